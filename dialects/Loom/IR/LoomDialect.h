@@ -1,0 +1,21 @@
+//===- LoomDialect.h - loom dialect declaration ------------------*- C++ -*-===//
+//
+// Declares the loom dialect, its enums and attributes. Include LoomOps.h for
+// the ops themselves.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECTS_LOOM_IR_LOOMDIALECT_H
+#define LOOM_DIALECTS_LOOM_IR_LOOMDIALECT_H
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dialect.h"
+
+#include "dialects/Loom/IR/LoomDialect.h.inc"
+#include "dialects/Loom/IR/LoomEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Loom/IR/LoomAttrs.h.inc"
+
+#endif // LOOM_DIALECTS_LOOM_IR_LOOMDIALECT_H

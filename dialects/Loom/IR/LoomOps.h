@@ -1,0 +1,46 @@
+//===- LoomOps.h - loom dialect ops ------------------------------*- C++ -*-===//
+//
+// The loom ops, their interfaces (upstream ShardingInterface and Loom's
+// CostOpInterface) and shape helpers shared by importers and passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECTS_LOOM_IR_LOOMOPS_H
+#define LOOM_DIALECTS_LOOM_IR_LOOMOPS_H
+
+#include "dialects/Loom/IR/LoomDialect.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "dialects/Loom/IR/LoomInterfaces.h.inc"
+
+namespace mlir::loom {
+// The generated ShardingInterface method declarations name these unqualified.
+using shard::ReductionKind;
+using shard::Sharding;
+} // namespace mlir::loom
+
+#define GET_OP_CLASSES
+#include "dialects/Loom/IR/LoomOps.h.inc"
+
+namespace mlir::loom {
+
+/// Numpy broadcast of two static shapes; failure when they are incompatible.
+FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
+                                                ArrayRef<int64_t> rhs);
+
+/// Output extent of a window op (conv, pool) along one spatial dim.
+int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                         int64_t padBegin, int64_t padEnd, int64_t dilation,
+                         bool ceilMode);
+
+} // namespace mlir::loom
+
+#endif // LOOM_DIALECTS_LOOM_IR_LOOMOPS_H
