@@ -19,17 +19,10 @@ using namespace mlir::loom;
 #include "dialects/Loom/IR/LoomEnums.cpp.inc"
 #include "dialects/Loom/IR/LoomInterfaces.cpp.inc"
 
-#define GET_ATTRDEF_CLASSES
-#include "dialects/Loom/IR/LoomAttrs.cpp.inc"
-
 void LoomDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/Loom/IR/LoomOps.cpp.inc"
-      >();
-  addAttributes<
-#define GET_ATTRDEF_LIST
-#include "dialects/Loom/IR/LoomAttrs.cpp.inc"
       >();
 }
 

@@ -15,7 +15,4 @@
 #include "dialects/Loom/IR/LoomDialect.h.inc"
 #include "dialects/Loom/IR/LoomEnums.h.inc"
 
-#define GET_ATTRDEF_CLASSES
-#include "dialects/Loom/IR/LoomAttrs.h.inc"
-
 #endif // LOOM_DIALECTS_LOOM_IR_LOOMDIALECT_H

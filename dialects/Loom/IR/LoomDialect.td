@@ -27,16 +27,21 @@ def Loom_Dialect : Dialect {
     offset) and never copied into the IR.
   }];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
-  let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  // Attributes live in the dictionary, not properties: the generated parsers
+  // infer result types from the attribute dictionary before properties exist.
+  let usePropertiesForAttributes = 0;
 }
 
 class Loom_Op<string mnemonic, list<Trait> traits = []>
     : Op<Loom_Dialect, mnemonic, traits>;
 
-class Loom_Attr<string name, string attrMnemonic, list<Trait> traits = []>
-    : AttrDef<Loom_Dialect, name, traits> {
-  let mnemonic = attrMnemonic;
+
+// A 64-bit integer attribute read as signed: upstream I64Attr returns
+// uint64_t, which would silently turn negative axes and offsets positive.
+def Loom_I64Attr : SignlessIntegerAttrBase<I64, "64-bit signed integer"> {
+  let returnType = "int64_t";
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
 }
 
 //===----------------------------------------------------------------------===//
@@ -59,10 +64,6 @@ def Loom_UnaryKind : I32EnumAttr<"UnaryKind", "elementwise unary function", [
   I32EnumAttrCase<"identity", 24>
 ]> {
   let cppNamespace = "::mlir::loom";
-  let genSpecializedAttr = 0;
-}
-def Loom_UnaryKindAttr : EnumAttr<Loom_Dialect, Loom_UnaryKind, "unary_kind"> {
-  let assemblyFormat = "``$value";
 }
 
 def Loom_BinaryKind : I32EnumAttr<"BinaryKind", "elementwise binary function", [
@@ -74,10 +75,6 @@ def Loom_BinaryKind : I32EnumAttr<"BinaryKind", "elementwise binary function", [
   I32EnumAttrCase<"mod", 10>
 ]> {
   let cppNamespace = "::mlir::loom";
-  let genSpecializedAttr = 0;
-}
-def Loom_BinaryKindAttr : EnumAttr<Loom_Dialect, Loom_BinaryKind, "binary_kind"> {
-  let assemblyFormat = "``$value";
 }
 
 def Loom_ComparePredicate : I32EnumAttr<"ComparePredicate", "comparison", [
@@ -86,11 +83,6 @@ def Loom_ComparePredicate : I32EnumAttr<"ComparePredicate", "comparison", [
   I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>
 ]> {
   let cppNamespace = "::mlir::loom";
-  let genSpecializedAttr = 0;
-}
-def Loom_ComparePredicateAttr
-    : EnumAttr<Loom_Dialect, Loom_ComparePredicate, "compare_predicate"> {
-  let assemblyFormat = "``$value";
 }
 
 def Loom_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
@@ -101,20 +93,12 @@ def Loom_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
   I32EnumAttrCase<"argmax", 8>, I32EnumAttrCase<"argmin", 9>
 ]> {
   let cppNamespace = "::mlir::loom";
-  let genSpecializedAttr = 0;
-}
-def Loom_ReduceKindAttr : EnumAttr<Loom_Dialect, Loom_ReduceKind, "reduce_kind"> {
-  let assemblyFormat = "``$value";
 }
 
 def Loom_PoolKind : I32EnumAttr<"PoolKind", "pooling", [
   I32EnumAttrCase<"max", 0>, I32EnumAttrCase<"avg", 1>
 ]> {
   let cppNamespace = "::mlir::loom";
-  let genSpecializedAttr = 0;
-}
-def Loom_PoolKindAttr : EnumAttr<Loom_Dialect, Loom_PoolKind, "pool_kind"> {
-  let assemblyFormat = "``$value";
 }
 
 def Loom_PadMode : I32EnumAttr<"PadMode", "padding mode", [
@@ -122,20 +106,12 @@ def Loom_PadMode : I32EnumAttr<"PadMode", "padding mode", [
   I32EnumAttrCase<"edge", 2>, I32EnumAttrCase<"wrap", 3>
 ]> {
   let cppNamespace = "::mlir::loom";
-  let genSpecializedAttr = 0;
-}
-def Loom_PadModeAttr : EnumAttr<Loom_Dialect, Loom_PadMode, "pad_mode"> {
-  let assemblyFormat = "``$value";
 }
 
 def Loom_WeightRole : I32EnumAttr<"WeightRole", "what a stored tensor is", [
   I32EnumAttrCase<"parameter", 0>, I32EnumAttrCase<"buffer", 1>
 ]> {
   let cppNamespace = "::mlir::loom";
-  let genSpecializedAttr = 0;
-}
-def Loom_WeightRoleAttr : EnumAttr<Loom_Dialect, Loom_WeightRole, "weight_role"> {
-  let assemblyFormat = "``$value";
 }
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMDIALECT_TD

@@ -66,6 +66,17 @@ struct OpError {
 };
 } // namespace
 
+/// The custom-format parsers infer result types before the verifier has
+/// checked that required attributes exist; check them here first.
+static LogicalResult requireAttrs(DictionaryAttr attrs,
+                                  ArrayRef<StringRef> names,
+                                  const OpError &err) {
+  for (StringRef name : names)
+    if (!attrs || !attrs.get(name))
+      return err("requires attribute '" + name + "'");
+  return success();
+}
+
 static RankedTensorType rankedOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
@@ -255,6 +266,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"strides", "padding", "dilations", "groups"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput()), wt = rankedOf(adaptor.getWeight());
   int64_t rank = it.getRank(), spatial = rank - 2;
   if (rank < 3)
@@ -338,6 +351,8 @@ LogicalResult PoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"kernel", "strides", "padding", "dilations"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput());
   int64_t spatial = it.getRank() - 2;
   ArrayRef<int64_t> kernel = adaptor.getKernel(), strides = adaptor.getStrides(),
@@ -383,6 +398,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"axis", "epsilon"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput());
   if (adaptor.getAxis() < 0 || adaptor.getAxis() >= it.getRank())
     return err("axis " + Twine(adaptor.getAxis()) + " out of range");
@@ -400,6 +417,8 @@ LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"axis", "epsilon"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput());
   if (adaptor.getAxis() < 0 || adaptor.getAxis() >= it.getRank())
     return err("axis " + Twine(adaptor.getAxis()) + " out of range");
@@ -417,6 +436,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"epsilon"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput());
   if (it.getRank() < 2)
     return err("input must be [N, C, ...]");
@@ -437,6 +458,8 @@ LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"axis"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput());
   if (adaptor.getAxis() < 0 || adaptor.getAxis() >= it.getRank())
     return err("axis " + Twine(adaptor.getAxis()) + " out of range for rank " +
@@ -450,6 +473,8 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *ctx,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"axes", "keep_dims"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput());
   ArrayRef<int64_t> axes = adaptor.getAxes();
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -504,6 +529,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"permutation"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput());
   ArrayRef<int64_t> perm = adaptor.getPermutation();
   if ((int64_t)perm.size() != it.getRank())
@@ -525,6 +552,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"axis"}, err)))
+    return failure();
   ValueRange inputs = adaptor.getInputs();
   if (inputs.empty())
     return err("needs at least one input");
@@ -553,6 +582,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"offsets", "sizes", "strides"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput());
   ArrayRef<int64_t> offs = adaptor.getOffsets(), sizes = adaptor.getSizes(),
                     strides = adaptor.getStrides();
@@ -581,6 +612,8 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"axis"}, err)))
+    return failure();
   auto dt = rankedOf(adaptor.getData());
   int64_t axis = adaptor.getAxis();
   if (axis < 0 || axis >= dt.getRank())
@@ -597,6 +630,8 @@ LogicalResult ScatterOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"axis"}, err)))
+    return failure();
   auto dt = rankedOf(adaptor.getData()), it = rankedOf(adaptor.getIndices()),
        ut = rankedOf(adaptor.getUpdates());
   if (it.getShape() != ut.getShape())
@@ -615,6 +650,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"padding"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput());
   ArrayRef<int64_t> pads = adaptor.getPadding();
   int64_t rank = it.getRank();
@@ -668,6 +705,8 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"k", "axis"}, err)))
+    return failure();
   auto it = rankedOf(adaptor.getInput());
   int64_t axis = adaptor.getAxis(), k = adaptor.getK();
   if (axis < 0 || axis >= it.getRank())
@@ -687,6 +726,8 @@ LogicalResult MoeDispatchOp::inferReturnTypes(MLIRContext *,
                                               Adaptor adaptor,
                                               SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  if (failed(requireAttrs(adaptor.getAttributes(), {"num_experts", "capacity"}, err)))
+    return failure();
   auto tt = rankedOf(adaptor.getTokens()), et = rankedOf(adaptor.getExperts());
   if (tt.getRank() != 2 || et.getRank() != 2)
     return err("tokens must be [T, H] and experts [T, K]");

@@ -58,8 +58,8 @@ def Loom_WeightOp : Loom_GraphOp<"weight"> {
         : tensor<768x3072xf32>
     ```
   }];
-  let arguments = (ins Loom_WeightRoleAttr:$role, StrAttr:$name,
-                       StrAttr:$file, I64Attr:$offset);
+  let arguments = (ins Loom_WeightRole:$role, StrAttr:$name,
+                       StrAttr:$file, Loom_I64Attr:$offset);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = [{
     $role $name `from` $file `[` $offset `]` attr-dict `:` type($result)
@@ -98,7 +98,7 @@ def Loom_UnaryOp : Loom_InferredOp<"unary"> {
     %y = loom.unary gelu %x : tensor<2x8xf32>
     ```
   }];
-  let arguments = (ins Loom_UnaryKindAttr:$kind, Loom_Tensor:$input);
+  let arguments = (ins Loom_UnaryKind:$kind, Loom_Tensor:$input);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = "$kind $input attr-dict `:` type($input)";
 }
@@ -113,7 +113,7 @@ def Loom_BinaryOp : Loom_InferredOp<"binary"> {
     %y = loom.binary add %x, %b : tensor<2x8xf32>, tensor<8xf32>
     ```
   }];
-  let arguments = (ins Loom_BinaryKindAttr:$kind, Loom_Tensor:$lhs,
+  let arguments = (ins Loom_BinaryKind:$kind, Loom_Tensor:$lhs,
                        Loom_Tensor:$rhs);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = [{
@@ -128,7 +128,7 @@ def Loom_CompareOp : Loom_InferredOp<"compare"> {
     %m = loom.compare lt %a, %b : tensor<4xi64>, tensor<4xi64>
     ```
   }];
-  let arguments = (ins Loom_ComparePredicateAttr:$predicate, Loom_Tensor:$lhs,
+  let arguments = (ins Loom_ComparePredicate:$predicate, Loom_Tensor:$lhs,
                        Loom_Tensor:$rhs);
   let results = (outs StaticShapeTensorOf<[I1]>:$result);
   let assemblyFormat = [{
@@ -220,7 +220,7 @@ def Loom_ConvOp : Loom_InferredOp<"conv"> {
   let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$weight,
                        Optional<Loom_FloatTensor>:$bias,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
-                       DenseI64ArrayAttr:$dilations, I64Attr:$groups);
+                       DenseI64ArrayAttr:$dilations, Loom_I64Attr:$groups);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,`
@@ -272,7 +272,7 @@ def Loom_PoolOp : Loom_InferredOp<"pool"> {
         : tensor<1x64x112x112xf32>
     ```
   }];
-  let arguments = (ins Loom_PoolKindAttr:$kind, Loom_FloatTensor:$input,
+  let arguments = (ins Loom_PoolKind:$kind, Loom_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
                        DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations,
                        UnitAttr:$ceil_mode, UnitAttr:$count_include_pad);
@@ -280,26 +280,26 @@ def Loom_PoolOp : Loom_InferredOp<"pool"> {
   let assemblyFormat = "$kind $input attr-dict `:` type($input)";
 }
 
-def Loom_LayerNormOp : Loom_InferredOp<"layer_norm", [AttrSizedOperandSegments]> {
+def Loom_LayerNormOp : Loom_InferredOp<"layer_norm"> {
   let summary = "layer normalization over the trailing dims from `axis`";
   let description = [{
     Normalizes over dims `[axis, rank)` to zero mean and unit variance, then
-    multiplies by `scale` and adds `bias` (both optional, shaped like the
-    normalized dims).
+    multiplies by `scale` and adds the optional `bias`, both shaped like the
+    normalized dims. A norm without affine parameters takes a splat
+    `loom.constant` of ones as its scale.
 
     ```mlir
     %y = loom.layer_norm %x scale %g bias %b {axis = 2 : i64, epsilon = 1.0e-5 : f64}
         : tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>
     ```
   }];
-  let arguments = (ins Loom_FloatTensor:$input,
-                       Optional<Loom_FloatTensor>:$scale,
+  let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$scale,
                        Optional<Loom_FloatTensor>:$bias,
-                       I64Attr:$axis, F64Attr:$epsilon);
+                       Loom_I64Attr:$axis, F64Attr:$epsilon);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`scale` $scale^)? (`bias` $bias^)? attr-dict `:` type($input)
-    (`,` type($scale)^)? (`,` type($bias)^)?
+    $input `scale` $scale (`bias` $bias^)? attr-dict `:` type($input) `,`
+    type($scale) (`,` type($bias)^)?
   }];
 }
 
@@ -315,7 +315,7 @@ def Loom_RmsNormOp : Loom_InferredOp<"rms_norm"> {
   }];
   let arguments = (ins Loom_FloatTensor:$input,
                        Optional<Loom_FloatTensor>:$scale,
-                       I64Attr:$axis, F64Attr:$epsilon);
+                       Loom_I64Attr:$axis, F64Attr:$epsilon);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`scale` $scale^)? attr-dict `:` type($input) (`,` type($scale)^)?
@@ -351,7 +351,7 @@ def Loom_SoftmaxOp : Loom_InferredOp<"softmax"> {
     %p = loom.softmax %x {axis = 3 : i64} : tensor<2x8x16x16xf32>
     ```
   }];
-  let arguments = (ins Loom_FloatTensor:$input, I64Attr:$axis, UnitAttr:$log);
+  let arguments = (ins Loom_FloatTensor:$input, Loom_I64Attr:$axis, UnitAttr:$log);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
@@ -368,7 +368,7 @@ def Loom_ReduceOp : Loom_InferredOp<"reduce"> {
         : tensor<1x2048x7x7xf32>
     ```
   }];
-  let arguments = (ins Loom_ReduceKindAttr:$kind, Loom_Tensor:$input,
+  let arguments = (ins Loom_ReduceKind:$kind, Loom_Tensor:$input,
                        DenseI64ArrayAttr:$axes, BoolAttr:$keep_dims);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = "$kind $input attr-dict `:` type($input)";
@@ -416,7 +416,7 @@ def Loom_ConcatOp : Loom_InferredOp<"concat"> {
     %y = loom.concat %a, %b {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x5xf32>
     ```
   }];
-  let arguments = (ins Variadic<Loom_Tensor>:$inputs, I64Attr:$axis);
+  let arguments = (ins Variadic<Loom_Tensor>:$inputs, Loom_I64Attr:$axis);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
 }
@@ -449,7 +449,7 @@ def Loom_GatherOp : Loom_InferredOp<"gather"> {
     ```
   }];
   let arguments = (ins Loom_Tensor:$data, Loom_IndexTensor:$indices,
-                       I64Attr:$axis);
+                       Loom_I64Attr:$axis);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = [{
     $data `,` $indices attr-dict `:` type($data) `,` type($indices)
@@ -464,17 +464,17 @@ def Loom_ScatterOp : Loom_InferredOp<"scatter"> {
     `mul`, `max`, `min`).
 
     ```mlir
-    %y = loom.scatter %d, %i, %u {axis = 1 : i64}
+    %y = loom.scatter %d, %i, %u reduction add {axis = 1 : i64}
         : tensor<4x8xf32>, tensor<4x2xi64>, tensor<4x2xf32>
     ```
   }];
   let arguments = (ins Loom_Tensor:$data, Loom_IndexTensor:$indices,
-                       Loom_Tensor:$updates, I64Attr:$axis,
-                       OptionalAttr<Loom_BinaryKindAttr>:$reduction);
+                       Loom_Tensor:$updates, Loom_I64Attr:$axis,
+                       OptionalAttr<Loom_BinaryKind>:$reduction);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = [{
-    $data `,` $indices `,` $updates attr-dict `:` type($data) `,`
-    type($indices) `,` type($updates)
+    $data `,` $indices `,` $updates (`reduction` $reduction^)? attr-dict `:`
+    type($data) `,` type($indices) `,` type($updates)
   }];
 }
 
@@ -489,7 +489,7 @@ def Loom_PadOp : Loom_InferredOp<"pad"> {
         : tensor<4x4xf32>
     ```
   }];
-  let arguments = (ins Loom_PadModeAttr:$mode, Loom_Tensor:$input,
+  let arguments = (ins Loom_PadMode:$mode, Loom_Tensor:$input,
                        DenseI64ArrayAttr:$padding,
                        DefaultValuedAttr<F64Attr, "0.0">:$value);
   let results = (outs Loom_Tensor:$result);
@@ -540,7 +540,7 @@ def Loom_TopKOp : Loom_InferredOp<"topk"> {
     %v, %i = loom.topk %logits {k = 2 : i64, axis = 1 : i64} : tensor<32x8xf32>
     ```
   }];
-  let arguments = (ins Loom_Tensor:$input, I64Attr:$k, I64Attr:$axis,
+  let arguments = (ins Loom_Tensor:$input, Loom_I64Attr:$k, Loom_I64Attr:$axis,
                        DefaultValuedAttr<BoolAttr, "true">:$largest);
   let results = (outs Loom_Tensor:$values, StaticShapeTensorOf<[I64]>:$indices);
   let assemblyFormat = "$input attr-dict `:` type($input)";
@@ -561,7 +561,7 @@ def Loom_MoeDispatchOp : Loom_InferredOp<"moe_dispatch"> {
     ```
   }];
   let arguments = (ins Loom_FloatTensor:$tokens, Loom_IndexTensor:$experts,
-                       I64Attr:$num_experts, I64Attr:$capacity);
+                       Loom_I64Attr:$num_experts, Loom_I64Attr:$capacity);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
     $tokens `,` $experts attr-dict `:` type($tokens) `,` type($experts)

@@ -1,0 +1,78 @@
+// RUN: loom-opt %s -split-input-file -verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition,canonicalize))' \
+// RUN:   | FileCheck %s
+
+// Upstream sharding propagation and shard-partition run on loom ops through
+// their ShardingInterface iteration spaces.
+
+// A Megatron MLP: the first weight split by columns, the second by rows. The
+// column-parallel matmul and gelu run locally; the row-parallel matmul's
+// contraction is split, so it ends in exactly one all-reduce.
+shard.grid @tp(shape = 2)
+// CHECK-LABEL: func @megatron_mlp
+func.func @megatron_mlp(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  // CHECK: %[[W1:.+]] = loom.weight parameter "fc1" from "w.bin"[0] : tensor<16x32xf32>
+  %w1 = loom.weight parameter "fc1" from "w.bin"[0] : tensor<16x64xf32>
+  // CHECK: %[[W2:.+]] = loom.weight parameter "fc2" from "w.bin"[4096] : tensor<32x16xf32>
+  %w2 = loom.weight parameter "fc2" from "w.bin"[4096] : tensor<64x16xf32>
+  %s1 = shard.sharding @tp split_axes = [[], [0]] : !shard.sharding
+  %w1s = shard.shard %w1 to %s1 annotate_for_users : tensor<16x64xf32>
+  // CHECK: %[[H:.+]] = loom.matmul %{{.*}}, %[[W1]] : tensor<4x16xf32>, tensor<16x32xf32>
+  %h = loom.matmul %x, %w1s : tensor<4x16xf32>, tensor<16x64xf32>
+  // CHECK: %[[G:.+]] = loom.unary gelu %[[H]] : tensor<4x32xf32>
+  %g = loom.unary gelu %h : tensor<4x64xf32>
+  %s2 = shard.sharding @tp split_axes = [[0]] : !shard.sharding
+  %w2s = shard.shard %w2 to %s2 annotate_for_users : tensor<64x16xf32>
+  // CHECK: %[[Y:.+]] = loom.matmul %[[G]], %[[W2]] : tensor<4x32xf32>, tensor<32x16xf32>
+  // CHECK: %[[R:.+]] = shard.all_reduce %[[Y]] on @tp grid_axes = [0] : tensor<4x16xf32> -> tensor<4x16xf32>
+  // CHECK-NOT: shard.all_reduce
+  // CHECK: return %[[R]]
+  %y = loom.matmul %g, %w2s : tensor<4x64xf32>, tensor<64x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// Head-parallel attention: splitting heads is local, no collective.
+shard.grid @tp(shape = 4)
+// CHECK-LABEL: func @attention_heads
+func.func @attention_heads(%q: tensor<2x8x16x32xf32>, %k: tensor<2x8x16x32xf32>,
+                           %v: tensor<2x8x16x32xf32>) -> tensor<2x8x16x32xf32> {
+  %s = shard.sharding @tp split_axes = [[], [0]] : !shard.sharding
+  %qs = shard.shard %q to %s annotate_for_users : tensor<2x8x16x32xf32>
+  // CHECK: loom.attention %{{.*}}, %{{.*}}, %{{.*}} {causal} : tensor<2x2x16x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x32xf32>
+  // CHECK-NOT: shard.all_reduce
+  %o = loom.attention %qs, %k, %v {causal}
+      : tensor<2x8x16x32xf32>, tensor<2x8x16x32xf32>, tensor<2x8x16x32xf32>
+  %os = shard.shard %o to %s : tensor<2x8x16x32xf32>
+  return %os : tensor<2x8x16x32xf32>
+}
+
+// -----
+
+// Vocab-parallel embedding: the vocabulary is a sum reduction.
+shard.grid @tp(shape = 2)
+// CHECK-LABEL: func @vocab_parallel_embedding
+func.func @vocab_parallel_embedding(%ids: tensor<2x8xi64>) -> tensor<2x8x64xf32> {
+  %t = loom.weight parameter "wte" from "w.bin"[0] : tensor<1000x64xf32>
+  %s = shard.sharding @tp split_axes = [[0]] : !shard.sharding
+  %ts = shard.shard %t to %s annotate_for_users : tensor<1000x64xf32>
+  // CHECK: %[[E:.+]] = loom.embedding %{{.*}}, %{{.*}} : tensor<500x64xf32>, tensor<2x8xi64>
+  // CHECK: shard.all_reduce %[[E]] on @tp grid_axes = [0]
+  %e = loom.embedding %ts, %ids : tensor<1000x64xf32>, tensor<2x8xi64>
+  return %e : tensor<2x8x64xf32>
+}
+
+// -----
+
+// Splitting a softmax along its normalized axis is not block-local; Loom
+// reports it instead of producing a wrong program.
+shard.grid @tp(shape = 2)
+func.func @no_softmax_axis_split(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %s = shard.sharding @tp split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %s annotate_for_users : tensor<4x16xf32>
+  // expected-error @+1 {{'loom.softmax' op cannot be partitioned along loop 1 (sharded over grid axes [0])}}
+  %y = loom.softmax %xs {axis = 1 : i64} : tensor<4x16xf32>
+  %ys = shard.shard %y to %s : tensor<4x16xf32>
+  return %ys : tensor<4x16xf32>
+}
