@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# scripts/setup.sh - install Loom's dependencies and build it (idempotent).
+#
+# Run as root on Debian bookworm. Installs the Debian packages Loom needs
+# (skipping apt entirely when they are already present), configures CMake
+# against Debian's LLVM/MLIR 22 and builds every tool into build/.
+# Environment: LOOM_BUILD_DIR (default build), LOOM_JOBS (default nproc).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${LOOM_BUILD_DIR:-$ROOT/build}"
+JOBS="${LOOM_JOBS:-$(nproc)}"
+
+PACKAGES=(
+  cmake ninja-build g++ clang
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  nlohmann-json3-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  libgtest-dev
+  python3-onnx python3-numpy python3-torch python3-torchvision
+  libonnx-testdata
+  libopenmpi-dev openmpi-bin
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: missing packages and not root; run as root" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [[ ! -f "$BUILD/build.ninja" ]]; then
+  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
+fi
+ninja -C "$BUILD" -j "$JOBS"
