@@ -1,13 +1,33 @@
 #!/usr/bin/env bash
 # scripts/test.sh - set up, build and run every Loom test.
 #
-# Calls setup.sh (installs what is missing, builds), then runs the lit suite
-# (dialect, importer, real-model, conformance and fuzz-corpus tests) and the
-# C++ unit tests. Exits non-zero on any failure.
+# Calls setup.sh (installs what is missing, builds), then runs the lit suite:
+# dialect, importer, real-model, conformance and fuzz-corpus tests, and the
+# GoogleTest unit tests (through lit). Ends with one "N passed, N failed"
+# line and exits non-zero on any failure.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${LOOM_BUILD_DIR:-$ROOT/build}"
 
 "$ROOT/scripts/setup.sh"
-ninja -C "$BUILD" check-loom
+ninja -C "$BUILD" LoomUnitTests loom-doc >/dev/null
+
+log="$BUILD/test-results.log"
+set +e
+/usr/lib/llvm-22/bin/lit -sv --time-tests "$BUILD/test" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+
+count() {
+  local n
+  n=$(sed -nE "s/^ *$1 *: *([0-9]+).*/\1/p" "$log" | tail -1)
+  echo "${n:-0}"
+}
+passed=$(( $(count Passed) + $(count 'Expectedly Failed') ))
+failed=$(( $(count Failed) + $(count 'Unexpectedly Passed') + $(count Unresolved) + $(count 'Timed Out') ))
+skipped=$(( $(count Unsupported) + $(count Skipped) ))
+echo "${passed} passed, ${failed} failed, ${skipped} skipped"
+if [[ $status -ne 0 || $failed -ne 0 || $passed -eq 0 ]]; then
+  exit 1
+fi
