@@ -181,6 +181,7 @@ def Loom_CastOp : Loom_GraphOp<"cast"> {
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -392,6 +393,7 @@ def Loom_ReshapeOp : Loom_GraphOp<"reshape"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Loom_TransposeOp : Loom_InferredOp<"transpose"> {
@@ -407,6 +409,8 @@ def Loom_TransposeOp : Loom_InferredOp<"transpose"> {
   let arguments = (ins Loom_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Loom_ConcatOp : Loom_InferredOp<"concat"> {
@@ -509,6 +513,7 @@ def Loom_ExpandOp : Loom_GraphOp<"expand"> {
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
