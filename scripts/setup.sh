@@ -16,7 +16,7 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   nlohmann-json3-dev libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev
-  python3-onnx python3-numpy python3-torch python3-torchvision
+  python3-onnx python3-numpy python3-torch python3-torchvision libopenblas0-pthread
   libonnx-testdata
   libopenmpi-dev openmpi-bin
 )
