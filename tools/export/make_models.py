@@ -48,8 +48,11 @@ def _tensor_info(name: str, t: torch.Tensor) -> dict:
 def export_onnx(model, inputs: dict, output_names, path: str, fold: bool = True) -> list:
     """torch.onnx.export with static shapes. TrainingMode.PRESERVE on a model in eval mode
     keeps BatchNormalization nodes (TrainingMode.EVAL folds them into the convolutions).
-    With `fold`, onnx_fold.py then removes the static shape arithmetic the exporter leaves
-    behind. Returns the sorted ONNX op types of the written model."""
+    With `fold`, torch's constant folding runs and onnx_fold.py then removes the static shape
+    arithmetic the exporter leaves behind. Without it the graph is the rawest export: no
+    constant folding at all, so parameters keep their names and tied weights appear once (torch's
+    folding would write a transposed copy of a tied LM head as a second initializer), and every
+    shape computation is left for the importer to fold. Returns the sorted ONNX op types."""
     import onnx
     import onnx_fold
     params = list(inspect.signature(model.forward).parameters)
@@ -57,7 +60,7 @@ def export_onnx(model, inputs: dict, output_names, path: str, fold: bool = True)
     if names != params[:len(names)]:
         raise SystemExit(f"inputs {names} are not a prefix of forward{tuple(params)}")
     kwargs = dict(input_names=names, output_names=list(output_names), opset_version=ONNX_OPSET,
-                  do_constant_folding=True, training=torch.onnx.TrainingMode.PRESERVE,
+                  do_constant_folding=fold, training=torch.onnx.TrainingMode.PRESERVE,
                   export_params=True)
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         kwargs["dynamo"] = False       # torch >= 2.5: the TorchScript exporter
@@ -180,7 +183,8 @@ def main(argv=None) -> int:
     ap.add_argument("--name-with-config", action="store_true",
                     help="name files <model>-<config>.* instead of <model>.*")
     ap.add_argument("--no-fold", action="store_true",
-                    help="keep the ONNX graph exactly as torch.onnx.export wrote it")
+                    help="raw export: torch constant folding off and no onnx_fold.py, so the importer "
+                         "folds every shape computation itself")
     ap.add_argument("--check", action="store_true",
                     help="run the trace through trace_eval.py and compare with torch")
     args = ap.parse_args(argv)

@@ -14,6 +14,8 @@
 int main(int argc, char **argv) {
   mlir::registerAllTranslations();
   mlir::loom::registerImportTranslations();
-  return mlir::asMainReturnCode(
-      mlir::mlirTranslateMain(argc, argv, "Loom model importer\n"));
+  return mlir::failed(
+             mlir::mlirTranslateMain(argc, argv, "Loom model importer\n"))
+             ? 1
+             : 0;
 }
