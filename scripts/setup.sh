@@ -15,7 +15,7 @@ PACKAGES=(
   cmake ninja-build g++ clang
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   nlohmann-json3-dev libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev
+  libgtest-dev libclang-rt-14-dev
   python3-onnx python3-numpy python3-torch python3-torchvision libopenblas0-pthread
   libonnx-testdata
   libopenmpi-dev openmpi-bin

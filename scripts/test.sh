@@ -3,8 +3,9 @@
 #
 # Calls setup.sh (installs what is missing, builds), then runs the lit suite:
 # dialect, importer, real-model, conformance and fuzz-corpus tests, and the
-# GoogleTest unit tests (through lit). Ends with one "N passed, N failed"
-# line and exits non-zero on any failure.
+# GoogleTest unit tests (through lit). Then builds the libFuzzer targets with
+# clang and runs each for LOOM_FUZZ_SECONDS (default 30; 0 skips). Ends with
+# one "N passed, N failed" line and exits non-zero on any failure.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +28,13 @@ count() {
 passed=$(( $(count Passed) + $(count 'Expectedly Failed') ))
 failed=$(( $(count Failed) + $(count 'Unexpectedly Passed') + $(count Unresolved) + $(count 'Timed Out') ))
 skipped=$(( $(count Unsupported) + $(count Skipped) ))
+if [[ "${LOOM_FUZZ_SECONDS:-30}" != 0 ]]; then
+  if LOOM_FUZZ_SECONDS="${LOOM_FUZZ_SECONDS:-30}" "$ROOT/scripts/fuzz.sh"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+fi
 echo "${passed} passed, ${failed} failed, ${skipped} skipped"
 if [[ $status -ne 0 || $failed -ne 0 || $passed -eq 0 ]]; then
   exit 1
