@@ -443,10 +443,12 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   if (it.getRank() < 2)
     return err("input must be [N, C, ...]");
   int64_t c = it.getDimSize(1);
-  for (auto [v, name] :
-       llvm::zip(ValueRange{adaptor.getScale(), adaptor.getBias(),
-                            adaptor.getMean(), adaptor.getVariance()},
-                 ArrayRef<StringRef>{"scale", "bias", "mean", "variance"})) {
+  // Named arrays: a braced ValueRange/ArrayRef temporary inside the range-for
+  // initializer would dangle (its backing array dies before the loop runs).
+  Value params[] = {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(),
+                    adaptor.getVariance()};
+  StringRef names[] = {"scale", "bias", "mean", "variance"};
+  for (auto [v, name] : llvm::zip(params, names)) {
     auto t = rankedOf(v);
     if (t.getRank() != 1 || t.getDimSize(0) != c)
       return err(name + " must be [" + Twine(c) + "], the channel count");
