@@ -56,8 +56,9 @@ struct ImportCLOptions {
       llvm::cl::init(-1)};
   llvm::cl::opt<int64_t> maxInline{
       "max-inline-elements",
-      llvm::cl::desc("Initializers up to this many elements stay inline "
-                     "constants; larger ones become loom.weight references"),
+      llvm::cl::desc("Non-parameter data (integer, bool, scalar) up to this "
+                     "many elements stays an inline constant; parameters and "
+                     "larger data become loom.weight references"),
       llvm::cl::init(64)};
 };
 } // namespace

@@ -27,8 +27,9 @@ struct ImportOptions {
   /// Value used for any remaining symbolic dim (e.g. batch) when not pinned;
   /// a negative value makes unpinned dynamic dims an error.
   int64_t defaultDynamicDim = -1;
-  /// Initializers with at most this many elements become loom.constant;
-  /// larger ones become loom.weight references.
+  /// Non-parameter data (integer, bool and scalar initializers, small trace
+  /// constants) with at most this many elements becomes loom.constant; model
+  /// parameters always, and larger data, become loom.weight references.
   int64_t maxInlineElements = 64;
 };
 
