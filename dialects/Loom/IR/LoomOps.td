@@ -93,6 +93,9 @@ def Loom_UnaryOp : Loom_InferredOp<"unary"> {
   let description = [{
     Applies `kind` to every element. Float kinds need a float tensor;
     `logical_not` needs `i1`; `neg`, `abs` and `sign` also take integers.
+    `round` rounds half to even; `hard_sigmoid` is `relu6(x + 3) / 6` and
+    `hard_swish` is `x * hard_sigmoid(x)`; `gelu` is the exact (erf) form and
+    `gelu_tanh` the tanh approximation.
 
     ```mlir
     %y = loom.unary gelu %x : tensor<2x8xf32>
@@ -108,6 +111,8 @@ def Loom_BinaryOp : Loom_InferredOp<"binary"> {
   let description = [{
     Applies `kind` to pairs of elements after broadcasting both operands to
     a common shape (numpy rules). Operands have the same element type.
+    Integer `div` truncates toward zero; `mod` takes the sign of the divisor
+    (Python/numpy `%`).
 
     ```mlir
     %y = loom.binary add %x, %b : tensor<2x8xf32>, tensor<8xf32>
@@ -173,6 +178,9 @@ def Loom_ClampOp : Loom_InferredOp<"clamp"> {
 def Loom_CastOp : Loom_GraphOp<"cast"> {
   let summary = "elementwise conversion to another element type";
   let description = [{
+    Float to integer truncates toward zero; any nonzero value casts to `i1`
+    true, and `i1` casts to 0 or 1.
+
     ```mlir
     %y = loom.cast %x : tensor<4xf32> to tensor<4xbf16>
     ```
@@ -362,7 +370,7 @@ def Loom_ReduceOp : Loom_InferredOp<"reduce"> {
   let description = [{
     Reduces `axes` (sorted, unique, non-negative) with `kind`; reduced dims are
     kept as size 1 when `keep_dims` is set. `argmax`/`argmin` take exactly one
-    axis and yield `i64` indices.
+    axis and yield `i64` indices; ties pick the lowest index.
 
     ```mlir
     %m = loom.reduce mean %x {axes = array<i64: 2, 3>, keep_dims = true}
@@ -541,6 +549,9 @@ def Loom_EmbeddingOp : Loom_InferredOp<"embedding"> {
 def Loom_TopKOp : Loom_InferredOp<"topk"> {
   let summary = "the k largest (or smallest) values along an axis, and indices";
   let description = [{
+    Results are sorted (largest first, or smallest first when `largest` is
+    false); ties pick the lowest index.
+
     ```mlir
     %v, %i = loom.topk %logits {k = 2 : i64, axis = 1 : i64} : tensor<32x8xf32>
     ```
