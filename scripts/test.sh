@@ -12,7 +12,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${LOOM_BUILD_DIR:-$ROOT/build}"
 
 "$ROOT/scripts/setup.sh"
-ninja -C "$BUILD" LoomUnitTests loom-doc >/dev/null
 
 log="$BUILD/test-results.log"
 set +e

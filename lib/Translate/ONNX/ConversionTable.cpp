@@ -14,6 +14,7 @@
 #include "ONNXImporter.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "lib/Translate/NearestNames.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -176,18 +177,10 @@ const Conversion *onnx_import::findConversion(StringRef opType, int opset) {
 }
 
 SmallVector<StringRef> onnx_import::nearestOps(StringRef opType, size_t n) {
-  llvm::StringSet<> seen;
-  SmallVector<std::pair<unsigned, StringRef>> scored;
-  for (const Conversion &c : kConversions) {
-    if (!seen.insert(c.opType).second)
-      continue;
-    // Case-insensitive, so "relu" finds "Relu" first.
-    unsigned d = opType.edit_distance_insensitive(c.opType);
-    scored.push_back({d, c.opType});
-  }
-  llvm::sort(scored);
-  SmallVector<StringRef> out;
-  for (size_t i = 0; i < scored.size() && i < n; ++i)
-    out.push_back(scored[i].second);
-  return out;
+  return nearestNames(opType,
+                      llvm::map_range(kConversions,
+                                      [](const Conversion &c) {
+                                        return c.opType;
+                                      }),
+                      n);
 }

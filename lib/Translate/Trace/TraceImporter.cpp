@@ -21,6 +21,7 @@
 #include "dialects/Loom/IR/LoomDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "lib/Translate/NearestNames.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -59,29 +60,16 @@ static unsigned numResultsOf(llvm::StringRef op) {
 /// Up to three names of `candidates` nearest to `name` by edit distance, as
 /// "'a', 'b' or 'c'"; only those within `maxDistance` when it is non-zero.
 template <typename Range>
-static std::string nearestNames(llvm::StringRef name, const Range &candidates,
-                                unsigned maxDistance) {
-  // Suggestions are for typos: skip long names (the search is quadratic).
-  if (name.size() > 256)
-    return "";
-  llvm::SmallVector<std::pair<unsigned, llvm::StringRef>> scored;
-  for (llvm::StringRef c : candidates) {
-    size_t gap = c.size() > name.size() ? c.size() - name.size()
-                                        : name.size() - c.size();
-    if (c.size() > 256 || (maxDistance != 0 && gap > maxDistance))
-      continue;
-    unsigned d = name.edit_distance(c, /*AllowReplacements=*/true,
-                                    /*MaxEditDistance=*/64);
-    if (maxDistance == 0 || d <= maxDistance)
-      scored.push_back({d, c});
-  }
-  llvm::sort(scored);
+static std::string quotedNearestNames(llvm::StringRef name,
+                                      const Range &candidates,
+                                      unsigned maxDistance) {
+  llvm::SmallVector<llvm::StringRef> near =
+      nearestNames(name, candidates, 3, maxDistance);
   std::string out;
-  size_t n = std::min<size_t>(scored.size(), 3);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < near.size(); ++i) {
     if (i > 0)
-      out += i + 1 == n ? " or " : ", ";
-    out += "'" + scored[i].second.str() + "'";
+      out += i + 1 == near.size() ? " or " : ", ";
+    out += "'" + near[i].str() + "'";
   }
   return out;
 }
@@ -707,7 +695,7 @@ FailureOr<Operand> Importer::readOperand(const Json &e, unsigned i,
       return errorAt(loc, prefix + "which node #" + llvm::Twine(later->second) +
                               " defines later; nodes must be in topological "
                               "order (is there a cycle?)");
-    std::string near = nearestNames(name, values.keys(),
+    std::string near = quotedNearestNames(name, values.keys(),
                                     std::max<unsigned>(2, name.size() / 3));
     return errorAt(loc,
                    prefix +
@@ -748,7 +736,7 @@ LogicalResult Importer::importNode(const Json &node, size_t index) {
   if (conversion == table.end())
     return errorAt(loc, "node '" + name + "': unknown op '" + op +
                             "' (not in the loom-trace vocabulary; nearest: " +
-                            nearestNames(op, table.keys(), 0) + ")");
+                            quotedNearestNames(op, table.keys(), 0) + ")");
 
   static const Json emptyObject = Json::object();
   const Json *attrs = member(node, "attrs");
@@ -855,7 +843,7 @@ LogicalResult Importer::importOutputs(func::FuncOp func) {
     const std::string &name = o.get_ref<const std::string &>();
     auto it = values.find(name);
     if (it == values.end()) {
-      std::string near = nearestNames(name, values.keys(),
+      std::string near = quotedNearestNames(name, values.keys(),
                                       std::max<unsigned>(2, name.size() / 3));
       return fileError("graph output '" + name +
                        "' is not defined by any input, parameter, constant "
