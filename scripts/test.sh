@@ -12,6 +12,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${LOOM_BUILD_DIR:-$ROOT/build}"
 
 "$ROOT/scripts/setup.sh"
+ninja -C "$BUILD" loom-test-depends
 
 log="$BUILD/test-results.log"
 set +e
