@@ -2,13 +2,16 @@
 //
 // `loom summarize MODEL` imports a model (ONNX .onnx, loom-trace .json, or
 // loom-dialect .mlir) and prints what it holds: ops by kind, parameters and
-// FLOPs per sample. Later phases add planning verbs beside it. Every failure
-// is a diagnostic naming the file and exits 1; output files are written only
-// on success.
+// FLOPs per sample. `loom cluster list` and `loom cluster show NAME|FILE`
+// list the cluster presets and print a spec (docs/cluster-spec.md). Later
+// phases add planning verbs beside them. Every failure is a diagnostic naming
+// the file (or the field of a spec) and exits 1; output files are written
+// only on success.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Analysis/ModelSummary.h"
+#include "loom/Cost/Cluster.h"
 #include "loom/InitAll.h"
 #include "loom/Translate/Import.h"
 
@@ -17,6 +20,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -24,6 +28,9 @@
 
 using namespace mlir;
 using namespace llvm;
+
+/// The cost model's types live in ::loom (no MLIR dependency).
+namespace cost = ::loom;
 
 static cl::SubCommand summarizeCmd("summarize",
                                    "Import a model and print its summary");
@@ -47,14 +54,25 @@ static cl::opt<bool> emitIR("emit-mlir",
                             cl::desc("Also print the imported loom IR"),
                             cl::sub(summarizeCmd));
 
+static cl::SubCommand
+    clusterCmd("cluster", "Cluster specs: 'cluster list' prints the presets, "
+                          "'cluster show NAME|FILE[:nodes=N]' one spec");
+static cl::list<std::string> clusterArgs(cl::Positional, cl::OneOrMore,
+                                         cl::desc("list | show NAME_OR_FILE"),
+                                         cl::sub(clusterCmd));
+static cl::opt<bool> clusterJSON("json",
+                                 cl::desc("show: print the spec as JSON"),
+                                 cl::sub(clusterCmd));
+
 /// Imports `path` by its extension; diagnostics go to the context's handler.
-static OwningOpRef<ModuleOp> importModel(StringRef path, MLIRContext &ctx,
-                                         const loom::ImportOptions &options) {
+static OwningOpRef<ModuleOp>
+importModel(StringRef path, MLIRContext &ctx,
+            const mlir::loom::ImportOptions &options) {
   StringRef ext = sys::path::extension(path);
   if (ext == ".onnx")
-    return loom::importONNXFile(path, &ctx, options);
+    return mlir::loom::importONNXFile(path, &ctx, options);
   if (ext == ".json")
-    return loom::importTraceFile(path, &ctx, options);
+    return mlir::loom::importTraceFile(path, &ctx, options);
   if (ext == ".mlir") {
     auto sourceMgr = std::make_shared<SourceMgr>();
     std::string err;
@@ -73,11 +91,11 @@ static OwningOpRef<ModuleOp> importModel(StringRef path, MLIRContext &ctx,
 }
 
 static int runSummarize(MLIRContext &ctx) {
-  loom::ImportOptions options;
+  mlir::loom::ImportOptions options;
   options.defaultDynamicDim = defaultDim;
   for (const std::string &spec : inputShapes) {
     std::string err;
-    if (!loom::parseInputShape(spec, options, err)) {
+    if (!mlir::loom::parseInputShape(spec, options, err)) {
       errs() << "loom: error: " << err << "\n";
       return 1;
     }
@@ -87,8 +105,8 @@ static int runSummarize(MLIRContext &ctx) {
   OwningOpRef<ModuleOp> module = importModel(modelPath, ctx, options);
   if (!module || failed(verify(*module)))
     return 1;
-  FailureOr<loom::ModelSummary> summary =
-      loom::summarizeModel(*module, sys::path::filename(modelPath));
+  FailureOr<mlir::loom::ModelSummary> summary =
+      mlir::loom::summarizeModel(*module, sys::path::filename(modelPath));
   if (failed(summary))
     return 1;
   std::string err;
@@ -100,23 +118,121 @@ static int runSummarize(MLIRContext &ctx) {
   if (emitIR)
     module->print(out->os());
   if (jsonOutput)
-    loom::printSummaryJSON(*summary, out->os());
+    mlir::loom::printSummaryJSON(*summary, out->os());
   else
-    loom::printSummaryText(*summary, out->os());
+    mlir::loom::printSummaryText(*summary, out->os());
   out->keep();
   return 0;
+}
+
+/// A number with up to 4 significant digits after unit scaling.
+static std::string num(double v) {
+  std::string s;
+  raw_string_ostream(s) << format("%.4g", v);
+  return s;
+}
+
+static void printClusterText(const cost::ClusterSpec &c, raw_ostream &os) {
+  using cost::OpClass;
+  using cost::Precision;
+  int64_t perNode = c.devicesPerNode();
+  os << "cluster " << c.name << ": " << c.numDevices() << " devices";
+  if (perNode != c.numDevices())
+    os << " (" << c.numDevices() / perNode << " nodes x " << perNode << ")";
+  os << "\n";
+  if (!c.description.empty())
+    os << "  " << c.description << "\n";
+  const cost::DeviceSpec &d = c.device;
+  os << "device " << d.name << "\n";
+  os << "  memory: " << num(d.memoryBytes / (1ull << 30)) << " GiB at "
+     << num(d.memoryBandwidth / 1e9) << " GB/s\n";
+  os << "  peak TFLOP/s:";
+  for (unsigned i = 0; i < cost::kNumPrecisions; ++i)
+    os << " " << cost::stringifyPrecision(Precision(i)) << " "
+       << num(d.peakFlops[i] / 1e12);
+  os << "\n  kernel overhead: " << num(d.kernelOverhead * 1e6) << " us\n";
+  os << "  efficiency (compute/memory):";
+  for (unsigned i = 0; i < cost::kNumOpClasses; ++i)
+    os << " " << cost::stringifyOpClass(OpClass(i)) << " "
+       << num(d.efficiency[i].compute) << "/" << num(d.efficiency[i].memory);
+  os << "\nlevels (innermost first):\n";
+  int64_t below = 1;
+  for (auto [i, l] : llvm::enumerate(c.levels)) {
+    os << "  " << i << " " << l.name << ": " << l.kind << ", fanout "
+       << l.fanout << ", " << num(l.bandwidth / 1e9)
+       << " GB/s per device per direction";
+    if (l.nics > 0)
+      os << " (" << l.nics << " NICs x "
+         << num(l.bandwidth * below * 8 / l.nics / 1e9) << " Gb/s per node)";
+    os << ", latency " << num(l.latency * 1e6) << " us, bus efficiency "
+       << num(l.busEfficiency) << "\n";
+    below *= l.fanout;
+  }
+  const cost::HostSpec &h = c.host;
+  os << "host: " << num(h.memoryBytes / (1ull << 30)) << " GiB, ";
+  if (h.linkKind == "pcie")
+    os << "PCIe gen" << h.pcieGen << " x" << h.pcieWidth;
+  else
+    os << h.linkKind;
+  os << " " << num(h.linkBandwidth / 1e9) << " GB/s per device";
+  if (h.cpuCores > 0)
+    os << ", " << h.cpuCores << " cores";
+  if (h.cpuAdamBandwidth > 0)
+    os << ", CPU Adam " << num(h.cpuAdamBandwidth / 1e9) << " GB/s";
+  os << "\n";
+  if (c.nvme.capacityBytes > 0)
+    os << "nvme: " << num(c.nvme.capacityBytes / (1ull << 40)) << " TiB, read "
+       << num(c.nvme.readBandwidth / 1e9) << " GB/s, write "
+       << num(c.nvme.writeBandwidth / 1e9) << " GB/s\n";
+  else
+    os << "nvme: none\n";
+}
+
+static int runCluster() {
+  StringRef verb = clusterArgs.front();
+  if (verb == "list" && clusterArgs.size() == 1) {
+    for (const std::string &name : cost::clusterPresetNames()) {
+      Expected<cost::ClusterSpec> spec = cost::loadCluster(name);
+      if (!spec) {
+        errs() << "loom: error: " << toString(spec.takeError()) << "\n";
+        return 1;
+      }
+      outs() << left_justify(name, 18) << " "
+             << right_justify(std::to_string(spec->numDevices()), 4)
+             << " devices  " << spec->description << "\n";
+    }
+    return 0;
+  }
+  if (verb == "show" && clusterArgs.size() == 2) {
+    Expected<cost::ClusterSpec> spec = cost::loadCluster(clusterArgs[1]);
+    if (!spec) {
+      errs() << "loom: error: " << toString(spec.takeError()) << "\n";
+      return 1;
+    }
+    if (clusterJSON)
+      outs() << cost::clusterSpecToJSON(*spec);
+    else
+      printClusterText(*spec, outs());
+    return 0;
+  }
+  errs() << "loom: error: usage: loom cluster list | loom cluster show "
+            "NAME_OR_FILE [--json]\n";
+  return 1;
 }
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
                               "Loom: plan and run models on clusters\n");
+  if (clusterCmd)
+    return runCluster();
   DialectRegistry registry;
-  loom::registerAllDialects(registry);
+  mlir::loom::registerAllDialects(registry);
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
   if (summarizeCmd)
     return runSummarize(ctx);
-  errs() << "loom: no command given; try 'loom summarize MODEL' or --help\n";
+  errs() << "loom: no command given; try 'loom summarize MODEL', "
+            "'loom cluster list' or --help\n";
   return 1;
 }

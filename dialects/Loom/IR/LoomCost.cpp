@@ -102,3 +102,81 @@ double MoeCombineOp::getTotalFlops() {
   return 2.0 * elements(getResult()) *
          static_cast<double>(experts.getShape().back());
 }
+
+//===----------------------------------------------------------------------===//
+// Roofline class, bytes accessed, values saved for backward
+//===----------------------------------------------------------------------===//
+
+#include "llvm/ADT/TypeSwitch.h"
+
+::loom::OpClass mlir::loom::detail::defaultCostClass(Operation *op) {
+  using ::loom::OpClass;
+  return llvm::TypeSwitch<Operation *, OpClass>(op)
+      .Case<MatmulOp>([](auto) { return OpClass::Matmul; })
+      .Case<ConvOp>([](auto) { return OpClass::Conv; })
+      .Case<AttentionOp>([](auto) { return OpClass::Attention; })
+      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, ClampOp, CastOp, MoeCombineOp>(
+          [](auto) { return OpClass::Elementwise; })
+      .Case<LayerNormOp, RmsNormOp, BatchNormOp, SoftmaxOp>(
+          [](auto) { return OpClass::Normalize; })
+      .Case<ReduceOp, TopKOp, PoolOp>([](auto) { return OpClass::Reduce; })
+      .Default([](Operation *) { return OpClass::DataMovement; });
+}
+
+double mlir::loom::detail::defaultBytesAccessed(
+    Operation *op, llvm::function_ref<double(Value)> bytesOf) {
+  auto all = [&] {
+    double b = 0;
+    for (Value v : op->getOperands())
+      b += bytesOf(v);
+    for (Value v : op->getResults())
+      b += bytesOf(v);
+    return b;
+  };
+  return llvm::TypeSwitch<Operation *, double>(op)
+      // Sources live in memory already; views alias their input.
+      .Case<WeightOp, ConstantOp, ReshapeOp, ExpandOp>([](auto) { return 0.0; })
+      // A gather reads the rows it fetches (as many bytes as it writes) and
+      // its indices, not the whole table.
+      .Case<GatherOp, EmbeddingOp>([&](auto g) {
+        return 2 * bytesOf(g->getResult(0)) + bytesOf(g->getOperand(1));
+      })
+      // Slicing reads what it keeps.
+      .Case<SliceOp>([&](SliceOp s) { return 2 * bytesOf(s.getResult()); })
+      // Scatter updates in place: read and write the updated rows.
+      .Case<ScatterOp>([&](ScatterOp s) {
+        return 3 * bytesOf(s.getUpdates()) + bytesOf(s.getIndices());
+      })
+      .Default([&](Operation *) { return all(); });
+}
+
+void mlir::loom::detail::defaultSavedForBackward(Operation *op,
+                                                 SmallVectorImpl<Value> &saved) {
+  llvm::TypeSwitch<Operation *>(op)
+      // Gradients that need no forward values: linear in their inputs, or
+      // pure data movement (the backward of a gather/slice/pad needs only
+      // shapes and indices).
+      .Case<WeightOp, ConstantOp, ReshapeOp, TransposeOp, ExpandOp, ConcatOp,
+            SliceOp, PadOp, CastOp, CompareOp>([](auto) {})
+      .Case<BinaryOp>([&](BinaryOp b) {
+        if (b.getKind() == BinaryKind::add || b.getKind() == BinaryKind::sub)
+          return;
+        saved.append({b.getLhs(), b.getRhs()});
+      })
+      .Case<ReduceOp>([&](ReduceOp r) {
+        if (r.getKind() == ReduceKind::sum || r.getKind() == ReduceKind::mean)
+          return;
+        saved.append({r.getInput(), r.getResult()});
+      })
+      // Softmax's gradient is expressed in its output.
+      .Case<SoftmaxOp>([&](SoftmaxOp s) { saved.push_back(s.getResult()); })
+      // Gathers keep their indices only.
+      .Case<GatherOp, EmbeddingOp, ScatterOp>(
+          [&](auto g) { saved.push_back(g->getOperand(1)); })
+      // Attention saves q, k, v and its output (flash-attention style; the
+      // probabilities are recomputed in backward).
+      .Case<AttentionOp>([&](AttentionOp a) {
+        saved.append({a.getQuery(), a.getKey(), a.getValue(), a.getResult()});
+      })
+      .Default([&](Operation *o) { saved.append(o->operand_begin(), o->operand_end()); });
+}

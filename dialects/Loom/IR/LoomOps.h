@@ -19,6 +19,15 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "loom/Cost/Cluster.h"
+
+namespace mlir::loom::detail {
+// Default CostOpInterface behaviour, one switch over the ops (LoomCost.cpp).
+::loom::OpClass defaultCostClass(Operation *op);
+double defaultBytesAccessed(Operation *op, llvm::function_ref<double(Value)> bytesOf);
+void defaultSavedForBackward(Operation *op, SmallVectorImpl<Value> &saved);
+} // namespace mlir::loom::detail
+
 #include "dialects/Loom/IR/LoomInterfaces.h.inc"
 
 namespace mlir::loom {

@@ -1,0 +1,44 @@
+//===- Reshard.h - collectives that move a tensor between shardings -*- C++ -*-===//
+//
+// The collectives needed to turn a tensor laid out as `from` (per-dimension
+// grid axes, plus axes over which it holds partial sums) into `to`:
+// partial axes become all-reduces, or reduce-scatters where `to` splits on
+// them; axes moving between dimensions become all-to-alls; axes `to` no
+// longer splits become all-gathers; axes only `to` splits are local slices.
+// The estimator uses the same function for forward resharding and for the
+// gradient of every edge (grads flow `to` -> `from` with partial axes).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_COST_RESHARD_H
+#define LOOM_COST_RESHARD_H
+
+#include "loom/Cost/Collectives.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace loom {
+
+using GridAxes = llvm::SmallVector<int16_t, 2>;
+
+struct TensorLayout {
+  llvm::SmallVector<GridAxes, 4> splitAxes; // per tensor dimension
+  GridAxes partialAxes;                     // holds partial sums over these
+};
+
+struct CollectiveStep {
+  CollectiveKind kind;
+  GridAxes axes;
+  double bytes; // per device, as collectiveCost() takes them
+};
+
+/// `fullBytes` is the size of the unsharded tensor; `axisSize(a)` the size
+/// of grid axis a.
+llvm::SmallVector<CollectiveStep>
+reshardSteps(double fullBytes, const TensorLayout &from, const TensorLayout &to,
+             llvm::function_ref<int64_t(int16_t)> axisSize);
+
+} // namespace loom
+
+#endif // LOOM_COST_RESHARD_H

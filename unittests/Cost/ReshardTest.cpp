@@ -1,0 +1,75 @@
+//===- ReshardTest.cpp - collectives between two layouts of a tensor -----===//
+
+#include "loom/Cost/Reshard.h"
+
+#include <gtest/gtest.h>
+
+using namespace loom;
+
+namespace {
+// A 2x4 grid: axis 0 of size 2, axis 1 of size 4.
+int64_t axisSize(int16_t a) { return a == 0 ? 2 : 4; }
+
+TensorLayout layout(std::initializer_list<GridAxes> dims, GridAxes partial = {}) {
+  TensorLayout l;
+  for (const GridAxes &d : dims)
+    l.splitAxes.push_back(d);
+  l.partialAxes = partial;
+  return l;
+}
+} // namespace
+
+TEST(Reshard, SameLayoutIsFree) {
+  auto steps = reshardSteps(1024, layout({{1}, {}}), layout({{1}, {}}), axisSize);
+  EXPECT_TRUE(steps.empty());
+}
+
+TEST(Reshard, SlicingIsFree) {
+  auto steps = reshardSteps(1024, layout({{}, {}}), layout({{1}, {0}}), axisSize);
+  EXPECT_TRUE(steps.empty());
+}
+
+TEST(Reshard, GatherBytesAreTheOutput) {
+  // Split 4 ways on dim 0 -> replicated: one all-gather producing 1024 bytes.
+  auto steps = reshardSteps(1024, layout({{1}, {}}), layout({{}, {}}), axisSize);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].kind, CollectiveKind::AllGather);
+  EXPECT_EQ(steps[0].axes, GridAxes({1}));
+  EXPECT_DOUBLE_EQ(steps[0].bytes, 1024);
+}
+
+TEST(Reshard, PartialToReplicatedIsAllReduce) {
+  // Row-parallel matmul result, partial over axis 1, replicated after.
+  auto steps = reshardSteps(1024, layout({{}, {}}, {1}), layout({{}, {}}), axisSize);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].kind, CollectiveKind::AllReduce);
+  EXPECT_DOUBLE_EQ(steps[0].bytes, 1024);
+}
+
+TEST(Reshard, PartialToSplitIsReduceScatter) {
+  // Sequence parallelism: partial over axis 1 -> split on dim 0 over axis 1.
+  auto steps = reshardSteps(1024, layout({{}, {}}, {1}), layout({{1}, {}}), axisSize);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].kind, CollectiveKind::ReduceScatter);
+  EXPECT_DOUBLE_EQ(steps[0].bytes, 1024); // the input
+}
+
+TEST(Reshard, MovingAnAxisIsAllToAll) {
+  // Split on dim 0 over axis 1 -> split on dim 1 over axis 1; data-parallel
+  // axis 0 stays on dim 0 (local size 1024 / 8).
+  auto steps = reshardSteps(1024, layout({{0, 1}, {}}), layout({{0}, {1}}), axisSize);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].kind, CollectiveKind::AllToAll);
+  EXPECT_DOUBLE_EQ(steps[0].bytes, 128);
+}
+
+TEST(Reshard, PartialGatherAndKeep) {
+  // Partial over 0, split over 1 on dim 1 -> replicated: all-reduce of the
+  // local 256 bytes, then all-gather to 1024.
+  auto steps = reshardSteps(1024, layout({{}, {1}}, {0}), layout({{}, {}}), axisSize);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].kind, CollectiveKind::AllReduce);
+  EXPECT_DOUBLE_EQ(steps[0].bytes, 256);
+  EXPECT_EQ(steps[1].kind, CollectiveKind::AllGather);
+  EXPECT_DOUBLE_EQ(steps[1].bytes, 1024);
+}
