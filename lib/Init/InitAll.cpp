@@ -7,6 +7,7 @@
 #include "loom/InitAll.h"
 
 #include "dialects/Loom/IR/LoomDialect.h"
+#include "loom/Passes/Estimate.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -17,4 +18,7 @@ void mlir::loom::registerAllDialects(DialectRegistry &registry) {
   registry.insert<LoomDialect>();
 }
 
-void mlir::loom::registerAllPasses() { mlir::registerAllPasses(); }
+void mlir::loom::registerAllPasses() {
+  mlir::registerAllPasses();
+  registerLoomEstimatePasses();
+}

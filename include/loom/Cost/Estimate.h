@@ -1,0 +1,136 @@
+//===- Estimate.h - time and memory of a planned loom program ---*- C++ -*-===//
+//
+// Estimates one training or inference step of a loom function whose plan is
+// written in the IR: a `shard.grid` (axis names, pipeline axis and device
+// order as `loom.*` attributes on it), `shard.shard` annotations (completed
+// by upstream sharding propagation), and `loom.stage` attributes. Unplanned
+// IR is a single device. docs/cost-model.md describes the model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_COST_ESTIMATE_H
+#define LOOM_COST_ESTIMATE_H
+
+#include "loom/Cost/Calibration.h"
+#include "loom/Cost/Cluster.h"
+#include "loom/Cost/Pipeline.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::loom {
+
+struct EstimateOptions {
+  std::string cluster = "dgx-a100-80g";
+  bool training = true;
+  int64_t globalBatch = 0;  // samples per step; 0 = one micro-batch step
+  int64_t microBatch = 0;   // samples per micro-batch per replica; 0 = from IR
+  ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
+  int64_t kfkbGroup = 2;
+  /// "ir": each tensor's own element type; otherwise a precision every
+  /// floating-point tensor is computed and stored in (mixed precision).
+  std::string precision = "ir";
+  /// none | full (keep only the cut points between segments, recompute the
+  /// rest); ops carrying `loom.recompute` are recomputed in any mode.
+  std::string recompute = "none";
+  int zeroStage = 0;
+  bool overlapGradSync = true;
+  int64_t tokensPerSample = 0; // 0 = from a [batch, seq] integer input
+  std::string calibrationFile;
+  bool annotateOps = false;    // attach `loom.cost` to every loom op
+};
+
+/// Per-device memory, in bytes, by what it holds.
+struct MemoryBreakdown {
+  double weights = 0, gradients = 0, optimizer = 0, activations = 0,
+         temporaries = 0, commBuffers = 0;
+  double total() const {
+    return weights + gradients + optimizer + activations + temporaries +
+           commBuffers;
+  }
+};
+
+struct OpClassTotals {
+  int64_t count = 0;
+  double flops = 0;       // per device, forward, one micro-batch
+  double bytes = 0;       // per device, forward, one micro-batch
+  double forward = 0;     // seconds per micro-batch on its device
+  double backward = 0;
+  double comm = 0;        // collectives charged to ops of this class
+};
+
+struct CollectiveTotals {
+  int64_t count = 0;     // per step, per device
+  double bytes = 0;      // message bytes per step
+  double seconds = 0;    // per step
+};
+
+struct StageEstimate {
+  int64_t stage = 0;
+  int64_t device = 0;          // position along the pipeline axis
+  int64_t ops = 0;
+  double forward = 0, backward = 0; // seconds per micro-batch (comm included)
+  double forwardComm = 0, backwardComm = 0;
+  double recompute = 0;
+  double sendForward = 0, sendBackward = 0;
+  double savedActivationBytes = 0;   // per micro-batch
+  double gradSync = 0, gradSyncExposed = 0, optimizerStep = 0; // per step
+  double parameters = 0;             // parameters held per device
+};
+
+struct DeviceMemory {
+  int64_t device = 0; // position along the pipeline axis
+  MemoryBreakdown memory;
+  int64_t microBatchesInFlight = 0;
+  std::string peakAt; // what is running when the peak occurs
+  std::vector<std::pair<double, double>> timeline; // (seconds, bytes)
+};
+
+struct Estimate {
+  // Inputs as resolved.
+  std::string clusterName;
+  ::loom::ClusterSpec cluster;
+  std::vector<int64_t> gridShape;
+  std::vector<std::string> axisNames;
+  std::vector<::loom::AxisSpan> axisSpans;
+  int pipelineAxis = -1;
+  int64_t devices = 1, pipelineDevices = 1, stages = 1, virtualStages = 1;
+  int64_t globalBatch = 1, microBatch = 1, dataParallel = 1, microBatches = 1,
+          tokensPerSample = 0;
+  EstimateOptions options;
+  std::string precisionName;
+
+  // Results.
+  double stepTime = 0;
+  double pipelineTime = 0;
+  double bubbleFraction = 0;
+  double modelFlops = 0;    // per step, whole cluster: forward + backward
+  double hardwareFlops = 0; // model flops plus recomputation
+  double peakFlopsPerDevice = 0;
+  double commSeconds = 0;   // per step, busiest device, all collectives
+  double exposedCommSeconds = 0;
+  std::vector<StageEstimate> stageEstimates;
+  std::vector<DeviceMemory> deviceMemory; // one per pipeline position
+  std::map<std::string, OpClassTotals> opClasses;
+  std::map<std::string, CollectiveTotals> collectives;
+  std::vector<std::string> notes;
+  double estimateSeconds = 0; // wall time of the estimate itself
+
+  double samplesPerSecond() const { return globalBatch / stepTime; }
+  double peakMemory() const;
+};
+
+/// Estimates the single function with a body in `module` (or the one named
+/// `main`). Diagnostics go to the module's context.
+FailureOr<Estimate> estimateModule(ModuleOp module, const EstimateOptions &options);
+
+/// The readable table and the JSON document (keys in docs/cost-model.md).
+void printEstimate(const Estimate &estimate, llvm::raw_ostream &os);
+llvm::json::Value estimateToJSON(const Estimate &estimate);
+
+} // namespace mlir::loom
+
+#endif // LOOM_COST_ESTIMATE_H

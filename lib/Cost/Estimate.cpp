@@ -1,0 +1,1176 @@
+//===- Estimate.cpp - time and memory of a planned loom program ----------===//
+//
+// The model, in the order the code runs (docs/cost-model.md has the detail):
+//  1. Resolve the plan: the grid and its mapping onto the cluster, the
+//     pipeline axis, stages, micro-batches.
+//  2. Complete the shardings with upstream sharding propagation (on a clone)
+//     and read back, for every loom op, which grid axes split each of its
+//     loops (the ShardingInterface's ShardingOption) and each tensor.
+//  3. Per op and per micro-batch: local FLOPs and bytes -> roofline time;
+//     collectives: split reductions (all-reduce), resharding of operands,
+//     and in training the gradient of every edge (reshardSteps with the
+//     partial axes of loops the operand does not index); parameter
+//     gradients are synchronised once per step.
+//  4. Per stage: forward/backward/recompute time and activations kept per
+//     micro-batch; the pipeline simulator gives the makespan and how many
+//     micro-batches each device holds; memory per device follows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Cost/Estimate.h"
+
+#include "loom/Cost/Reshard.h"
+#include "dialects/Loom/IR/LoomOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::loom;
+using ::loom::AxisSpan;
+using ::loom::CollectiveKind;
+using ::loom::OpClass;
+using ::loom::Precision;
+using ::loom::TensorLayout;
+
+double Estimate::peakMemory() const {
+  double peak = 0;
+  for (const DeviceMemory &d : deviceMemory)
+    peak = std::max(peak, d.memory.total());
+  return peak;
+}
+
+/// The value a sharding annotation (a chain of shard.shard ops) annotates:
+/// the estimate reads shardings from the propagated clone and treats the
+/// caller's annotations as transparent.
+static Value stripShard(Value v) {
+  while (auto s = v.getDefiningOp<shard::ShardOp>())
+    v = s.getSrc();
+  return v;
+}
+
+/// The ops that read `v`, looking through sharding annotations.
+static void forEachUser(Value v, llvm::function_ref<void(Operation *)> fn) {
+  for (Operation *user : v.getUsers()) {
+    if (auto s = dyn_cast<shard::ShardOp>(user))
+      forEachUser(s.getResult(), fn);
+    else
+      fn(user);
+  }
+}
+
+namespace {
+
+/// The grid a plan runs on, resolved against the cluster.
+struct PlanGrid {
+  shard::GridOp op;
+  SmallVector<int64_t> shape; // {1} for an unplanned program
+  SmallVector<AxisSpan> spans;
+  int pipelineAxis = -1;
+
+  int64_t axisSize(int16_t a) const { return shape[a]; }
+  int64_t size(ArrayRef<int16_t> axes) const {
+    int64_t n = 1;
+    for (int16_t a : axes)
+      n *= shape[a];
+    return n;
+  }
+  AxisSpan span(ArrayRef<int16_t> axes) const {
+    SmallVector<AxisSpan> parts;
+    for (int16_t a : axes)
+      parts.push_back(spans[a]);
+    return ::loom::combineSpans(parts);
+  }
+};
+
+/// Everything the model keeps about one loom op.
+struct OpInfo {
+  Operation *op = nullptr;      // in the caller's module
+  Operation *planned = nullptr; // in the propagated clone
+  int64_t stage = 0;
+  OpClass cls = OpClass::DataMovement;
+  // Per device, per micro-batch.
+  double fwdFlops = 0, bwdFlops = 0, fwdBytes = 0, fwdTime = 0, bwdTime = 0;
+  double fwdComm = 0, bwdComm = 0;
+  // Whole program (global shapes): for model FLOPs.
+  double globalFwdFlops = 0, globalBwdFlops = 0;
+  bool hasBackward = false, recompute = false;
+  double gradSync = 0; // per step: gradients of parameters it reads
+  double footprint = 0; // local bytes of operands + results
+};
+
+/// One micro-batch-or-step collective charged to a device.
+struct ChargedCollective {
+  CollectiveKind kind;
+  double bytes, seconds;
+  bool perStep; // false: once per micro-batch
+};
+
+class Estimator {
+public:
+  Estimator(ModuleOp module, const EstimateOptions &options, Estimate &result)
+      : module(module), options(options), result(result) {}
+  LogicalResult run();
+
+private:
+  InFlightDiagnostic error(Operation *at) {
+    return (at ? at : module.getOperation())->emitError("loom-estimate: ");
+  }
+  LogicalResult resolveCluster();
+  LogicalResult resolveGrid();
+  LogicalResult propagate();
+  LogicalResult resolveBatch();
+  LogicalResult collectOps();
+  LogicalResult costOps();
+  LogicalResult assemble();
+
+  // Element size under the chosen precision, and the precision an op runs in.
+  double elementBytes(Type t) const;
+  Precision precisionOf(Type t) const;
+  TensorLayout layoutOf(const shard::Sharding &s, int64_t rank) const;
+  double localBytes(Value v, const TensorLayout &layout) const;
+  double fullBytes(Value v) const;
+  double collective(CollectiveKind kind, ArrayRef<int16_t> axes, double bytes,
+                    int64_t stage, bool perStep);
+  double roofline(Operation *op, OpClass cls, double flops, double bytes,
+                  Precision p) const;
+  bool isActivation(Value v) const { return activations.contains(v); }
+
+  ModuleOp module;
+  const EstimateOptions &options;
+  Estimate &result;
+  std::optional<::loom::Calibration> calibration;
+  func::FuncOp func;
+  OwningOpRef<ModuleOp> planned;
+  func::FuncOp plannedFunc;
+  PlanGrid grid;
+  std::optional<Precision> forcedPrecision;
+  std::vector<OpInfo> ops;
+  DenseMap<Operation *, size_t> opIndex;
+  DenseMap<Value, double> valueLocalBytes; // caller's values
+  DenseSet<Value> activations;             // depend on a function argument
+  DenseSet<Value> needsGrad;               // depend on a trainable parameter
+  DenseSet<Value> paramDerived;            // depend only on parameters
+  std::vector<std::vector<ChargedCollective>> charged; // per stage
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Resolving the plan
+//===----------------------------------------------------------------------===//
+
+LogicalResult Estimator::resolveCluster() {
+  auto cluster = ::loom::loadCluster(options.cluster);
+  if (!cluster)
+    return error(nullptr) << llvm::toString(cluster.takeError());
+  result.cluster = std::move(*cluster);
+  result.clusterName = options.cluster;
+  if (!options.calibrationFile.empty()) {
+    auto cal = ::loom::Calibration::load(options.calibrationFile);
+    if (!cal)
+      return error(nullptr) << llvm::toString(cal.takeError());
+    calibration = std::move(*cal);
+  }
+  if (options.precision != "ir") {
+    forcedPrecision = ::loom::parsePrecision(options.precision);
+    if (!forcedPrecision)
+      return error(nullptr) << "unknown precision '" << options.precision
+                            << "' (ir, fp32, tf32, bf16, fp16, fp8)";
+    if (result.cluster.device.peak(*forcedPrecision) <= 0)
+      return error(nullptr) << "device " << result.cluster.device.name
+                            << " has no " << options.precision << " peak";
+  }
+  result.precisionName = options.precision;
+  if (options.recompute != "none" && options.recompute != "full")
+    return error(nullptr) << "unknown recompute mode '" << options.recompute
+                          << "' (none, full)";
+  if (options.zeroStage < 0 || options.zeroStage > 3)
+    return error(nullptr) << "zero must be 0, 1, 2 or 3";
+  return success();
+}
+
+LogicalResult Estimator::resolveGrid() {
+  SmallVector<shard::GridOp> grids(module.getOps<shard::GridOp>());
+  if (grids.size() > 1)
+    return error(grids[1]) << "a plan uses one grid; found " << grids.size();
+  if (grids.empty()) {
+    grid.shape = {1};
+    result.axisNames = {"single"};
+    result.notes.push_back("no shard.grid: estimated as a single device");
+  } else {
+    grid.op = grids.front();
+    for (int64_t d : grid.op.getShape()) {
+      if (ShapedType::isDynamic(d) || d < 1)
+        return error(grid.op) << "grid axes must have static sizes";
+      grid.shape.push_back(d);
+    }
+    if (auto names = grid.op->getAttrOfType<ArrayAttr>("loom.axis_names")) {
+      if (names.size() != grid.shape.size())
+        return error(grid.op) << "loom.axis_names has " << names.size()
+                              << " names for " << grid.shape.size() << " axes";
+      for (Attribute n : names) {
+        auto s = dyn_cast<StringAttr>(n);
+        if (!s)
+          return error(grid.op) << "loom.axis_names must be strings";
+        result.axisNames.push_back(s.str());
+      }
+    } else {
+      for (size_t i = 0; i < grid.shape.size(); ++i)
+        result.axisNames.push_back("axis" + std::to_string(i));
+    }
+    if (auto pp = grid.op->getAttrOfType<IntegerAttr>("loom.pipeline_axis")) {
+      int64_t a = pp.getInt();
+      if (a < 0 || a >= static_cast<int64_t>(grid.shape.size()))
+        return error(grid.op) << "loom.pipeline_axis " << a
+                              << " is not an axis of the grid";
+      grid.pipelineAxis = static_cast<int>(a);
+    }
+  }
+  SmallVector<unsigned> order;
+  if (grid.op)
+    if (auto o = grid.op->getAttrOfType<ArrayAttr>("loom.device_order"))
+      for (Attribute a : o) {
+        auto i = dyn_cast<IntegerAttr>(a);
+        if (!i)
+          return error(grid.op) << "loom.device_order must list axis indices";
+        order.push_back(static_cast<unsigned>(i.getInt()));
+      }
+  auto spans = ::loom::mapGridOntoCluster(result.cluster, grid.shape, order);
+  if (!spans)
+    return error(grid.op) << llvm::toString(spans.takeError());
+  grid.spans.assign(spans->begin(), spans->end());
+  result.gridShape.assign(grid.shape.begin(), grid.shape.end());
+  result.axisSpans.assign(grid.spans.begin(), grid.spans.end());
+  result.pipelineAxis = grid.pipelineAxis;
+  result.devices = grid.size(llvm::to_vector(llvm::seq<int16_t>(
+      0, static_cast<int16_t>(grid.shape.size()))));
+  result.pipelineDevices =
+      grid.pipelineAxis >= 0 ? grid.shape[grid.pipelineAxis] : 1;
+  if (result.devices < result.cluster.numDevices())
+    result.notes.push_back(llvm::formatv("the grid uses {0} of the cluster's {1} devices",
+                                         result.devices,
+                                         result.cluster.numDevices()));
+  return success();
+}
+
+LogicalResult Estimator::propagate() {
+  SmallVector<func::FuncOp> funcs;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isExternal())
+      funcs.push_back(f);
+  if (funcs.empty())
+    return error(nullptr) << "no function with a body to estimate";
+  func = funcs.front();
+  if (funcs.size() > 1) {
+    auto main = llvm::find_if(funcs, [](func::FuncOp f) { return f.getSymName() == "main"; });
+    if (main == funcs.end())
+      return error(funcs[1]) << "several functions and none is named 'main'";
+    func = *main;
+  }
+  planned = cast<ModuleOp>(module->clone());
+  for (auto f : planned->getOps<func::FuncOp>())
+    if (f.getSymName() == func.getSymName())
+      plannedFunc = f;
+  if (!grid.op)
+    return success();
+  PassManager pm(module.getContext());
+  pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation());
+  if (failed(pm.run(*planned)))
+    return error(func) << "sharding propagation failed on this plan";
+  return success();
+}
+
+LogicalResult Estimator::resolveBatch() {
+  if (func.getNumArguments() == 0)
+    return error(func) << "the function has no inputs to take the batch from";
+  auto input = dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+  if (!input || input.getRank() == 0 || input.isDynamicDim(0))
+    return error(func) << "the first input must be a tensor with a static batch "
+                          "dimension (re-import with --input-shape)";
+  int64_t irBatch = input.getDimSize(0);
+  // Data parallelism: the grid axes the first input's batch dimension is split on.
+  int64_t dp = 1;
+  if (grid.op)
+    for (Operation *user : plannedFunc.getArgument(0).getUsers())
+      if (auto shardOp = dyn_cast<shard::ShardOp>(user)) {
+        shard::Sharding s(shardOp.getSharding());
+        if (!s.getSplitAxes().empty())
+          dp = grid.size(s.getSplitAxes()[0].asArrayRef());
+        break;
+      }
+  if (irBatch % dp != 0)
+    return error(func) << "batch " << irBatch << " does not divide over " << dp
+                       << " data-parallel devices";
+  result.dataParallel = dp;
+  result.microBatch = irBatch / dp;
+  if (options.microBatch && options.microBatch != result.microBatch)
+    return error(func) << "micro-batch=" << options.microBatch
+                       << " but the IR's batch is " << irBatch << " over " << dp
+                       << " data-parallel devices, i.e. micro-batch "
+                       << result.microBatch << "; re-import with --input-shape";
+  result.globalBatch = options.globalBatch ? options.globalBatch : irBatch;
+  if (result.globalBatch % irBatch != 0)
+    return error(func) << "global-batch=" << result.globalBatch
+                       << " is not a multiple of micro-batch x data-parallel = "
+                       << irBatch;
+  result.microBatches = result.globalBatch / irBatch;
+  result.tokensPerSample = options.tokensPerSample;
+  if (!result.tokensPerSample && input.getRank() >= 2 &&
+      isa<IntegerType>(input.getElementType()))
+    result.tokensPerSample = input.getDimSize(1);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Sizes, precisions, roofline, collectives
+//===----------------------------------------------------------------------===//
+
+static double bytesOfPrecision(Precision p) {
+  switch (p) {
+  case Precision::FP32:
+  case Precision::TF32:
+    return 4;
+  case Precision::BF16:
+  case Precision::FP16:
+    return 2;
+  case Precision::FP8:
+  case Precision::INT8:
+    return 1;
+  }
+  return 4;
+}
+
+double Estimator::elementBytes(Type t) const {
+  if (isa<FloatType>(t) && forcedPrecision)
+    return bytesOfPrecision(*forcedPrecision);
+  unsigned bits = t.isIntOrFloat() ? t.getIntOrFloatBitWidth() : 32;
+  return std::max(1u, bits / 8);
+}
+
+Precision Estimator::precisionOf(Type t) const {
+  if (forcedPrecision)
+    return *forcedPrecision;
+  if (t.isBF16())
+    return Precision::BF16;
+  if (t.isF16())
+    return Precision::FP16;
+  if (isa<FloatType>(t) && t.getIntOrFloatBitWidth() == 8)
+    return Precision::FP8;
+  if (t.isInteger(8))
+    return Precision::INT8;
+  return Precision::FP32;
+}
+
+TensorLayout Estimator::layoutOf(const shard::Sharding &s, int64_t rank) const {
+  TensorLayout layout;
+  layout.splitAxes.resize(rank);
+  if (!s)
+    return layout;
+  for (auto [d, axes] : llvm::enumerate(s.getSplitAxes()))
+    if (static_cast<int64_t>(d) < rank)
+      layout.splitAxes[d].assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
+  return layout;
+}
+
+double Estimator::fullBytes(Value v) const {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t)
+    return 0;
+  return static_cast<double>(t.getNumElements()) * elementBytes(t.getElementType());
+}
+
+double Estimator::localBytes(Value v, const TensorLayout &layout) const {
+  double split = 1;
+  for (const auto &axes : layout.splitAxes)
+    split *= static_cast<double>(grid.size(axes));
+  return fullBytes(v) / split;
+}
+
+double Estimator::roofline(Operation *op, OpClass cls, double flops,
+                           double bytes, Precision p) const {
+  const ::loom::DeviceSpec &dev = result.cluster.device;
+  if (flops <= 0 && bytes <= 0)
+    return 0;
+  const ::loom::Efficiency &eff = dev.eff(cls);
+  double peak = dev.peak(p) > 0 ? dev.peak(p) : dev.peak(Precision::FP32);
+  double compute = flops / (peak * eff.compute);
+  double memory = bytes / (dev.memoryBandwidth * eff.memory);
+  return std::max(compute, memory) + dev.kernelOverhead;
+}
+
+double Estimator::collective(CollectiveKind kind, ArrayRef<int16_t> axes,
+                             double bytes, int64_t stage, bool perStep) {
+  if (axes.empty() || grid.size(axes) == 1 || bytes <= 0)
+    return 0;
+  ::loom::CollectiveCost c = ::loom::collectiveCost(
+      result.cluster, kind, bytes, grid.span(axes),
+      ::loom::CollectiveAlgorithm::Auto, calibration ? &*calibration : nullptr);
+  charged[stage].push_back({kind, bytes, c.seconds, perStep});
+  return c.seconds;
+}
+
+//===----------------------------------------------------------------------===//
+// Ops: what each one costs
+//===----------------------------------------------------------------------===//
+
+LogicalResult Estimator::collectOps() {
+  // Pair every loom op with its twin in the propagated clone (same order).
+  SmallVector<Operation *> original, twins;
+  func.walk([&](Operation *op) {
+    if (isa<LoomDialect>(op->getDialect()))
+      original.push_back(op);
+  });
+  plannedFunc.walk([&](Operation *op) {
+    if (isa<LoomDialect>(op->getDialect()))
+      twins.push_back(op);
+  });
+  if (original.size() != twins.size())
+    return error(func) << "internal: propagation changed the loom ops";
+
+  // Which values are activations (depend on an input) and which need a
+  // gradient (depend on a trainable parameter).
+  for (BlockArgument arg : func.getArguments())
+    activations.insert(arg);
+  for (Operation *op : original) {
+    bool act = false, grad = false, param = false;
+    if (auto w = dyn_cast<WeightOp>(op)) {
+      grad = options.training && w.getRole() == WeightRole::parameter &&
+             isa<FloatType>(w.getType().getElementType());
+      param = grad;
+    }
+    bool anyOperand = false, allParam = true;
+    for (Value v : llvm::map_range(op->getOperands(), stripShard)) {
+      anyOperand = true;
+      act |= activations.contains(v);
+      grad |= needsGrad.contains(v);
+      allParam &= paramDerived.contains(v) || !activations.contains(v);
+    }
+    param |= anyOperand && allParam && grad;
+    for (Value r : op->getResults()) {
+      bool isFloat = isa<FloatType>(getElementTypeOrSelf(r.getType()));
+      if (act)
+        activations.insert(r);
+      if (grad && isFloat)
+        needsGrad.insert(r);
+      if (param && !act)
+        paramDerived.insert(r);
+    }
+  }
+
+  // Stages: `loom.stage` where given; otherwise the latest stage among the
+  // op's operands (a weight takes its first user's stage below).
+  ops.resize(original.size());
+  DenseMap<Value, int64_t> stageOf;
+  int64_t maxStage = 0;
+  for (auto [i, op] : llvm::enumerate(original)) {
+    OpInfo &info = ops[i];
+    info.op = op;
+    info.planned = twins[i];
+    opIndex[op] = i;
+    int64_t stage = 0;
+    if (auto s = op->getAttrOfType<IntegerAttr>("loom.stage")) {
+      if (s.getInt() < 0)
+        return error(op) << "loom.stage must be >= 0";
+      stage = s.getInt();
+    } else {
+      for (Value v : llvm::map_range(op->getOperands(), stripShard))
+        if (auto it = stageOf.find(v); it != stageOf.end())
+          stage = std::max(stage, it->second);
+    }
+    info.stage = stage;
+    maxStage = std::max(maxStage, stage);
+    for (Value r : op->getResults())
+      stageOf[r] = stage;
+    info.recompute = op->hasAttr("loom.recompute");
+  }
+  for (OpInfo &info : ops)
+    if (isa<WeightOp, ConstantOp>(info.op) &&
+        !info.op->hasAttr("loom.stage")) {
+      int64_t first = -1;
+      forEachUser(info.op->getResult(0), [&](Operation *user) {
+        if (auto it = opIndex.find(user); it != opIndex.end())
+          first = first < 0 ? ops[it->second].stage
+                            : std::min(first, ops[it->second].stage);
+      });
+      info.stage = std::max<int64_t>(first, 0);
+    }
+
+  result.stages = maxStage + 1;
+  if (result.stages > 1 && grid.pipelineAxis < 0)
+    return error(func) << "ops are assigned to " << result.stages
+                       << " stages but the grid has no loom.pipeline_axis";
+  if (result.stages % result.pipelineDevices != 0)
+    return error(func) << result.stages << " stages do not divide evenly over "
+                       << result.pipelineDevices << " pipeline devices";
+  result.virtualStages = result.stages / result.pipelineDevices;
+  charged.assign(result.stages, {});
+  return success();
+}
+
+/// The sharding the planned op sees on an operand / result (replicated when
+/// propagation left it unannotated).
+static shard::Sharding shardingOf(OpOperand &operand) {
+  auto s = shard::getSharding(operand);
+  return succeeded(s) ? s->second : shard::Sharding();
+}
+static shard::Sharding shardingOf(OpResult result) {
+  auto s = shard::getSharding(result);
+  return succeeded(s) ? s->second : shard::Sharding();
+}
+
+/// Follows shard.shard ops from a planned operand back to the sharding the
+/// producer left the value in. Weights and constants are stored the way
+/// their users ask for them (that is what annotating a weight means), so an
+/// unannotated one takes the user's layout, `asUsed`.
+static shard::Sharding producerSharding(Value v, const shard::Sharding &asUsed) {
+  while (auto s = v.getDefiningOp<shard::ShardOp>()) {
+    if (!s.getAnnotateForUsers())
+      return shard::Sharding(s.getSharding());
+    v = s.getSrc();
+  }
+  if (isa_and_nonnull<WeightOp, ConstantOp>(v.getDefiningOp()))
+    return asUsed;
+  return shard::Sharding();
+}
+
+LogicalResult Estimator::costOps() {
+  const bool training = options.training;
+  for (OpInfo &info : ops) {
+    Operation *op = info.op;
+    auto cost = dyn_cast<CostOpInterface>(op);
+    if (!cost)
+      continue;
+    info.cls = cost.getCostClass();
+    Operation *twin = info.planned;
+
+    // Layouts of operands and results, and the loops' grid axes.
+    SmallVector<shard::Sharding, 4> operandShardings, resultShardings;
+    for (OpOperand &o : twin->getOpOperands())
+      operandShardings.push_back(shardingOf(o));
+    for (OpResult r : twin->getResults())
+      resultShardings.push_back(shardingOf(r));
+    std::vector<TensorLayout> operandLayouts, resultLayouts;
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      operandLayouts.push_back(layoutOf(
+          operandShardings[i], cast<ShapedType>(v.getType()).getRank()));
+    for (auto [i, v] : llvm::enumerate(op->getResults()))
+      resultLayouts.push_back(layoutOf(
+          resultShardings[i], cast<ShapedType>(v.getType()).getRank()));
+
+    shard::ShardingArray loops;
+    SmallVector<AffineMap> maps;
+    SmallVector<utils::IteratorType> iterators;
+    if (auto si = dyn_cast<shard::ShardingInterface>(twin)) {
+      maps = si.getIndexingMaps();
+      iterators = si.getLoopIteratorTypes();
+      if (grid.op) {
+        auto option = si.getShardingOption(operandShardings, resultShardings);
+        if (succeeded(option) && !option->empty)
+          loops = option->shardingArray;
+      }
+    }
+    loops.resize(iterators.size());
+    double split = 1;
+    ::loom::GridAxes reductionAxes;
+    for (auto [l, axes] : llvm::enumerate(loops)) {
+      split *= static_cast<double>(grid.size(axes));
+      if (l < iterators.size() && iterators[l] == utils::IteratorType::reduction)
+        reductionAxes.append(axes.begin(), axes.end());
+    }
+
+    // Local sizes.
+    DenseMap<Value, double> local;
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      local[v] = localBytes(v, operandLayouts[i]);
+    for (auto [i, v] : llvm::enumerate(op->getResults())) {
+      local[v] = localBytes(v, resultLayouts[i]);
+      valueLocalBytes[v] = local[v];
+    }
+    for (auto &[v, b] : local)
+      info.footprint += b;
+
+    // Forward compute.
+    Type elemTy = op->getNumResults()
+                      ? getElementTypeOrSelf(op->getResult(0).getType())
+                      : Type();
+    Precision p = elemTy ? precisionOf(elemTy) : Precision::FP32;
+    if (isa<CastOp>(op))
+      p = precisionOf(getElementTypeOrSelf(op->getOperand(0).getType()));
+    double contraction = cost.getContractionFlops();
+    double total = cost.getTotalFlops();
+    info.globalFwdFlops = total;
+    info.fwdFlops = total / split;
+    info.fwdBytes = cost.getBytesAccessed([&](Value v) { return local.lookup(v); });
+    info.fwdTime = roofline(op, info.cls, info.fwdFlops, info.fwdBytes, p);
+    if (calibration && info.fwdTime > 0) {
+      SmallVector<SmallVector<int64_t>> shapes;
+      auto addShape = [&](Value v, const TensorLayout &layout) {
+        SmallVector<int64_t> s(cast<ShapedType>(v.getType()).getShape());
+        for (auto [d, axes] : llvm::enumerate(layout.splitAxes))
+          s[d] = (s[d] + grid.size(axes) - 1) / grid.size(axes);
+        shapes.push_back(s);
+      };
+      for (auto [i, v] : llvm::enumerate(op->getOperands()))
+        addShape(v, operandLayouts[i]);
+      for (auto [i, v] : llvm::enumerate(op->getResults()))
+        addShape(v, resultLayouts[i]);
+      std::string key = ::loom::Calibration::kernelKey(
+          op->getName().getStringRef(), p, shapes);
+      if (auto t = calibration->kernelSeconds(key))
+        info.fwdTime = *t;
+    }
+
+    // Forward collectives: a split reduction ends in an all-reduce of the
+    // local result; operands the plan wants in another layout are resharded.
+    if (!reductionAxes.empty() && op->getNumResults())
+      info.fwdComm += collective(CollectiveKind::AllReduce, reductionAxes,
+                                 local.lookup(op->getResult(0)), info.stage, false);
+    for (auto [i, operand] : llvm::enumerate(twin->getOpOperands())) {
+      Value v = operand.get();
+      auto shardOp = v.getDefiningOp<shard::ShardOp>();
+      if (!shardOp || !shardOp.getAnnotateForUsers())
+        continue;
+      int64_t rank = operandLayouts[i].splitAxes.size();
+      TensorLayout from = layoutOf(producerSharding(v, operandShardings[i]), rank);
+      for (const ::loom::CollectiveStep &step :
+           ::loom::reshardSteps(fullBytes(op->getOperand(i)), from,
+                                operandLayouts[i],
+                                [&](int16_t a) { return grid.axisSize(a); }))
+        info.fwdComm += collective(step.kind, step.axes, step.bytes, info.stage,
+                                   /*perStep=*/false);
+    }
+
+    if (!training)
+      continue;
+    // Backward: ops reading anything that needs a gradient.
+    SmallVector<unsigned> gradOperands;
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      if (needsGrad.contains(stripShard(v)))
+        gradOperands.push_back(i);
+    if (gradOperands.empty())
+      continue;
+    info.hasBackward = true;
+    // Each operand gradient of a contraction is a contraction of the same
+    // size; everything else costs about twice its forward (read the output
+    // gradient and saved inputs, write input gradients).
+    double nContractionGrads = 0;
+    for (unsigned i : gradOperands)
+      if (i < 2 || isa<AttentionOp>(op))
+        nContractionGrads += 1;
+    if (isa<AttentionOp>(op))
+      nContractionGrads = 2.5; // dQ, dK, dV, dP plus recomputed scores
+    info.globalBwdFlops = contraction * nContractionGrads + (total - contraction) * 2;
+    info.bwdFlops = info.globalBwdFlops / split;
+    info.bwdTime = roofline(op, info.cls, info.bwdFlops, 2 * info.fwdBytes, p);
+
+    // Gradient of each operand: partial over the axes of split loops the
+    // operand does not index; resharded back to the producer's layout.
+    for (unsigned i : gradOperands) {
+      ::loom::GridAxes partial;
+      if (i < maps.size())
+        for (auto [l, axes] : llvm::enumerate(loops)) {
+          if (axes.empty() || maps[i].isFunctionOfDim(l))
+            continue;
+          partial.append(axes.begin(), axes.end());
+        }
+      TensorLayout from = operandLayouts[i];
+      from.partialAxes = partial;
+      Value plannedOperand = twin->getOperand(i);
+      TensorLayout to = layoutOf(producerSharding(plannedOperand, operandShardings[i]),
+                                 operandLayouts[i].splitAxes.size());
+      if (!plannedOperand.getDefiningOp<shard::ShardOp>())
+        to = operandLayouts[i];
+      Value v = op->getOperand(i);
+      bool isParameter = paramDerived.contains(stripShard(v));
+      for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
+               fullBytes(v), from, to, [&](int16_t a) { return grid.axisSize(a); })) {
+        if (!isParameter) {
+          info.bwdComm += collective(step.kind, step.axes, step.bytes, info.stage, false);
+          continue;
+        }
+        // Parameter gradients accumulate over micro-batches and are
+        // synchronised once per step; ZeRO turns the all-reduce into a
+        // reduce-scatter of gradients plus an all-gather of parameters.
+        if (options.zeroStage >= 1 && step.kind == CollectiveKind::AllReduce) {
+          info.gradSync += collective(CollectiveKind::ReduceScatter, step.axes,
+                                      step.bytes, info.stage, true);
+          info.gradSync += collective(CollectiveKind::AllGather, step.axes,
+                                      step.bytes, info.stage, true);
+        } else {
+          info.gradSync += collective(step.kind, step.axes, step.bytes, info.stage, true);
+        }
+      }
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Stages, pipeline, memory, totals
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Activation liveness inside one stage for one micro-batch.
+struct StageLiveness {
+  double savedBytes = 0;     // kept for backward (no recompute)
+  double checkpointBytes = 0; // kept under full recomputation
+  double recomputeWorkingSet = 0; // largest segment's saved bytes
+  double forwardTemporaries = 0;  // peak live bytes not kept for backward
+  std::string peakTemporaryAt;
+};
+} // namespace
+
+static std::string describe(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << op->getName();
+  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    os << " at " << llvm::sys::path::filename(loc.getFilename().getValue())
+       << ":" << loc.getLine();
+  else if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    os << " '" << name.getName().getValue() << "'";
+  return s;
+}
+
+LogicalResult Estimator::assemble() {
+  const bool training = options.training;
+  const int64_t S = result.stages, P = result.pipelineDevices;
+  const int64_t m = result.microBatches;
+  const bool fullRecompute = training && options.recompute == "full";
+  auto bytesOf = [&](Value v) -> double {
+    if (auto it = valueLocalBytes.find(v); it != valueLocalBytes.end())
+      return it->second;
+    // Function inputs: the layout the plan gives them.
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Value twin = plannedFunc.getArgument(arg.getArgNumber());
+      for (Operation *user : twin.getUsers())
+        if (auto s = dyn_cast<shard::ShardOp>(user))
+          return localBytes(v, layoutOf(shard::Sharding(s.getSharding()),
+                                        cast<ShapedType>(v.getType()).getRank()));
+    }
+    return fullBytes(v);
+  };
+
+  // Per stage: ops in program order.
+  std::vector<std::vector<size_t>> stageOps(S);
+  for (auto [i, info] : llvm::enumerate(ops))
+    stageOps[info.stage].push_back(i);
+
+  result.stageEstimates.assign(S, {});
+  std::vector<StageLiveness> live(S);
+  std::vector<double> stageWeights(S, 0), stageParams(S, 0);
+  std::vector<double> boundaryBytes(S, 0); // sent from stage s to s+1
+  std::vector<double> stageZeroGather(S, 0);
+
+  for (int64_t s = 0; s < S; ++s) {
+    StageEstimate &st = result.stageEstimates[s];
+    st.stage = s;
+    st.device = s % P;
+    DenseSet<Operation *> weightsHere;
+    DenseMap<Value, size_t> lastUse; // position in stageOps[s]; SIZE_MAX = later stage
+    DenseSet<Value> saved;
+    for (auto [pos, idx] : llvm::enumerate(stageOps[s])) {
+      OpInfo &info = ops[idx];
+      if (isa<WeightOp, ConstantOp>(info.op))
+        continue;
+      ++st.ops;
+      st.forward += info.fwdTime + info.fwdComm;
+      st.forwardComm += info.fwdComm;
+      if (info.hasBackward) {
+        st.backward += info.bwdTime + info.bwdComm;
+        st.backwardComm += info.bwdComm;
+        if (fullRecompute || info.recompute)
+          st.recompute += info.fwdTime + info.fwdComm;
+        SmallVector<Value> keep;
+        if (auto cost = dyn_cast<CostOpInterface>(info.op))
+          cost.getSavedForBackward(keep);
+        for (Value v : llvm::map_range(keep, stripShard))
+          if (isActivation(v) && !info.recompute)
+            saved.insert(v);
+      }
+      st.gradSync += info.gradSync;
+      for (Value v : llvm::map_range(info.op->getOperands(), stripShard)) {
+        if (auto w = v.getDefiningOp<WeightOp>())
+          weightsHere.insert(w);
+        if (isActivation(v))
+          lastUse[v] = pos;
+      }
+    }
+    st.backward += st.recompute;
+    // Values crossing to later stages, and weights used here.
+    for (size_t idx : stageOps[s])
+      for (Value r : ops[idx].op->getResults()) {
+        if (!isActivation(r))
+          continue;
+        int64_t lastStage = s;
+        forEachUser(r, [&](Operation *user) {
+          if (auto it = opIndex.find(user); it != opIndex.end())
+            lastStage = std::max(lastStage, ops[it->second].stage);
+        });
+        if (lastStage == s)
+          continue;
+        lastUse[r] = SIZE_MAX;
+        for (int64_t b = s; b < lastStage; ++b)
+          boundaryBytes[b] += bytesOf(r);
+      }
+    for (Operation *w : weightsHere) {
+      double b = bytesOf(w->getResult(0));
+      stageWeights[s] += b;
+      auto t = cast<RankedTensorType>(w->getResult(0).getType());
+      double split = fullBytes(w->getResult(0)) / std::max(b, 1.0);
+      if (needsGrad.contains(w->getResult(0)))
+        stageParams[s] += static_cast<double>(t.getNumElements()) / split;
+    }
+    st.parameters = stageParams[s];
+    for (Value v : saved)
+      live[s].savedBytes += bytesOf(v);
+
+    // Forward liveness: temporaries, and the cut points full recomputation
+    // checkpoints (positions where a single activation is live).
+    double liveBytes = 0, liveNotSaved = 0, segmentSaved = 0;
+    int64_t liveCount = 0;
+    DenseMap<size_t, SmallVector<Value>> dies;
+    for (auto &[v, pos] : lastUse)
+      if (pos != SIZE_MAX)
+        dies[pos].push_back(v);
+    // Stage inputs are live from the start.
+    DenseSet<Value> counted;
+    for (auto &[v, pos] : lastUse) {
+      Operation *def = v.getDefiningOp();
+      bool fromEarlier = !def || (opIndex.count(def) && ops[opIndex[def]].stage < s);
+      if (fromEarlier) {
+        counted.insert(v);
+        liveBytes += bytesOf(v);
+        ++liveCount;
+        live[s].checkpointBytes += bytesOf(v);
+        if (!saved.contains(v))
+          liveNotSaved += bytesOf(v);
+      }
+    }
+    for (auto [pos, idx] : llvm::enumerate(stageOps[s])) {
+      OpInfo &info = ops[idx];
+      for (Value r : info.op->getResults())
+        if (isActivation(r) && lastUse.count(r) && !counted.contains(r)) {
+          counted.insert(r);
+          liveBytes += bytesOf(r);
+          ++liveCount;
+          if (!saved.contains(r))
+            liveNotSaved += bytesOf(r);
+        }
+      if (info.hasBackward)
+        for (Value r : info.op->getResults())
+          if (saved.contains(r))
+            segmentSaved += bytesOf(r);
+      if (liveNotSaved > live[s].forwardTemporaries) {
+        live[s].forwardTemporaries = liveNotSaved;
+        live[s].peakTemporaryAt = describe(info.op);
+      }
+      for (Value v : dies.lookup(pos)) {
+        liveBytes -= bytesOf(v);
+        --liveCount;
+        if (!saved.contains(v))
+          liveNotSaved -= bytesOf(v);
+      }
+      // A cut: one activation (this op's result) carries everything onward.
+      if (liveCount == 1 && info.op->getNumResults() == 1 &&
+          lastUse.count(info.op->getResult(0)) &&
+          lastUse.lookup(info.op->getResult(0)) != pos) {
+        live[s].checkpointBytes += bytesOf(info.op->getResult(0));
+        live[s].recomputeWorkingSet =
+            std::max(live[s].recomputeWorkingSet, segmentSaved);
+        segmentSaved = 0;
+      }
+    }
+    live[s].recomputeWorkingSet = std::max(live[s].recomputeWorkingSet, segmentSaved);
+    st.savedActivationBytes =
+        fullRecompute ? live[s].checkpointBytes : live[s].savedBytes;
+  }
+
+  // Point-to-point transfers between consecutive stages along the pipeline
+  // axis (the span of two neighbours on that axis).
+  if (grid.pipelineAxis >= 0 && S > 1) {
+    AxisSpan neighbours = grid.spans[grid.pipelineAxis];
+    for (auto &m : neighbours.membersPerLevel)
+      m = 1;
+    int outer = grid.spans[grid.pipelineAxis].outermostLevel();
+    if (outer >= 0)
+      neighbours.membersPerLevel[outer] = 2;
+    for (int64_t s = 0; s + 1 < S; ++s) {
+      double t = ::loom::collectiveCost(result.cluster, CollectiveKind::SendRecv,
+                                        boundaryBytes[s], neighbours,
+                                        ::loom::CollectiveAlgorithm::Auto,
+                                        calibration ? &*calibration : nullptr)
+                     .seconds;
+      result.stageEstimates[s].sendForward = t;
+      if (training)
+        result.stageEstimates[s + 1].sendBackward = t;
+    }
+  }
+
+  // ZeRO-3 gathers every parameter before its forward and its backward, per
+  // micro-batch; prefetching hides it behind the stage's compute.
+  if (training && options.zeroStage == 3)
+    for (int64_t s = 0; s < S; ++s) {
+      StageEstimate &st = result.stageEstimates[s];
+      // Two all-gathers of the stage's parameters, each half an all-reduce's
+      // traffic: about the step's synchronisation time, per micro-batch.
+      double gather = st.gradSync;
+      double exposed = std::max(0.0, gather - (st.forward + st.backward));
+      st.forward += exposed / 2;
+      st.backward += exposed / 2;
+    }
+
+  // The pipeline.
+  SmallVector<::loom::StageCost> stageCosts;
+  for (const StageEstimate &st : result.stageEstimates)
+    stageCosts.push_back({st.forward, training ? st.backward : 0.0,
+                          st.sendForward, st.sendBackward});
+  ::loom::PipelineOptions popts;
+  popts.schedule = P == 1 ? ::loom::PipelineSchedule::GPipe : options.schedule;
+  if (result.virtualStages > 1 &&
+      options.schedule != ::loom::PipelineSchedule::Interleaved1F1B)
+    return error(func) << result.stages << " stages on " << P
+                       << " pipeline devices need schedule=interleaved";
+  popts.microBatches = m;
+  popts.devices = P;
+  popts.kfkbGroup = options.kfkbGroup;
+  popts.training = training;
+  auto pipe = ::loom::simulatePipeline(stageCosts, popts);
+  if (!pipe)
+    return error(func) << llvm::toString(pipe.takeError());
+  result.pipelineTime = pipe->makespan;
+  result.bubbleFraction = pipe->bubbleFraction;
+
+  // Per pipeline device: its stages' static memory, the end of its last task,
+  // gradient synchronisation and the optimizer step.
+  const ::loom::DeviceSpec &dev = result.cluster.device;
+  std::vector<double> finish(P, 0);
+  for (const ::loom::PipelineTask &t : pipe->tasks)
+    finish[t.device] = std::max(finish[t.device], t.end);
+  result.deviceMemory.assign(P, {});
+  double step = 0;
+  for (int64_t d = 0; d < P; ++d) {
+    DeviceMemory &mem = result.deviceMemory[d];
+    mem.device = d;
+    double sync = 0, lastBackward = 0, params = 0, weights = 0, temp = 0,
+           actPerChunk = 0, comm = 0;
+    std::string tempAt;
+    for (int64_t s = d; s < S; s += P) {
+      StageEstimate &st = result.stageEstimates[s];
+      sync += st.gradSync;
+      lastBackward += st.backward - st.backwardComm;
+      params += stageParams[s];
+      weights += stageWeights[s];
+      double work = live[s].forwardTemporaries;
+      if (training)
+        work = std::max(work, (fullRecompute ? live[s].recomputeWorkingSet : 0.0));
+      if (work > temp) {
+        temp = work;
+        tempAt = live[s].peakTemporaryAt;
+      }
+      actPerChunk = std::max(actPerChunk, st.savedActivationBytes);
+      comm = std::max(comm, 2 * boundaryBytes[s]);
+      for (const ChargedCollective &c : charged[s])
+        comm = std::max(comm, c.bytes);
+    }
+    // Largest per-op gradient working set in backward.
+    if (training)
+      for (int64_t s = d; s < S; s += P)
+        for (size_t idx : stageOps[s])
+          if (ops[idx].hasBackward)
+            temp = std::max(temp, ops[idx].footprint +
+                                      (fullRecompute ? live[s].recomputeWorkingSet : 0));
+    double exposed = options.overlapGradSync ? std::max(0.0, sync - lastBackward) : sync;
+    // Adam streams 28 bytes per parameter (fp32 master, two moments, the
+    // gradient and the low-precision copy), bandwidth-bound.
+    double zeroSplit = 1;
+    if (options.zeroStage >= 1 && result.dataParallel > 1)
+      zeroSplit = static_cast<double>(result.dataParallel);
+    double optimizer =
+        training ? params / zeroSplit * 28.0 /
+                       (dev.memoryBandwidth * dev.eff(OpClass::Elementwise).memory)
+                 : 0.0;
+    for (int64_t s = d; s < S; s += P) {
+      result.stageEstimates[s].gradSyncExposed = exposed;
+      result.stageEstimates[s].optimizerStep = optimizer;
+    }
+    step = std::max(step, finish[d] + exposed + optimizer);
+
+    // Memory: parameters in their element type; in training, gradients of
+    // the same size and Adam state (fp32 master copy when the parameters are
+    // 16-bit, and two fp32 moments), divided by ZeRO over data parallelism.
+    double paramBytes = params > 0 ? weights : 0;
+    double bytesPerParam = params > 0 ? paramBytes / params : 4;
+    mem.memory.weights = weights;
+    if (training) {
+      mem.memory.gradients = params * bytesPerParam;
+      mem.memory.optimizer = params * (bytesPerParam < 4 ? 12.0 : 8.0);
+      if (options.zeroStage >= 1)
+        mem.memory.optimizer /= zeroSplit;
+      if (options.zeroStage >= 2)
+        mem.memory.gradients /= zeroSplit;
+      if (options.zeroStage >= 3)
+        mem.memory.weights /= zeroSplit;
+    }
+    int64_t inFlight = 0;
+    double actBytes = 0;
+    if (training) {
+      for (auto [chunk, n] : llvm::enumerate(pipe->peakInFlight[d])) {
+        int64_t s = d + static_cast<int64_t>(chunk) * P;
+        inFlight += n;
+        if (s < S)
+          actBytes += n * result.stageEstimates[s].savedActivationBytes;
+      }
+    }
+    mem.microBatchesInFlight = inFlight;
+    mem.memory.activations = actBytes;
+    mem.memory.temporaries = temp;
+    mem.memory.commBuffers = comm;
+    if (training)
+      mem.peakAt = llvm::formatv("backward with {0} micro-batch(es) in flight; "
+                                 "largest working set at {1}",
+                                 inFlight, tempAt.empty() ? "-" : tempAt);
+    else
+      mem.peakAt = "forward; largest working set at " + (tempAt.empty() ? "-" : tempAt);
+
+    // Timeline: static memory plus activations held, at each task boundary.
+    double base = mem.memory.weights + mem.memory.gradients +
+                  mem.memory.optimizer + mem.memory.commBuffers;
+    double held = 0;
+    mem.timeline.push_back({0.0, base});
+    for (const ::loom::PipelineTask &t : pipe->tasks) {
+      if (t.device != d || !training)
+        continue;
+      double a = result.stageEstimates[t.stage].savedActivationBytes;
+      held += t.backward ? -a : a;
+      mem.timeline.push_back({t.end, base + held});
+    }
+    (void)actPerChunk;
+  }
+  result.stepTime = step;
+
+  // FLOPs: model FLOPs count forward and backward once; hardware FLOPs add
+  // the recomputed forward.
+  double fwd = 0, bwd = 0, recomputed = 0;
+  for (const OpInfo &info : ops) {
+    fwd += info.globalFwdFlops;
+    if (training && info.hasBackward) {
+      bwd += info.globalBwdFlops;
+      if (fullRecompute || info.recompute)
+        recomputed += info.globalFwdFlops;
+    }
+  }
+  // The IR holds one micro-batch for every data-parallel replica; ops the
+  // plan replicates are still counted once.
+  result.modelFlops = m * (fwd + bwd);
+  result.hardwareFlops = m * (fwd + bwd + recomputed);
+
+  // The peak the device quotes for the precision carrying most FLOPs.
+  DenseMap<unsigned, double> flopsByPrecision;
+  for (const OpInfo &info : ops)
+    if (info.op->getNumResults())
+      flopsByPrecision[unsigned(precisionOf(
+          getElementTypeOrSelf(info.op->getResult(0).getType())))] +=
+          info.globalFwdFlops;
+  Precision dominant = Precision::FP32;
+  double most = -1;
+  for (auto &[p, f] : flopsByPrecision)
+    if (f > most) {
+      most = f;
+      dominant = static_cast<Precision>(p);
+    }
+  result.peakFlopsPerDevice = dev.peak(dominant);
+
+  // Per op class and per collective kind (busiest pipeline device).
+  for (const OpInfo &info : ops) {
+    if (!isa<CostOpInterface>(info.op) || isa<WeightOp, ConstantOp>(info.op))
+      continue;
+    OpClassTotals &c = result.opClasses[::loom::stringifyOpClass(info.cls).str()];
+    ++c.count;
+    c.flops += info.fwdFlops;
+    c.bytes += info.fwdBytes;
+    c.forward += info.fwdTime;
+    c.backward += info.bwdTime + (fullRecompute || info.recompute ? info.fwdTime : 0);
+    c.comm += info.fwdComm + info.bwdComm;
+  }
+  std::vector<std::map<std::string, CollectiveTotals>> perDevice(P);
+  std::vector<double> commPerDevice(P, 0);
+  for (int64_t s = 0; s < S; ++s)
+    for (const ChargedCollective &c : charged[s]) {
+      double times = c.perStep ? 1 : static_cast<double>(m);
+      if (!c.perStep && fullRecompute && c.kind == CollectiveKind::AllReduce)
+        times = m; // (recomputed forward collectives are in the stage time)
+      CollectiveTotals &t =
+          perDevice[s % P][::loom::stringifyCollectiveKind(c.kind).str()];
+      t.count += static_cast<int64_t>(times);
+      t.bytes += times * c.bytes;
+      t.seconds += times * c.seconds;
+      commPerDevice[s % P] += times * c.seconds;
+    }
+  int64_t busiest = std::max_element(commPerDevice.begin(), commPerDevice.end()) -
+                    commPerDevice.begin();
+  result.collectives = perDevice[busiest];
+  result.commSeconds = commPerDevice[busiest];
+  double exposedComm = 0;
+  for (const StageEstimate &st : result.stageEstimates)
+    if (st.device == busiest)
+      exposedComm += m * (st.forwardComm + st.backwardComm) + st.gradSyncExposed / result.virtualStages;
+  result.exposedCommSeconds = exposedComm;
+
+  double peak = result.peakMemory();
+  if (peak > dev.memoryBytes)
+    result.notes.push_back(llvm::formatv(
+        "does not fit: peak {0:F2} GiB per device exceeds the {1:F2} GiB of a {2}",
+        peak / (1ull << 30), dev.memoryBytes / (1ull << 30), dev.name));
+  return success();
+}
+
+LogicalResult Estimator::run() {
+  auto start = std::chrono::steady_clock::now();
+  result.options = options;
+  if (failed(resolveCluster()) || failed(resolveGrid()) || failed(propagate()) ||
+      failed(resolveBatch()) || failed(collectOps()) || failed(costOps()) ||
+      failed(assemble()))
+    return failure();
+  if (options.annotateOps) {
+    Builder b(module.getContext());
+    for (const OpInfo &info : ops) {
+      if (!isa<CostOpInterface>(info.op) || isa<WeightOp, ConstantOp>(info.op))
+        continue;
+      SmallVector<NamedAttribute> attrs = {
+          b.getNamedAttr("class", b.getStringAttr(::loom::stringifyOpClass(info.cls))),
+          b.getNamedAttr("flops", b.getF64FloatAttr(info.fwdFlops)),
+          b.getNamedAttr("bytes", b.getF64FloatAttr(info.fwdBytes)),
+          b.getNamedAttr("time_us", b.getF64FloatAttr(info.fwdTime * 1e6)),
+          b.getNamedAttr("comm_us", b.getF64FloatAttr(info.fwdComm * 1e6))};
+      if (info.hasBackward) {
+        attrs.push_back(b.getNamedAttr("bwd_flops", b.getF64FloatAttr(info.bwdFlops)));
+        attrs.push_back(b.getNamedAttr("bwd_time_us", b.getF64FloatAttr(info.bwdTime * 1e6)));
+        attrs.push_back(b.getNamedAttr("bwd_comm_us", b.getF64FloatAttr(info.bwdComm * 1e6)));
+      }
+      if (info.gradSync > 0)
+        attrs.push_back(b.getNamedAttr("grad_sync_us", b.getF64FloatAttr(info.gradSync * 1e6)));
+      info.op->setAttr("loom.cost", b.getDictionaryAttr(attrs));
+    }
+  }
+  result.estimateSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return success();
+}
+
+FailureOr<Estimate> mlir::loom::estimateModule(ModuleOp module,
+                                               const EstimateOptions &options) {
+  Estimate result;
+  Estimator estimator(module, options, result);
+  if (failed(estimator.run()))
+    return failure();
+  return result;
+}
