@@ -113,10 +113,10 @@ void mlir::loom::printEstimate(const Estimate &e, llvm::raw_ostream &os) {
   os << llvm::formatv("    samples/s              {0}\n", g4(e.samplesPerSecond()));
   if (e.tokensPerSample)
     os << llvm::formatv("    tokens/s               {0}\n", g4(tokensPerSecond(e)));
-  os << llvm::formatv("    TFLOP/s per device     {0:F1} model, {1:F1} hardware\n",
-                      modelTflops, hwTflops);
-  os << llvm::formatv("    MFU                    {0:F1} %\n",
-                      100 * modelTflops * 1e12 / e.peakFlopsPerDevice);
+  os << llvm::formatv("    TFLOP/s per device     {0} model, {1} hardware\n",
+                      g4(modelTflops), g4(hwTflops));
+  os << llvm::formatv("    MFU                    {0} %\n",
+                      g4(100 * modelTflops * 1e12 / e.peakFlopsPerDevice));
   os << llvm::formatv("    pipeline bubble        {0:F1} %\n", 100 * e.bubbleFraction);
   os << llvm::formatv("    communication          {0} s per step, {1} s exposed\n",
                       g4(e.commSeconds), g4(e.exposedCommSeconds));

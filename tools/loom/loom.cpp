@@ -3,8 +3,10 @@
 // `loom summarize MODEL` imports a model (ONNX .onnx, loom-trace .json, or
 // loom-dialect .mlir) and prints what it holds: ops by kind, parameters and
 // FLOPs per sample. `loom cluster list` and `loom cluster show NAME|FILE`
-// list the cluster presets and print a spec (docs/cluster-spec.md). Later
-// phases add planning verbs beside them. Every failure is a diagnostic naming
+// list the cluster presets and print a spec (docs/cluster-spec.md).
+// `loom estimate MODEL --cluster NAME` prices one step of the model's plan (a
+// single device until it carries one) with the cost model
+// (docs/cost-model.md). Later phases add planning verbs beside them. Every failure is a diagnostic naming
 // the file (or the field of a spec) and exits 1; output files are written
 // only on success.
 //
@@ -12,6 +14,7 @@
 
 #include "loom/Analysis/ModelSummary.h"
 #include "loom/Cost/Cluster.h"
+#include "loom/Cost/Estimate.h"
 #include "loom/InitAll.h"
 #include "loom/Translate/Import.h"
 
@@ -34,25 +37,39 @@ namespace cost = ::loom;
 
 static cl::SubCommand summarizeCmd("summarize",
                                    "Import a model and print its summary");
+static cl::SubCommand
+    estimateCmd("estimate", "Import a model and estimate the time and memory "
+                            "of one step of its plan on a cluster");
 static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
                                       cl::desc("<model.onnx|trace.json|.mlir>"),
-                                      cl::sub(summarizeCmd));
+                                      cl::sub(summarizeCmd), cl::sub(estimateCmd));
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Pin an input's shape: NAME=D0xD1x... (repeatable)"),
-                cl::sub(summarizeCmd));
+                cl::sub(summarizeCmd), cl::sub(estimateCmd));
 static cl::opt<int64_t>
     defaultDim("default-dim",
                cl::desc("Value for dynamic dims not pinned by --input-shape"),
-               cl::init(-1), cl::sub(summarizeCmd));
+               cl::init(-1), cl::sub(summarizeCmd), cl::sub(estimateCmd));
 static cl::opt<bool> jsonOutput("json", cl::desc("Print the summary as JSON"),
-                                cl::sub(summarizeCmd));
+                                cl::sub(summarizeCmd), cl::sub(estimateCmd));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
-                                       cl::sub(summarizeCmd));
+                                       cl::sub(summarizeCmd), cl::sub(estimateCmd));
 static cl::opt<bool> emitIR("emit-mlir",
                             cl::desc("Also print the imported loom IR"),
                             cl::sub(summarizeCmd));
+
+static cl::opt<std::string>
+    estimateCluster("cluster", cl::desc("Cluster preset or spec file"),
+                    cl::init("dgx-a100-80g"), cl::sub(estimateCmd));
+static cl::opt<std::string> estimateMode("mode", cl::desc("train or infer"),
+                                         cl::init("train"),
+                                         cl::sub(estimateCmd));
+static cl::opt<int64_t>
+    estimateGlobalBatch("global-batch",
+                        cl::desc("Samples per step (default: the IR's batch)"),
+                        cl::init(0), cl::sub(estimateCmd));
 
 static cl::SubCommand
     clusterCmd("cluster", "Cluster specs: 'cluster list' prints the presets, "
@@ -90,20 +107,28 @@ importModel(StringRef path, MLIRContext &ctx,
   return nullptr;
 }
 
-static int runSummarize(MLIRContext &ctx) {
+/// Imports `modelPath` with the --input-shape/--default-dim options.
+static OwningOpRef<ModuleOp> importFromOptions(MLIRContext &ctx) {
   mlir::loom::ImportOptions options;
   options.defaultDynamicDim = defaultDim;
   for (const std::string &spec : inputShapes) {
     std::string err;
     if (!mlir::loom::parseInputShape(spec, options, err)) {
       errs() << "loom: error: " << err << "\n";
-      return 1;
+      return nullptr;
     }
   }
-  SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
   OwningOpRef<ModuleOp> module = importModel(modelPath, ctx, options);
   if (!module || failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+static int runSummarize(MLIRContext &ctx) {
+  SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  OwningOpRef<ModuleOp> module = importFromOptions(ctx);
+  if (!module)
     return 1;
   FailureOr<mlir::loom::ModelSummary> summary =
       mlir::loom::summarizeModel(*module, sys::path::filename(modelPath));
@@ -121,6 +146,39 @@ static int runSummarize(MLIRContext &ctx) {
     mlir::loom::printSummaryJSON(*summary, out->os());
   else
     mlir::loom::printSummaryText(*summary, out->os());
+  out->keep();
+  return 0;
+}
+
+static int runEstimate(MLIRContext &ctx) {
+  SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  OwningOpRef<ModuleOp> module = importFromOptions(ctx);
+  if (!module)
+    return 1;
+  if (estimateMode != "train" && estimateMode != "infer") {
+    errs() << "loom: error: --mode must be train or infer, not '"
+           << estimateMode << "'\n";
+    return 1;
+  }
+  mlir::loom::EstimateOptions options;
+  options.cluster = estimateCluster;
+  options.training = estimateMode == "train";
+  options.globalBatch = estimateGlobalBatch;
+  FailureOr<mlir::loom::Estimate> estimate =
+      mlir::loom::estimateModule(*module, options);
+  if (failed(estimate))
+    return 1;
+  std::string err;
+  auto out = openOutputFile(outputPath, &err);
+  if (!out) {
+    errs() << "loom: error: " << err << "\n";
+    return 1;
+  }
+  if (jsonOutput)
+    out->os() << formatv("{0:2}", mlir::loom::estimateToJSON(*estimate)) << "\n";
+  else
+    mlir::loom::printEstimate(*estimate, out->os());
   out->keep();
   return 0;
 }
@@ -230,9 +288,11 @@ int main(int argc, char **argv) {
   mlir::loom::registerAllDialects(registry);
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
+  if (estimateCmd)
+    return runEstimate(ctx);
   if (summarizeCmd)
     return runSummarize(ctx);
   errs() << "loom: no command given; try 'loom summarize MODEL', "
-            "'loom cluster list' or --help\n";
+            "'loom estimate MODEL --cluster NAME', 'loom cluster list' or --help\n";
   return 1;
 }
