@@ -42,7 +42,7 @@ std::optional<PipelineSchedule> loom::parsePipelineSchedule(llvm::StringRef s) {
   return llvm::StringSwitch<std::optional<PipelineSchedule>>(s)
       .Case("gpipe", PipelineSchedule::GPipe)
       .Case("1f1b", PipelineSchedule::OneFOneB)
-      .Case("interleaved_1f1b", PipelineSchedule::Interleaved1F1B)
+      .Cases("interleaved", "interleaved_1f1b", PipelineSchedule::Interleaved1F1B)
       .Case("kfkb", PipelineSchedule::KFKB)
       .Default(std::nullopt);
 }
