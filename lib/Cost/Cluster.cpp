@@ -11,6 +11,7 @@
 #include "loom/Cost/Cluster.h"
 
 #include "ClusterPresets.h"
+#include "JSONReader.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -18,12 +19,11 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Regex.h"
-
-#include <cmath>
 
 using namespace llvm;
 using namespace loom;
+using loom::detail::formatNumber;
+using loom::detail::JSONReader;
 
 //===----------------------------------------------------------------------===//
 // Enums
@@ -79,13 +79,6 @@ static constexpr double kGB = 1e9;
 static constexpr double kTFLOP = 1e12;
 static constexpr double kMicro = 1e-6;
 
-/// A number as a person writes it: at most 12 significant digits, so values
-/// converted to SI units and back print as they were written.
-static std::string fmtNum(double v) {
-  std::string s = formatv("{0}", format("%.12g", v)).str();
-  return s;
-}
-
 //===----------------------------------------------------------------------===//
 // ClusterSpec and AxisSpan
 //===----------------------------------------------------------------------===//
@@ -137,224 +130,36 @@ AxisSpan loom::combineSpans(ArrayRef<AxisSpan> spans) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Reads one spec, tracking `origin` for messages. Each getter returns an
-/// Error naming the field by JSON path: `levels[1].bandwidth_GBps`.
-class SpecReader {
+/// Reads one spec. Each error names the field by JSON path:
+/// `levels[1].bandwidth_GBps`.
+class SpecReader : public JSONReader {
 public:
-  explicit SpecReader(StringRef origin) : origin(origin) {}
-
-  Error fail(const Twine &path, const Twine &msg) const {
-    return createStringError(inconvertibleErrorCode(),
-                             (origin + ": " + path + ": " + msg).str());
-  }
-
-  static std::string join(StringRef path, StringRef key) {
-    return path.empty() ? key.str() : (path + "." + key).str();
-  }
-
-  /// Rejects keys outside `allowed`, suggesting the nearest allowed name.
-  Error checkKeys(const json::Object &o, StringRef path,
-                  ArrayRef<StringRef> allowed) const;
-
-  /// `key` as an object; nullptr (no error) when absent and not required.
-  Error getObject(const json::Object &o, StringRef path, StringRef key,
-                  bool required, const json::Object *&out) const;
-  Error getString(const json::Object &o, StringRef path, StringRef key,
-                  bool required, std::string &out) const;
-
-  enum class Bound { Positive, NonNegative, UnitInterval };
-  /// A number with the given bound; `out` is left alone when the key is
-  /// absent and not required. Sets `present` when given.
-  Error getNumber(const json::Object &o, StringRef path, StringRef key,
-                  bool required, Bound bound, double &out,
-                  bool *present = nullptr) const;
-  Error getInteger(const json::Object &o, StringRef path, StringRef key,
-                   bool required, int64_t lo, int64_t hi, int64_t &out,
-                   bool *present = nullptr) const;
+  explicit SpecReader(StringRef origin) : JSONReader(origin, Style::Detailed) {}
 
   Error readDevice(const json::Object &o, DeviceSpec &d) const;
   Error readLevels(const json::Array &a, std::vector<LevelSpec> &levels) const;
   Error readHost(const json::Object &o, HostSpec &h) const;
   Error readNvme(const json::Object &o, NvmeSpec &n) const;
-
-private:
-  std::string origin;
 };
 } // namespace
 
-static StringRef kindName(const json::Value &v) {
-  switch (v.kind()) {
-  case json::Value::Null:
-    return "null";
-  case json::Value::Boolean:
-    return "a boolean";
-  case json::Value::Number:
-    return "a number";
-  case json::Value::String:
-    return "a string";
-  case json::Value::Array:
-    return "an array";
-  case json::Value::Object:
-    return "an object";
-  }
-  return "a value";
-}
-
-/// The allowed name closest to `name`, if it is a plausible typo.
-static std::optional<StringRef> nearestName(StringRef name,
-                                            ArrayRef<StringRef> allowed) {
-  if (name.size() > 64)
-    return std::nullopt;
-  std::optional<StringRef> best;
-  unsigned bestDistance = 0;
-  std::string lowered = name.lower();
-  for (StringRef a : allowed) {
-    unsigned d = StringRef(lowered).edit_distance(a.lower(), true, 16);
-    if (!best || d < bestDistance) {
-      best = a;
-      bestDistance = d;
-    }
-  }
-  unsigned limit = std::max<unsigned>(2, name.size() / 3);
-  if (best && bestDistance <= limit)
-    return best;
-  return std::nullopt;
-}
-
-Error SpecReader::checkKeys(const json::Object &o, StringRef path,
-                            ArrayRef<StringRef> allowed) const {
-  SmallVector<StringRef> keys;
-  for (const auto &kv : o)
-    keys.push_back(kv.first);
-  llvm::sort(keys);
-  for (StringRef k : keys) {
-    if (llvm::is_contained(allowed, k))
-      continue;
-    std::string msg = "unknown key";
-    if (std::optional<StringRef> near = nearestName(k, allowed))
-      msg += (" (did you mean '" + *near + "'?)").str();
-    msg += "; expected one of: " + llvm::join(allowed, ", ");
-    return fail(join(path, k), msg);
-  }
-  return Error::success();
-}
-
-Error SpecReader::getObject(const json::Object &o, StringRef path,
-                            StringRef key, bool required,
-                            const json::Object *&out) const {
-  out = nullptr;
-  const json::Value *v = o.get(key);
-  if (!v)
-    return required ? fail(join(path, key), "missing") : Error::success();
-  out = v->getAsObject();
-  if (!out)
-    return fail(join(path, key), "expected an object, got " + kindName(*v));
-  return Error::success();
-}
-
-Error SpecReader::getString(const json::Object &o, StringRef path,
-                            StringRef key, bool required,
-                            std::string &out) const {
-  const json::Value *v = o.get(key);
-  if (!v)
-    return required ? fail(join(path, key), "missing") : Error::success();
-  std::optional<StringRef> s = v->getAsString();
-  if (!s)
-    return fail(join(path, key), "expected a string, got " + kindName(*v));
-  out = s->str();
-  return Error::success();
-}
-
-Error SpecReader::getNumber(const json::Object &o, StringRef path,
-                            StringRef key, bool required, Bound bound,
-                            double &out, bool *present) const {
-  if (present)
-    *present = false;
-  const json::Value *v = o.get(key);
-  if (!v)
-    return required ? fail(join(path, key), "missing") : Error::success();
-  std::optional<double> d = v->getAsNumber();
-  if (!d)
-    return fail(join(path, key), "expected a number, got " + kindName(*v));
-  if (!std::isfinite(*d))
-    return fail(join(path, key), "must be finite");
-  switch (bound) {
-  case Bound::Positive:
-    if (!(*d > 0))
-      return fail(join(path, key), "must be > 0 (got " + fmtNum(*d) + ")");
-    break;
-  case Bound::NonNegative:
-    if (!(*d >= 0))
-      return fail(join(path, key), "must be >= 0 (got " + fmtNum(*d) + ")");
-    break;
-  case Bound::UnitInterval:
-    if (!(*d > 0 && *d <= 1))
-      return fail(join(path, key),
-                  "must be in (0, 1] (got " + fmtNum(*d) + ")");
-    break;
-  }
-  out = *d;
-  if (present)
-    *present = true;
-  return Error::success();
-}
-
-Error SpecReader::getInteger(const json::Object &o, StringRef path,
-                             StringRef key, bool required, int64_t lo,
-                             int64_t hi, int64_t &out, bool *present) const {
-  if (present)
-    *present = false;
-  const json::Value *v = o.get(key);
-  if (!v)
-    return required ? fail(join(path, key), "missing") : Error::success();
-  std::optional<double> d = v->getAsNumber();
-  if (!d)
-    return fail(join(path, key), "expected an integer, got " + kindName(*v));
-  std::optional<int64_t> i = v->getAsInteger();
-  if (!i)
-    return fail(join(path, key), "must be an integer (got " + fmtNum(*d) + ")");
-  if (*i < lo || *i > hi) {
-    std::string range =
-        hi == std::numeric_limits<int64_t>::max()
-            ? (">= " + Twine(lo)).str()
-            : ("between " + Twine(lo) + " and " + Twine(hi)).str();
-    return fail(join(path, key),
-                "must be " + range + " (got " + Twine(*i) + ")");
-  }
-  out = *i;
-  if (present)
-    *present = true;
-  return Error::success();
-}
-
-static constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
-
 Error SpecReader::readDevice(const json::Object &o, DeviceSpec &d) const {
   StringRef path = "device";
-  if (Error e = checkKeys(o, path,
-                          {"name", "peak_TFLOPs", "memory_GiB",
-                           "memory_bandwidth_GBps", "kernel_overhead_us",
-                           "efficiency"}))
-    return e;
-  if (Error e = getString(o, path, "name", true, d.name))
+  if (Error e = getString(o, path, "name", Required, d.name))
     return e;
 
   const json::Object *peak;
-  if (Error e = getObject(o, path, "peak_TFLOPs", true, peak))
-    return e;
-  SmallVector<StringRef> precisions(std::begin(kPrecisionNames),
-                                    std::end(kPrecisionNames));
-  std::string peakPath = "device.peak_TFLOPs";
-  if (Error e = checkKeys(*peak, peakPath, precisions))
+  if (Error e =
+          getObject(o, path, "peak_TFLOPs", Required, peak, kPrecisionNames))
     return e;
   std::array<bool, kNumPrecisions> given{};
   for (unsigned i = 0; i < kNumPrecisions; ++i) {
     Precision p = Precision(i);
     bool required = p == Precision::FP32 || p == Precision::BF16;
     double tflops = 0;
-    if (Error e = getNumber(*peak, peakPath, kPrecisionNames[i], required,
-                            required ? Bound::Positive : Bound::NonNegative,
-                            tflops, &given[i]))
+    if (Error e = getNumber(
+            *peak, "device.peak_TFLOPs", kPrecisionNames[i], Presence(required),
+            required ? Bound::Positive : Bound::NonNegative, tflops, &given[i]))
       return e;
     d.peakFlops[i] = tflops * kTFLOP;
   }
@@ -364,12 +169,13 @@ Error SpecReader::readDevice(const json::Object &o, DeviceSpec &d) const {
     d.peakFlops[unsigned(Precision::FP16)] = d.peak(Precision::BF16);
 
   double memGiB = 0, memGBps = 0, overheadUs = 0;
-  if (Error e = getNumber(o, path, "memory_GiB", true, Bound::Positive, memGiB))
+  if (Error e =
+          getNumber(o, path, "memory_GiB", Required, Bound::Positive, memGiB))
     return e;
-  if (Error e = getNumber(o, path, "memory_bandwidth_GBps", true,
+  if (Error e = getNumber(o, path, "memory_bandwidth_GBps", Required,
                           Bound::Positive, memGBps))
     return e;
-  if (Error e = getNumber(o, path, "kernel_overhead_us", false,
+  if (Error e = getNumber(o, path, "kernel_overhead_us", Optional,
                           Bound::NonNegative, overheadUs))
     return e;
   d.memoryBytes = memGiB * kGiB;
@@ -378,28 +184,20 @@ Error SpecReader::readDevice(const json::Object &o, DeviceSpec &d) const {
 
   d.efficiency.fill(Efficiency{});
   const json::Object *eff;
-  if (Error e = getObject(o, path, "efficiency", false, eff))
+  if (Error e = getObject(o, path, "efficiency", Optional, eff, kOpClassNames))
     return e;
-  if (!eff)
-    return Error::success();
-  SmallVector<StringRef> classes(std::begin(kOpClassNames),
-                                 std::end(kOpClassNames));
-  if (Error e = checkKeys(*eff, "device.efficiency", classes))
-    return e;
-  for (unsigned i = 0; i < kNumOpClasses; ++i) {
+  for (unsigned i = 0; eff && i < kNumOpClasses; ++i) {
     const json::Object *entry;
-    if (Error e = getObject(*eff, "device.efficiency", kOpClassNames[i], false,
-                            entry))
+    if (Error e = getObject(*eff, "device.efficiency", kOpClassNames[i],
+                            Optional, entry, {"compute", "memory"}))
       return e;
     if (!entry)
       continue;
     std::string entryPath = ("device.efficiency." + kOpClassNames[i]).str();
-    if (Error e = checkKeys(*entry, entryPath, {"compute", "memory"}))
-      return e;
-    if (Error e = getNumber(*entry, entryPath, "compute", false,
+    if (Error e = getNumber(*entry, entryPath, "compute", Optional,
                             Bound::UnitInterval, d.efficiency[i].compute))
       return e;
-    if (Error e = getNumber(*entry, entryPath, "memory", false,
+    if (Error e = getNumber(*entry, entryPath, "memory", Optional,
                             Bound::UnitInterval, d.efficiency[i].memory))
       return e;
   }
@@ -413,43 +211,37 @@ Error SpecReader::readLevels(const json::Array &a,
   int64_t devicesBelow = 1;
   for (auto [index, value] : llvm::enumerate(a)) {
     std::string path = formatv("levels[{0}]", index).str();
-    const json::Object *o = value.getAsObject();
-    if (!o)
-      return fail(path, "expected an object, got " + kindName(value));
-    if (Error e = checkKeys(*o, path,
-                            {"name", "kind", "fanout", "bandwidth_GBps", "nics",
-                             "nic_Gbps", "latency_us", "bus_efficiency"}))
+    const json::Object *o;
+    if (Error e =
+            readObject(value, path,
+                       {"name", "kind", "fanout", "bandwidth_GBps", "nics",
+                        "nic_Gbps", "latency_us", "bus_efficiency"},
+                       o))
       return e;
     LevelSpec l;
-    if (Error e = getString(*o, path, "name", true, l.name))
+    if (Error e = getString(*o, path, "name", Required, l.name,
+                            /*allowEmpty=*/false))
       return e;
-    if (l.name.empty())
-      return fail(path + ".name", "must not be empty");
     for (const LevelSpec &prev : levels)
       if (prev.name == l.name)
         return fail(path + ".name", "duplicate level name '" + l.name + "'");
-    if (Error e = getString(*o, path, "kind", true, l.kind))
+    if (Error e = getString(*o, path, "kind", Required, l.kind))
       return e;
-    if (!llvm::is_contained(kLevelKinds, l.kind)) {
-      std::string msg = "unknown kind '" + l.kind + "'";
-      if (std::optional<StringRef> near = nearestName(l.kind, kLevelKinds))
-        msg += (" (did you mean '" + *near + "'?)").str();
-      msg += "; expected one of: " +
-             llvm::join(ArrayRef<StringRef>(kLevelKinds), ", ");
-      return fail(path + ".kind", msg);
-    }
-    if (Error e = getInteger(*o, path, "fanout", true, 1, kNoMax, l.fanout))
+    if (!llvm::is_contained(kLevelKinds, l.kind))
+      return failUnknown(path + ".kind", "unknown kind '" + l.kind + "'",
+                         l.kind, kLevelKinds);
+    if (Error e = getInteger(*o, path, "fanout", Required, 1, kNoMax, l.fanout))
       return e;
 
     double gbps = 0, nicGbps = 0;
     bool hasBandwidth, hasNics, hasNicGbps;
-    if (Error e = getNumber(*o, path, "bandwidth_GBps", false, Bound::Positive,
-                            gbps, &hasBandwidth))
+    if (Error e = getNumber(*o, path, "bandwidth_GBps", Optional,
+                            Bound::Positive, gbps, &hasBandwidth))
       return e;
     if (Error e =
-            getInteger(*o, path, "nics", false, 1, kNoMax, l.nics, &hasNics))
+            getInteger(*o, path, "nics", Optional, 1, kNoMax, l.nics, &hasNics))
       return e;
-    if (Error e = getNumber(*o, path, "nic_Gbps", false, Bound::Positive,
+    if (Error e = getNumber(*o, path, "nic_Gbps", Optional, Bound::Positive,
                             nicGbps, &hasNicGbps))
       return e;
     if (hasBandwidth && (hasNics || hasNicGbps))
@@ -467,11 +259,11 @@ Error SpecReader::readLevels(const json::Array &a,
                                      double(devicesBelow);
 
     double latencyUs = 0;
-    if (Error e = getNumber(*o, path, "latency_us", false, Bound::NonNegative,
-                            latencyUs))
+    if (Error e = getNumber(*o, path, "latency_us", Optional,
+                            Bound::NonNegative, latencyUs))
       return e;
     l.latency = latencyUs * kMicro;
-    if (Error e = getNumber(*o, path, "bus_efficiency", false,
+    if (Error e = getNumber(*o, path, "bus_efficiency", Optional,
                             Bound::UnitInterval, l.busEfficiency))
       return e;
     if (devicesBelow > (int64_t(1) << 40) / l.fanout)
@@ -484,37 +276,35 @@ Error SpecReader::readLevels(const json::Array &a,
 
 Error SpecReader::readHost(const json::Object &o, HostSpec &h) const {
   StringRef path = "host";
-  if (Error e = checkKeys(o, path,
-                          {"memory_GiB", "link", "cpu_cores", "cpu_adam_GBps"}))
-    return e;
   double memGiB = 0, adamGBps = 0;
-  if (Error e = getNumber(o, path, "memory_GiB", true, Bound::Positive, memGiB))
+  if (Error e =
+          getNumber(o, path, "memory_GiB", Required, Bound::Positive, memGiB))
     return e;
   h.memoryBytes = memGiB * kGiB;
-  if (Error e = getInteger(o, path, "cpu_cores", false, 1, kNoMax, h.cpuCores))
-    return e;
   if (Error e =
-          getNumber(o, path, "cpu_adam_GBps", false, Bound::Positive, adamGBps))
+          getInteger(o, path, "cpu_cores", Optional, 1, kNoMax, h.cpuCores))
+    return e;
+  if (Error e = getNumber(o, path, "cpu_adam_GBps", Optional, Bound::Positive,
+                          adamGBps))
     return e;
   h.cpuAdamBandwidth = adamGBps * kGB;
 
   const json::Object *link;
-  if (Error e = getObject(o, path, "link", true, link))
+  if (Error e = getObject(o, path, "link", Required, link))
     return e;
   std::string linkPath = "host.link";
-  if (Error e = getString(*link, linkPath, "kind", true, h.linkKind))
+  if (Error e = getString(*link, linkPath, "kind", Required, h.linkKind))
     return e;
   double gbps = 0, latencyUs = 0;
-  bool hasBandwidth;
   if (h.linkKind == "pcie") {
     if (Error e =
             checkKeys(*link, linkPath,
                       {"kind", "gen", "width", "bandwidth_GBps", "latency_us"}))
       return e;
     int64_t gen = 0, width = 0;
-    if (Error e = getInteger(*link, linkPath, "gen", true, 3, 6, gen))
+    if (Error e = getInteger(*link, linkPath, "gen", Required, 3, 6, gen))
       return e;
-    if (Error e = getInteger(*link, linkPath, "width", true, 1, 16, width))
+    if (Error e = getInteger(*link, linkPath, "width", Required, 1, 16, width))
       return e;
     h.pcieGen = int(gen);
     h.pcieWidth = int(width);
@@ -527,12 +317,11 @@ Error SpecReader::readHost(const json::Object &o, HostSpec &h) const {
     return fail(linkPath + ".kind",
                 "unknown kind '" + h.linkKind + "'; expected pcie or c2c");
   }
-  if (Error e =
-          getNumber(*link, linkPath, "bandwidth_GBps", h.linkKind == "c2c",
-                    Bound::Positive, gbps, &hasBandwidth))
+  if (Error e = getNumber(*link, linkPath, "bandwidth_GBps",
+                          Presence(h.linkKind == "c2c"), Bound::Positive, gbps))
     return e;
   h.linkBandwidth = gbps * kGB;
-  if (Error e = getNumber(*link, linkPath, "latency_us", false,
+  if (Error e = getNumber(*link, linkPath, "latency_us", Optional,
                           Bound::NonNegative, latencyUs))
     return e;
   h.linkLatency = latencyUs * kMicro;
@@ -541,14 +330,15 @@ Error SpecReader::readHost(const json::Object &o, HostSpec &h) const {
 
 Error SpecReader::readNvme(const json::Object &o, NvmeSpec &n) const {
   StringRef path = "nvme";
-  if (Error e = checkKeys(o, path, {"capacity_TiB", "read_GBps", "write_GBps"}))
-    return e;
   double tib = 0, read = 0, write = 0;
-  if (Error e = getNumber(o, path, "capacity_TiB", true, Bound::Positive, tib))
+  if (Error e =
+          getNumber(o, path, "capacity_TiB", Required, Bound::Positive, tib))
     return e;
-  if (Error e = getNumber(o, path, "read_GBps", true, Bound::Positive, read))
+  if (Error e =
+          getNumber(o, path, "read_GBps", Required, Bound::Positive, read))
     return e;
-  if (Error e = getNumber(o, path, "write_GBps", true, Bound::Positive, write))
+  if (Error e =
+          getNumber(o, path, "write_GBps", Required, Bound::Positive, write))
     return e;
   n.capacityBytes = tib * kTiB;
   n.readBandwidth = read * kGB;
@@ -558,69 +348,58 @@ Error SpecReader::readNvme(const json::Object &o, NvmeSpec &n) const {
 
 Expected<ClusterSpec> loom::parseClusterSpec(StringRef json, StringRef origin) {
   SpecReader reader(origin);
-  Expected<json::Value> root = json::parse(json);
-  if (!root) {
-    // json::ParseError prints "[line:col, byte=N]: message".
-    std::string msg = toString(root.takeError());
-    SmallVector<StringRef> m;
-    if (Regex("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$").match(msg, &m))
-      return createStringError(
-          inconvertibleErrorCode(),
-          (origin + ":" + m[1] + ":" + m[2] + ": invalid JSON: " + m[3]).str());
-    return createStringError(inconvertibleErrorCode(),
-                             (origin + ": invalid JSON: " + msg).str());
-  }
-  const json::Object *top = root->getAsObject();
+  Expected<json::Object> top = reader.parseObject(json);
   if (!top)
-    return createStringError(
-        inconvertibleErrorCode(),
-        (origin + ": expected a JSON object, got " + kindName(*root)).str());
+    return top.takeError();
   if (Error e = reader.checkKeys(*top, "",
                                  {"name", "description", "sources", "device",
                                   "levels", "host", "nvme"}))
     return std::move(e);
 
   ClusterSpec spec;
-  if (Error e = reader.getString(*top, "", "name", true, spec.name))
-    return std::move(e);
   if (Error e =
-          reader.getString(*top, "", "description", false, spec.description))
+          reader.getString(*top, "", "name", JSONReader::Required, spec.name))
     return std::move(e);
-  if (const json::Value *sources = top->get("sources")) {
-    // Free text citing where the numbers come from; not kept.
-    const json::Array *a = sources->getAsArray();
-    if (!a)
-      return reader.fail("sources", "expected an array of strings, got " +
-                                        kindName(*sources));
-    for (auto [i, s] : llvm::enumerate(*a))
-      if (!s.getAsString())
-        return reader.fail(formatv("sources[{0}]", i).str(),
-                           "expected a string, got " + kindName(s));
-  }
+  if (Error e = reader.getString(*top, "", "description", JSONReader::Optional,
+                                 spec.description))
+    return std::move(e);
+  // Free text citing where the numbers come from; checked, not kept.
+  const json::Array *sources;
+  if (Error e = reader.getArray(*top, "", "sources", JSONReader::Optional,
+                                sources, "an array of strings"))
+    return std::move(e);
+  for (size_t i = 0; sources && i < sources->size(); ++i)
+    if (!(*sources)[i].getAsString())
+      return reader.wrongKind(formatv("sources[{0}]", i).str(), "a string",
+                              (*sources)[i]);
 
   const json::Object *device;
-  if (Error e = reader.getObject(*top, "", "device", true, device))
+  if (Error e = reader.getObject(
+          *top, "", "device", JSONReader::Required, device,
+          {"name", "peak_TFLOPs", "memory_GiB", "memory_bandwidth_GBps",
+           "kernel_overhead_us", "efficiency"}))
     return std::move(e);
   if (Error e = reader.readDevice(*device, spec.device))
     return std::move(e);
 
-  const json::Value *levels = top->get("levels");
-  if (!levels)
-    return reader.fail("levels", "missing");
-  const json::Array *levelArray = levels->getAsArray();
-  if (!levelArray)
-    return reader.fail("levels", "expected an array, got " + kindName(*levels));
-  if (Error e = reader.readLevels(*levelArray, spec.levels))
+  const json::Array *levels;
+  if (Error e =
+          reader.getArray(*top, "", "levels", JSONReader::Required, levels))
+    return std::move(e);
+  if (Error e = reader.readLevels(*levels, spec.levels))
     return std::move(e);
 
   const json::Object *host;
-  if (Error e = reader.getObject(*top, "", "host", true, host))
+  if (Error e = reader.getObject(
+          *top, "", "host", JSONReader::Required, host,
+          {"memory_GiB", "link", "cpu_cores", "cpu_adam_GBps"}))
     return std::move(e);
   if (Error e = reader.readHost(*host, spec.host))
     return std::move(e);
 
   const json::Object *nvme;
-  if (Error e = reader.getObject(*top, "", "nvme", false, nvme))
+  if (Error e = reader.getObject(*top, "", "nvme", JSONReader::Optional, nvme,
+                                 {"capacity_TiB", "read_GBps", "write_GBps"}))
     return std::move(e);
   if (nvme)
     if (Error e = reader.readNvme(*nvme, spec.nvme))
@@ -701,7 +480,7 @@ std::string loom::clusterSpecToJSON(const ClusterSpec &spec) {
   json::OStream j(os, /*IndentSize=*/2);
   auto num = [&](StringRef key, double v) {
     j.attributeBegin(key);
-    j.rawValue(fmtNum(v));
+    j.rawValue(formatNumber(v));
     j.attributeEnd();
   };
   j.object([&] {
@@ -758,7 +537,7 @@ std::string loom::clusterSpecToJSON(const ClusterSpec &spec) {
           j.attribute("gen", h.pcieGen);
           j.attribute("width", h.pcieWidth);
           double standard = pcieLaneGBps(h.pcieGen) * h.pcieWidth;
-          if (fmtNum(standard) != fmtNum(h.linkBandwidth / kGB))
+          if (formatNumber(standard) != formatNumber(h.linkBandwidth / kGB))
             num("bandwidth_GBps", h.linkBandwidth / kGB);
         } else {
           num("bandwidth_GBps", h.linkBandwidth / kGB);
@@ -833,9 +612,9 @@ loom::mapGridOntoCluster(const ClusterSpec &cluster,
     needed *= double(d);
   }
   if (needed > double(devices))
-    return fail("grid " + shapeString(gridShape) + " needs " + fmtNum(needed) +
-                " devices; cluster '" + cluster.name + "' has " +
-                Twine(devices));
+    return fail("grid " + shapeString(gridShape) + " needs " +
+                formatNumber(needed) + " devices; cluster '" + cluster.name +
+                "' has " + Twine(devices));
   int64_t total = int64_t(needed);
 
   SmallVector<AxisSpan> spans(rank);
