@@ -560,6 +560,17 @@ static LogicalResult partitionLoomOp(Operation *op, ArrayRef<Value> operands,
   shard::partitionTriviallyShardableOperation(*op, operands, operandShardings,
                                               resultShardings, map, symbols,
                                               builder);
+  // A slice's sizes attribute spells out its kept (whole) dimensions; split
+  // ones shrink to the local extent of the input.
+  if (auto slice = dyn_cast<SliceOp>(map.lookup(op->getResult(0)).getDefiningOp())) {
+    ArrayRef<int64_t> in = shapeOf(slice.getInput());
+    ArrayRef<int64_t> global = shapeOf(cast<SliceOp>(op).getInput());
+    SmallVector<int64_t> sizes(slice.getSizes());
+    for (size_t d = 0; d < sizes.size(); ++d)
+      if (sizes[d] == global[d])
+        sizes[d] = in[d];
+    slice.setSizes(sizes);
+  }
   if (reductionAxes.empty())
     return success();
   llvm::sort(reductionAxes);

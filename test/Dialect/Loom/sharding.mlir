@@ -76,3 +76,19 @@ func.func @no_softmax_axis_split(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %ys = shard.shard %y to %s : tensor<4x16xf32>
   return %ys : tensor<4x16xf32>
 }
+
+// -----
+
+// A fused QKV projection sliced along the sliced dimension while the batch
+// dimension is split: the slice keeps the whole (split) batch dimension, so
+// its sizes shrink to the local extent.
+shard.grid @dp(shape = 2)
+// CHECK-LABEL: func @slice_keeps_split_dim
+func.func @slice_keeps_split_dim(%x: tensor<4x6xf32>) -> tensor<4x3xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<4x6xf32>
+  // CHECK: loom.slice %{{.*}} {offsets = array<i64: 0, 3>, sizes = array<i64: 2, 3>, strides = array<i64: 1, 1>} : tensor<2x6xf32>
+  %q = loom.slice %xs {offsets = array<i64: 0, 3>, sizes = array<i64: 4, 3>, strides = array<i64: 1, 1>} : tensor<4x6xf32>
+  %r = shard.shard %q to %s : tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
