@@ -124,6 +124,19 @@ static OwningOpRef<ModuleOp> importFromOptions(MLIRContext &ctx) {
   return module;
 }
 
+/// Writes `-o` (stdout by default) only once `print` has produced all of it.
+static int writeOutput(llvm::function_ref<void(raw_ostream &)> print) {
+  std::string err;
+  auto out = openOutputFile(outputPath, &err);
+  if (!out) {
+    errs() << "loom: error: " << err << "\n";
+    return 1;
+  }
+  print(out->os());
+  out->keep();
+  return 0;
+}
+
 static int runSummarize(MLIRContext &ctx) {
   SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
@@ -134,20 +147,14 @@ static int runSummarize(MLIRContext &ctx) {
       mlir::loom::summarizeModel(*module, sys::path::filename(modelPath));
   if (failed(summary))
     return 1;
-  std::string err;
-  auto out = openOutputFile(outputPath, &err);
-  if (!out) {
-    errs() << "loom: error: " << err << "\n";
-    return 1;
-  }
-  if (emitIR)
-    module->print(out->os());
-  if (jsonOutput)
-    mlir::loom::printSummaryJSON(*summary, out->os());
-  else
-    mlir::loom::printSummaryText(*summary, out->os());
-  out->keep();
-  return 0;
+  return writeOutput([&](raw_ostream &os) {
+    if (emitIR)
+      module->print(os);
+    if (jsonOutput)
+      mlir::loom::printSummaryJSON(*summary, os);
+    else
+      mlir::loom::printSummaryText(*summary, os);
+  });
 }
 
 static int runEstimate(MLIRContext &ctx) {
@@ -169,18 +176,12 @@ static int runEstimate(MLIRContext &ctx) {
       mlir::loom::estimateModule(*module, options);
   if (failed(estimate))
     return 1;
-  std::string err;
-  auto out = openOutputFile(outputPath, &err);
-  if (!out) {
-    errs() << "loom: error: " << err << "\n";
-    return 1;
-  }
-  if (jsonOutput)
-    out->os() << formatv("{0:2}", mlir::loom::estimateToJSON(*estimate)) << "\n";
-  else
-    mlir::loom::printEstimate(*estimate, out->os());
-  out->keep();
-  return 0;
+  return writeOutput([&](raw_ostream &os) {
+    if (jsonOutput)
+      os << formatv("{0:2}", mlir::loom::estimateToJSON(*estimate)) << "\n";
+    else
+      mlir::loom::printEstimate(*estimate, os);
+  });
 }
 
 /// A number with up to 4 significant digits after unit scaling.
