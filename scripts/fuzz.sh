@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh - build the libFuzzer targets with clang and run each one.
 #
-# Builds loom-onnx-fuzzer and loom-trace-fuzzer in a separate clang build
-# (the importers instrumented with -fsanitize=fuzzer-no-link,address) and runs
+# Builds loom-onnx-fuzzer, loom-trace-fuzzer and loom-cost-fuzzer (cluster
+# specs and calibration files) in a separate clang build (the importers and
+# the cost model instrumented with -fsanitize=fuzzer-no-link,address) and runs
 # each for LOOM_FUZZ_SECONDS (default 60) starting from its committed corpus.
 # New inputs go to a scratch copy, so the committed corpus changes only by
 # hand. Any crash, leak or timeout fails the script and leaves the reproducer
@@ -21,15 +22,19 @@ if [[ ! -f "$BUILD/build.ninja" ]]; then
     -DLOOM_BUILD_FUZZERS=ON \
     -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address"
 fi
-ninja -C "$BUILD" loom-onnx-fuzzer loom-trace-fuzzer
+ninja -C "$BUILD" loom-onnx-fuzzer loom-trace-fuzzer loom-cost-fuzzer
 
 mkdir -p "$BUILD/fuzz-artifacts"
 status=0
-for target in onnx trace; do
+for target in onnx trace cost; do
   scratch="$BUILD/fuzz-corpus-$target"
   rm -rf "$scratch" && mkdir -p "$scratch"
   echo "fuzz: loom-$target-fuzzer for ${SECONDS_EACH}s"
-  if ! "$BUILD/bin/loom-$target-fuzzer" "$scratch" "$ROOT/fuzz/$target/corpus" \
+  extra=()
+  if [[ $target == cost ]]; then
+    extra=(-dict="$ROOT/fuzz/cost/cost.dict") # the JSON keys of both formats
+  fi
+  if ! "$BUILD/bin/loom-$target-fuzzer" "${extra[@]}" "$scratch" "$ROOT/fuzz/$target/corpus" \
       -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=4096 \
       -artifact_prefix="$BUILD/fuzz-artifacts/$target-" -print_final_stats=1 \
       2>"$BUILD/fuzz-$target.log"; then

@@ -20,6 +20,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cmath>
+
 using namespace llvm;
 using namespace loom;
 using loom::detail::formatNumber;
@@ -346,6 +348,49 @@ Error SpecReader::readNvme(const json::Object &o, NvmeSpec &n) const {
   return Error::success();
 }
 
+/// The file's values passed their bounds in the file's units; converted to
+/// SI (bytes, bytes/s, FLOP/s) a huge one can overflow to infinity and a tiny
+/// one underflow to 0, which would make the spec unprintable or a link
+/// infinitely slow. Found by fuzzing (fuzz/cost).
+static Error checkConvertedRanges(const ClusterSpec &spec, const SpecReader &reader) {
+  struct Field {
+    double value;
+    std::string name;
+    bool positive;
+  };
+  const DeviceSpec &d = spec.device;
+  const HostSpec &h = spec.host;
+  const NvmeSpec &n = spec.nvme;
+  std::vector<Field> fields = {
+      {d.memoryBytes, "device.memory_GiB", true},
+      {d.memoryBandwidth, "device.memory_bandwidth_GBps", true},
+      {d.kernelOverhead, "device.kernel_overhead_us", false},
+      {h.memoryBytes, "host.memory_GiB", true},
+      {h.linkBandwidth, "host.link.bandwidth_GBps", true},
+      {h.linkLatency, "host.link.latency_us", false},
+      {h.cpuAdamBandwidth, "host.cpu_adam_GBps", false},
+      {n.capacityBytes, "nvme.capacity_TiB", false},
+      {n.readBandwidth, "nvme.read_GBps", false},
+      {n.writeBandwidth, "nvme.write_GBps", false}};
+  for (unsigned p = 0; p < kNumPrecisions; ++p)
+    fields.push_back({d.peakFlops[p],
+                      ("device.peak_TFLOPs." + stringifyPrecision(Precision(p))).str(),
+                      Precision(p) == Precision::FP32 || Precision(p) == Precision::BF16});
+  for (auto [i, l] : llvm::enumerate(spec.levels)) {
+    fields.push_back({l.bandwidth,
+                      formatv("levels[{0}] bandwidth (bandwidth_GBps or nics x nic_Gbps)", i),
+                      true});
+    fields.push_back({l.latency, formatv("levels[{0}].latency_us", i), false});
+  }
+  for (const Field &f : fields) {
+    if (!std::isfinite(f.value))
+      return reader.fail(f.name, "too large (overflows once converted to SI units)");
+    if (f.positive && !(f.value > 0))
+      return reader.fail(f.name, "too small (underflows to 0 once converted to SI units)");
+  }
+  return Error::success();
+}
+
 Expected<ClusterSpec> loom::parseClusterSpec(StringRef json, StringRef origin) {
   SpecReader reader(origin);
   Expected<json::Object> top = reader.parseObject(json);
@@ -404,6 +449,8 @@ Expected<ClusterSpec> loom::parseClusterSpec(StringRef json, StringRef origin) {
   if (nvme)
     if (Error e = reader.readNvme(*nvme, spec.nvme))
       return std::move(e);
+  if (Error e = checkConvertedRanges(spec, reader))
+    return std::move(e);
   return spec;
 }
 

@@ -1,6 +1,7 @@
 //===- replay_main.cpp - run saved inputs through a fuzz target -----------===//
 //
-// The main of loom-trace-fuzz-replay: runs LLVMFuzzerTestOneInput on every
+// The main of loom-trace-fuzz-replay and loom-cost-fuzz-replay (linked with
+// their fuzz target): runs LLVMFuzzerTestOneInput on every
 // file named on the command line and on every file in the directories named
 // (not recursively), then prints how many inputs it ran. A crash fails the
 // run, so the lit suite replays the corpus and the minimized crashers without
