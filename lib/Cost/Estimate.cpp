@@ -961,7 +961,7 @@ LogicalResult Estimator::assemble() {
     DeviceMemory &mem = result.deviceMemory[d];
     mem.device = d;
     double sync = 0, lastBackward = 0, params = 0, weights = 0, temp = 0,
-           actPerChunk = 0, comm = 0;
+           comm = 0;
     std::string tempAt;
     for (int64_t s = d; s < S; s += P) {
       StageEstimate &st = result.stageEstimates[s];
@@ -976,7 +976,6 @@ LogicalResult Estimator::assemble() {
         temp = work;
         tempAt = live[s].peakTemporaryAt;
       }
-      actPerChunk = std::max(actPerChunk, st.savedActivationBytes);
       comm = std::max(comm, 2 * boundaryBytes[s]);
       for (const ChargedCollective &c : charged[s])
         comm = std::max(comm, c.bytes);
@@ -1053,7 +1052,6 @@ LogicalResult Estimator::assemble() {
       held += t.backward ? -a : a;
       mem.timeline.push_back({t.end, base + held});
     }
-    (void)actPerChunk;
   }
   result.stepTime = step;
 
@@ -1106,8 +1104,6 @@ LogicalResult Estimator::assemble() {
   for (int64_t s = 0; s < S; ++s)
     for (const ChargedCollective &c : charged[s]) {
       double times = c.perStep ? 1 : static_cast<double>(m);
-      if (!c.perStep && fullRecompute && c.kind == CollectiveKind::AllReduce)
-        times = m; // (recomputed forward collectives are in the stage time)
       CollectiveTotals &t =
           perDevice[s % P][::loom::stringifyCollectiveKind(c.kind).str()];
       t.count += static_cast<int64_t>(times);
