@@ -91,18 +91,6 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
   return s;
 }
 
-/// Normalizes a possibly negative axis into [0, rank).
-static FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
-                                        const OpError &err) {
-  int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) {
-    (void)err("axis " + Twine(axis) + " is out of range for rank " +
-              Twine(rank));
-    return failure();
-  }
-  return a;
-}
-
 static bool isFloatKind(UnaryKind kind) {
   switch (kind) {
   case UnaryKind::neg:
