@@ -241,6 +241,9 @@ LogicalResult Estimator::resolveGrid() {
         auto i = dyn_cast<IntegerAttr>(a);
         if (!i)
           return error(grid.op) << "loom.device_order must list axis indices";
+        if (i.getInt() < 0 || i.getInt() >= static_cast<int64_t>(grid.shape.size()))
+          return error(grid.op) << "loom.device_order names axis " << i.getInt()
+                                << " of a " << grid.shape.size() << "-axis grid";
         order.push_back(static_cast<unsigned>(i.getInt()));
       }
   auto spans = ::loom::mapGridOntoCluster(result.cluster, grid.shape, order);
@@ -296,6 +299,9 @@ LogicalResult Estimator::resolveBatch() {
     return error(func) << "the first input must be a tensor with a static batch "
                           "dimension (re-import with --input-shape)";
   int64_t irBatch = input.getDimSize(0);
+  if (irBatch < 1)
+    return error(func) << "the first input's batch dimension is " << irBatch
+                       << "; nothing to estimate";
   // Data parallelism: the grid axes the first input's batch dimension is split on.
   int64_t dp = 1;
   if (grid.op)
@@ -480,6 +486,11 @@ LogicalResult Estimator::collectOps() {
       if (s.getInt() < 0)
         return error(op) << "loom.stage must be >= 0";
       stage = s.getInt();
+      for (Value v : llvm::map_range(op->getOperands(), stripShard))
+        if (auto it = stageOf.find(v); it != stageOf.end() && it->second > stage)
+          return error(op) << "at loom.stage " << stage
+                           << " reads a value computed at the later stage "
+                           << it->second;
     } else {
       for (Value v : llvm::map_range(op->getOperands(), stripShard))
         if (auto it = stageOf.find(v); it != stageOf.end())
@@ -491,17 +502,24 @@ LogicalResult Estimator::collectOps() {
       stageOf[r] = stage;
     info.recompute = op->hasAttr("loom.recompute");
   }
-  for (OpInfo &info : ops)
-    if (isa<WeightOp, ConstantOp>(info.op) &&
-        !info.op->hasAttr("loom.stage")) {
-      int64_t first = -1;
-      forEachUser(info.op->getResult(0), [&](Operation *user) {
+  // Weights, constants and what is computed from them alone (a transposed
+  // tied embedding) belong with their first user: walking backwards, users
+  // are placed before their producers.
+  for (OpInfo &info : llvm::reverse(ops)) {
+    Operation *op = info.op;
+    if (op->hasAttr("loom.stage") || op->getNumResults() == 0 ||
+        llvm::any_of(op->getResults(), [&](Value r) { return isActivation(r); }))
+      continue;
+    int64_t first = -1;
+    for (Value r : op->getResults())
+      forEachUser(r, [&](Operation *user) {
         if (auto it = opIndex.find(user); it != opIndex.end())
           first = first < 0 ? ops[it->second].stage
                             : std::min(first, ops[it->second].stage);
       });
-      info.stage = std::max<int64_t>(first, 0);
-    }
+    if (first >= 0)
+      info.stage = first;
+  }
 
   result.stages = maxStage + 1;
   if (result.stages > 1 && grid.pipelineAxis < 0)
@@ -557,6 +575,15 @@ LogicalResult Estimator::costOps() {
       operandShardings.push_back(shardingOf(o));
     for (OpResult r : twin->getResults())
       resultShardings.push_back(shardingOf(r));
+    if (grid.pipelineAxis >= 0)
+      for (const shard::Sharding &sh : llvm::concat<const shard::Sharding>(
+               operandShardings, resultShardings))
+        if (sh)
+          for (auto axes : sh.getSplitAxes())
+            if (llvm::is_contained(axes.asArrayRef(), grid.pipelineAxis))
+              return error(op) << "a tensor is split on the pipeline axis "
+                               << grid.pipelineAxis
+                               << " (stages are laid along it; use another axis)";
     std::vector<TensorLayout> operandLayouts, resultLayouts;
     for (auto [i, v] : llvm::enumerate(op->getOperands()))
       operandLayouts.push_back(layoutOf(
@@ -766,7 +793,7 @@ LogicalResult Estimator::assemble() {
 
   result.stageEstimates.assign(S, {});
   std::vector<StageLiveness> live(S);
-  std::vector<double> stageWeights(S, 0), stageParams(S, 0);
+  std::vector<double> stageWeights(S, 0), stageParams(S, 0), stageParamBytes(S, 0);
   std::vector<double> boundaryBytes(S, 0); // sent from stage s to s+1
   std::vector<double> stageZeroGather(S, 0);
 
@@ -825,9 +852,11 @@ LogicalResult Estimator::assemble() {
       double b = bytesOf(w->getResult(0));
       stageWeights[s] += b;
       auto t = cast<RankedTensorType>(w->getResult(0).getType());
-      double split = fullBytes(w->getResult(0)) / std::max(b, 1.0);
-      if (needsGrad.contains(w->getResult(0)))
-        stageParams[s] += static_cast<double>(t.getNumElements()) / split;
+      double full = fullBytes(w->getResult(0));
+      if (needsGrad.contains(w->getResult(0)) && full > 0) {
+        stageParams[s] += static_cast<double>(t.getNumElements()) * (b / full);
+        stageParamBytes[s] += b;
+      }
     }
     st.parameters = stageParams[s];
     for (Value v : saved)
@@ -880,9 +909,11 @@ LogicalResult Estimator::assemble() {
           liveNotSaved -= bytesOf(v);
       }
       // A cut: one activation (this op's result) carries everything onward.
+      // (A value leaving the stage is the next stage's input, kept there.)
       if (liveCount == 1 && info.op->getNumResults() == 1 &&
           lastUse.count(info.op->getResult(0)) &&
-          lastUse.lookup(info.op->getResult(0)) != pos) {
+          lastUse.lookup(info.op->getResult(0)) != pos &&
+          lastUse.lookup(info.op->getResult(0)) != SIZE_MAX) {
         live[s].checkpointBytes += bytesOf(info.op->getResult(0));
         live[s].recomputeWorkingSet =
             std::max(live[s].recomputeWorkingSet, segmentSaved);
@@ -891,7 +922,8 @@ LogicalResult Estimator::assemble() {
     }
     live[s].recomputeWorkingSet = std::max(live[s].recomputeWorkingSet, segmentSaved);
     st.savedActivationBytes =
-        fullRecompute ? live[s].checkpointBytes : live[s].savedBytes;
+        fullRecompute ? std::min(live[s].checkpointBytes, live[s].savedBytes)
+                      : live[s].savedBytes;
   }
 
   // Point-to-point transfers between consecutive stages along the pipeline
@@ -926,6 +958,8 @@ LogicalResult Estimator::assemble() {
       double exposed = std::max(0.0, gather - (st.forward + st.backward));
       st.forward += exposed / 2;
       st.backward += exposed / 2;
+      st.forwardComm += exposed / 2;
+      st.backwardComm += exposed / 2;
     }
 
   // The pipeline.
@@ -934,7 +968,9 @@ LogicalResult Estimator::assemble() {
     stageCosts.push_back({st.forward, training ? st.backward : 0.0,
                           st.sendForward, st.sendBackward});
   ::loom::PipelineOptions popts;
-  popts.schedule = P == 1 ? ::loom::PipelineSchedule::GPipe : options.schedule;
+  // One device runs gradient accumulation; the schedule still decides how
+  // many micro-batches it holds (GPipe all of them, 1F1B one).
+  popts.schedule = options.schedule;
   if (result.virtualStages > 1 &&
       options.schedule != ::loom::PipelineSchedule::Interleaved1F1B)
     return error(func) << result.stages << " stages on " << P
@@ -960,7 +996,7 @@ LogicalResult Estimator::assemble() {
   for (int64_t d = 0; d < P; ++d) {
     DeviceMemory &mem = result.deviceMemory[d];
     mem.device = d;
-    double sync = 0, lastBackward = 0, params = 0, weights = 0, temp = 0,
+    double sync = 0, lastBackward = 0, params = 0, paramBytes = 0, weights = 0, temp = 0,
            comm = 0;
     std::string tempAt;
     for (int64_t s = d; s < S; s += P) {
@@ -968,6 +1004,7 @@ LogicalResult Estimator::assemble() {
       sync += st.gradSync;
       lastBackward += st.backward - st.backwardComm;
       params += stageParams[s];
+      paramBytes += stageParamBytes[s];
       weights += stageWeights[s];
       double work = live[s].forwardTemporaries;
       if (training)
@@ -1006,7 +1043,8 @@ LogicalResult Estimator::assemble() {
     // Memory: parameters in their element type; in training, gradients of
     // the same size and Adam state (fp32 master copy when the parameters are
     // 16-bit, and two fp32 moments), divided by ZeRO over data parallelism.
-    double paramBytes = params > 0 ? weights : 0;
+    // Only trainable parameters have gradients and optimizer state; buffers
+    // are held but not trained.
     double bytesPerParam = params > 0 ? paramBytes / params : 4;
     mem.memory.weights = weights;
     if (training) {
@@ -1052,6 +1090,16 @@ LogicalResult Estimator::assemble() {
       held += t.backward ? -a : a;
       mem.timeline.push_back({t.end, base + held});
     }
+    // Keep reports small: at most kTimelinePoints, evenly thinned.
+    constexpr size_t kTimelinePoints = 2048;
+    if (mem.timeline.size() > kTimelinePoints) {
+      std::vector<std::pair<double, double>> thinned;
+      double stride = double(mem.timeline.size()) / kTimelinePoints;
+      for (size_t k = 0; k < kTimelinePoints; ++k)
+        thinned.push_back(mem.timeline[size_t(k * stride)]);
+      thinned.push_back(mem.timeline.back());
+      mem.timeline = std::move(thinned);
+    }
   }
   result.stepTime = step;
 
@@ -1085,7 +1133,8 @@ LogicalResult Estimator::assemble() {
       most = f;
       dominant = static_cast<Precision>(p);
     }
-  result.peakFlopsPerDevice = dev.peak(dominant);
+  result.peakFlopsPerDevice =
+      dev.peak(dominant) > 0 ? dev.peak(dominant) : dev.peak(Precision::FP32);
 
   // Per op class and per collective kind (busiest pipeline device).
   for (const OpInfo &info : ops) {
@@ -1096,7 +1145,8 @@ LogicalResult Estimator::assemble() {
     c.flops += info.fwdFlops;
     c.bytes += info.fwdBytes;
     c.forward += info.fwdTime;
-    c.backward += info.bwdTime + (fullRecompute || info.recompute ? info.fwdTime : 0);
+    c.backward += info.bwdTime +
+                  (info.hasBackward && (fullRecompute || info.recompute) ? info.fwdTime : 0);
     c.comm += info.fwdComm + info.bwdComm;
   }
   std::vector<std::map<std::string, CollectiveTotals>> perDevice(P);

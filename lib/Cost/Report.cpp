@@ -106,8 +106,8 @@ void mlir::loom::printEstimate(const Estimate &e, llvm::raw_ostream &os) {
   for (const DeviceMemory &d : e.deviceMemory)
     if (!peak || d.memory.total() > peak->memory.total())
       peak = &d;
-  double modelTflops = e.modelFlops / e.stepTime / e.devices / 1e12;
-  double hwTflops = e.hardwareFlops / e.stepTime / e.devices / 1e12;
+  double modelTflops = e.modelTflopsPerDevice();
+  double hwTflops = e.hardwareTflopsPerDevice();
   os << "\n  totals:\n";
   os << llvm::formatv("    step time              {0} s\n", g4(e.stepTime));
   os << llvm::formatv("    samples/s              {0}\n", g4(e.samplesPerSecond()));
@@ -116,7 +116,7 @@ void mlir::loom::printEstimate(const Estimate &e, llvm::raw_ostream &os) {
   os << llvm::formatv("    TFLOP/s per device     {0} model, {1} hardware\n",
                       g4(modelTflops), g4(hwTflops));
   os << llvm::formatv("    MFU                    {0} %\n",
-                      g4(100 * modelTflops * 1e12 / e.peakFlopsPerDevice));
+                      g4(100 * e.mfu()));
   os << llvm::formatv("    pipeline bubble        {0:F1} %\n", 100 * e.bubbleFraction);
   os << llvm::formatv("    communication          {0} s per step, {1} s exposed\n",
                       g4(e.commSeconds), g4(e.exposedCommSeconds));
@@ -194,8 +194,8 @@ llvm::json::Value mlir::loom::estimateToJSON(const Estimate &e) {
   Array shape;
   for (int64_t d : e.gridShape)
     shape.push_back(d);
-  double modelTflops = e.modelFlops / e.stepTime / e.devices / 1e12;
-  double hwTflops = e.hardwareFlops / e.stepTime / e.devices / 1e12;
+  double modelTflops = e.modelTflopsPerDevice();
+  double hwTflops = e.hardwareTflopsPerDevice();
   return Object{
       {"version", 1},
       {"mode", e.options.training ? "train" : "infer"},
@@ -226,7 +226,7 @@ llvm::json::Value mlir::loom::estimateToJSON(const Estimate &e) {
                         {"hardware_flops", e.hardwareFlops},
                         {"model_tflops_per_device", modelTflops},
                         {"hardware_tflops_per_device", hwTflops},
-                        {"mfu", modelTflops * 1e12 / e.peakFlopsPerDevice},
+                        {"mfu", e.mfu()},
                         {"peak_memory_bytes", e.peakMemory()},
                         {"fits", e.peakMemory() <= e.cluster.device.memoryBytes},
                         {"comm_s", e.commSeconds},

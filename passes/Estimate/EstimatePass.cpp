@@ -55,9 +55,9 @@ struct LoomEstimatePass : mlir::loom::impl::LoomEstimateBase<LoomEstimatePass> {
           << schedule << "' (gpipe, 1f1b, interleaved, kfkb)";
       return signalPassFailure();
     }
-    if (globalBatch < 0 || microBatch < 0 || kfkbGroup < 1) {
-      module.emitError("loom-estimate: global-batch and micro-batch must be "
-                       ">= 0 and kfkb-group >= 1");
+    if (globalBatch < 0 || microBatch < 0 || kfkbGroup < 1 || tokensPerSample < 0) {
+      module.emitError("loom-estimate: global-batch, micro-batch and "
+                       "tokens-per-sample must be >= 0 and kfkb-group >= 1");
       return signalPassFailure();
     }
     opts.schedule = *sched;
@@ -84,7 +84,7 @@ struct LoomEstimatePass : mlir::loom::impl::LoomEstimateBase<LoomEstimatePass> {
             b.getNamedAttr("step_time_s", b.getF64FloatAttr(e.stepTime)),
             b.getNamedAttr("samples_per_s", b.getF64FloatAttr(e.samplesPerSecond())),
             b.getNamedAttr("model_tflops_per_device",
-                           b.getF64FloatAttr(e.modelFlops / e.stepTime / e.devices / 1e12)),
+                           b.getF64FloatAttr(e.modelTflopsPerDevice())),
             b.getNamedAttr("peak_memory_bytes", b.getF64FloatAttr(e.peakMemory())),
             b.getNamedAttr("fits", b.getBoolAttr(e.peakMemory() <=
                                                  e.cluster.device.memoryBytes)),

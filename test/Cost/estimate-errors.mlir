@@ -76,3 +76,34 @@ func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 func.func @main(%x: tensor<f32>) -> tensor<f32> {
   return %x : tensor<f32>
 }
+
+// -----
+
+// CHECK: error: loom-estimate: the first input's batch dimension is 0; nothing to estimate
+func.func @main(%x: tensor<0x64xf32>) -> tensor<0x64xf32> {
+  return %x : tensor<0x64xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<64x64xf32>
+  %h = loom.matmul %x, %w {loom.stage = 1 : i64} : tensor<8x64xf32>, tensor<64x64xf32>
+  // CHECK: error: loom-estimate: at loom.stage 0 reads a value computed at the later stage 1
+  %y = loom.matmul %h, %w {loom.stage = 0 : i64} : tensor<8x64xf32>, tensor<64x64xf32>
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %s : tensor<8x64xf32>
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<64x64xf32>
+  // CHECK: error: loom-estimate: a tensor is split on the pipeline axis 0
+  %h = loom.matmul %xs, %w {loom.stage = 0 : i64} : tensor<8x64xf32>, tensor<64x64xf32>
+  %y = loom.matmul %h, %w {loom.stage = 1 : i64} : tensor<8x64xf32>, tensor<64x64xf32>
+  return %y : tensor<8x64xf32>
+}

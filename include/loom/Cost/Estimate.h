@@ -119,8 +119,19 @@ struct Estimate {
   std::vector<std::string> notes;
   double estimateSeconds = 0; // wall time of the estimate itself
 
-  double samplesPerSecond() const { return globalBatch / stepTime; }
+  // Rates are 0 when there is no time to divide by (nothing to run).
+  double samplesPerSecond() const { return per(globalBatch, stepTime); }
+  double modelTflopsPerDevice() const {
+    return per(modelFlops, stepTime * devices) / 1e12;
+  }
+  double hardwareTflopsPerDevice() const {
+    return per(hardwareFlops, stepTime * devices) / 1e12;
+  }
+  double mfu() const { return per(modelTflopsPerDevice() * 1e12, peakFlopsPerDevice); }
   double peakMemory() const;
+
+private:
+  static double per(double a, double b) { return b > 0 ? a / b : 0; }
 };
 
 /// Estimates the single function with a body in `module` (or the one named
