@@ -129,6 +129,9 @@ LogicalResult UnaryOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   auto type = rankedOf(adaptor.getInput());
   UnaryKind kind = adaptor.getKind();
   Type elem = type.getElementType();
@@ -160,6 +163,9 @@ LogicalResult BinaryOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   Type l = rankedOf(adaptor.getLhs()).getElementType();
   Type r = rankedOf(adaptor.getRhs()).getElementType();
   if (l != r)
@@ -180,6 +186,9 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (rankedOf(adaptor.getLhs()).getElementType() !=
       rankedOf(adaptor.getRhs()).getElementType())
     return err("operand element types differ");
@@ -191,6 +200,9 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   Type t = rankedOf(adaptor.getOnTrue()).getElementType();
   if (t != rankedOf(adaptor.getOnFalse()).getElementType())
     return err("on_true and on_false element types differ");
@@ -203,6 +215,9 @@ LogicalResult ClampOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   auto min = adaptor.getMin(), max = adaptor.getMax();
   if (min && max && min->convertToDouble() > max->convertToDouble())
     return err(llvm::formatv("min {0} exceeds max {1}",
@@ -229,6 +244,9 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   auto lt = rankedOf(adaptor.getLhs()), rt = rankedOf(adaptor.getRhs());
   if (lt.getRank() < 2 || rt.getRank() < 2)
     return err("operands must have rank >= 2, got " + Twine(lt.getRank()) +
@@ -255,6 +273,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"strides", "padding", "dilations", "groups"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput()), wt = rankedOf(adaptor.getWeight());
@@ -304,6 +325,9 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   auto q = rankedOf(adaptor.getQuery()), k = rankedOf(adaptor.getKey()),
        v = rankedOf(adaptor.getValue());
   if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
@@ -340,6 +364,9 @@ LogicalResult PoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"kernel", "strides", "padding", "dilations"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput());
@@ -387,6 +414,9 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"axis", "epsilon"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput());
@@ -406,6 +436,9 @@ LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"axis", "epsilon"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput());
@@ -425,6 +458,9 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"epsilon"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput());
@@ -449,6 +485,9 @@ LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"axis"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput());
@@ -464,6 +503,9 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *ctx,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"axes", "keep_dims"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput());
@@ -520,6 +562,9 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"permutation"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput());
@@ -543,6 +588,9 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"axis"}, err)))
     return failure();
   ValueRange inputs = adaptor.getInputs();
@@ -573,6 +621,9 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"offsets", "sizes", "strides"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput());
@@ -603,6 +654,9 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"axis"}, err)))
     return failure();
   auto dt = rankedOf(adaptor.getData());
@@ -621,6 +675,9 @@ LogicalResult ScatterOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"axis"}, err)))
     return failure();
   auto dt = rankedOf(adaptor.getData()), it = rankedOf(adaptor.getIndices()),
@@ -641,6 +698,9 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"padding"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput());
@@ -682,6 +742,9 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   auto tt = rankedOf(adaptor.getTable());
   if (tt.getRank() != 2)
     return err("table must be [vocab, hidden]");
@@ -696,6 +759,9 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"k", "axis"}, err)))
     return failure();
   auto it = rankedOf(adaptor.getInput());
@@ -717,6 +783,9 @@ LogicalResult MoeDispatchOp::inferReturnTypes(MLIRContext *,
                                               Adaptor adaptor,
                                               SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   if (failed(requireAttrs(adaptor.getAttributes(), {"num_experts", "capacity"}, err)))
     return failure();
   auto tt = rankedOf(adaptor.getTokens()), et = rankedOf(adaptor.getExperts());
@@ -737,6 +806,9 @@ LogicalResult MoeCombineOp::inferReturnTypes(MLIRContext *,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &results) {
   OpError err{loc, getOperationName()};
+  // Attribute kinds first: inference reads them as their declared types.
+  if (loc && failed(adaptor.verify(*loc)))
+    return failure();
   auto ot = rankedOf(adaptor.getExpertOutputs()),
        et = rankedOf(adaptor.getExperts()), gt = rankedOf(adaptor.getGates());
   if (ot.getRank() != 3 || et.getRank() != 2)

@@ -74,7 +74,7 @@ func.func @conv_groups(%x: tensor<1x6x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
 // -----
 
 func.func @conv_missing_attr(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
-  // expected-error @+1 {{'loom.conv' op requires attribute 'strides'}}
+  // expected-error @+1 {{'loom.conv' op requires attribute 'dilations'}}
   %0 = loom.conv %x, %w : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>
   return
 }
@@ -148,5 +148,15 @@ func.func @dynamic_shape(%a: tensor<?x3xf32>) {
 func.func @moe_combine_gates(%e: tensor<4x2x8xf32>, %i: tensor<6x2xi64>, %g: tensor<6x1xf32>) {
   // expected-error @+1 {{gates and experts shapes differ}}
   %0 = loom.moe_combine %e, %i, %g : tensor<4x2x8xf32>, tensor<6x2xi64>, tensor<6x1xf32>
+  return
+}
+
+// -----
+
+// An attribute of the wrong kind is a diagnostic, not a misread (found while
+// reviewing the cost model: inference used to read `[0]` as an i64 array).
+func.func @reduce_axes_kind(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{'axes' failed to satisfy constraint}}
+  %0 = loom.reduce sum %a {axes = [0], keep_dims = false} : tensor<4x3xf32>
   return
 }
