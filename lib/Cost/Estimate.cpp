@@ -357,6 +357,8 @@ static double bytesOfPrecision(Precision p) {
 double Estimator::elementBytes(Type t) const {
   if (isa<FloatType>(t) && forcedPrecision)
     return bytesOfPrecision(*forcedPrecision);
+  if (t.isIndex())
+    return 8;
   unsigned bits = t.isIntOrFloat() ? t.getIntOrFloatBitWidth() : 32;
   return std::max(1u, bits / 8);
 }
@@ -942,8 +944,14 @@ LogicalResult Estimator::assemble() {
                                         calibration ? &*calibration : nullptr)
                      .seconds;
       result.stageEstimates[s].sendForward = t;
-      if (training)
+      if (t > 0)
+        charged[s].push_back({CollectiveKind::SendRecv, boundaryBytes[s], t, false});
+      if (training) {
         result.stageEstimates[s + 1].sendBackward = t;
+        if (t > 0)
+          charged[s + 1].push_back(
+              {CollectiveKind::SendRecv, boundaryBytes[s], t, false});
+      }
     }
   }
 

@@ -15,6 +15,10 @@
 // CHECK: step_time_s = 1.228800e-06
 
 // JSON: "micro_batches": 4,
+// JSON: "collectives": {
+// JSON-NEXT: "send_recv": {
+// JSON-NEXT:   "bytes": 8192,
+// JSON-NEXT:   "count": 4,
 // JSON: "pipeline": {
 // JSON-NEXT: "bubble_fraction":
 // JSON-NEXT: "devices": 2,
