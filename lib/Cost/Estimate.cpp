@@ -139,7 +139,7 @@ private:
   double fullBytes(Value v) const;
   double collective(CollectiveKind kind, ArrayRef<int16_t> axes, double bytes,
                     int64_t stage, bool perStep);
-  double roofline(Operation *op, OpClass cls, double flops, double bytes,
+  double roofline(OpClass cls, double flops, double bytes,
                   Precision p) const;
   bool isActivation(Value v) const { return activations.contains(v); }
 
@@ -402,7 +402,7 @@ double Estimator::localBytes(Value v, const TensorLayout &layout) const {
   return fullBytes(v) / split;
 }
 
-double Estimator::roofline(Operation *op, OpClass cls, double flops,
+double Estimator::roofline(OpClass cls, double flops,
                            double bytes, Precision p) const {
   const ::loom::DeviceSpec &dev = result.cluster.device;
   if (flops <= 0 && bytes <= 0)
@@ -638,7 +638,7 @@ LogicalResult Estimator::costOps() {
     info.globalFwdFlops = total;
     info.fwdFlops = total / split;
     info.fwdBytes = cost.getBytesAccessed([&](Value v) { return local.lookup(v); });
-    info.fwdTime = roofline(op, info.cls, info.fwdFlops, info.fwdBytes, p);
+    info.fwdTime = roofline(info.cls, info.fwdFlops, info.fwdBytes, p);
     if (calibration && info.fwdTime > 0) {
       SmallVector<SmallVector<int64_t>> shapes;
       auto addShape = [&](Value v, const TensorLayout &layout) {
@@ -690,15 +690,15 @@ LogicalResult Estimator::costOps() {
     // Each operand gradient of a contraction is a contraction of the same
     // size; everything else costs about twice its forward (read the output
     // gradient and saved inputs, write input gradients).
-    double nContractionGrads = 0;
-    for (unsigned i : gradOperands)
-      if (i < 2 || isa<AttentionOp>(op))
-        nContractionGrads += 1;
-    if (isa<AttentionOp>(op))
-      nContractionGrads = 2.5; // dQ, dK, dV, dP plus recomputed scores
+    // Attention (flash-style): dQ, dK, dV, dP plus the recomputed scores.
+    double nContractionGrads =
+        isa<AttentionOp>(op)
+            ? 2.5
+            : static_cast<double>(llvm::count_if(
+                  gradOperands, [](unsigned i) { return i < 2; }));
     info.globalBwdFlops = contraction * nContractionGrads + (total - contraction) * 2;
     info.bwdFlops = info.globalBwdFlops / split;
-    info.bwdTime = roofline(op, info.cls, info.bwdFlops, 2 * info.fwdBytes, p);
+    info.bwdTime = roofline(info.cls, info.bwdFlops, 2 * info.fwdBytes, p);
 
     // Gradient of each operand: partial over the axes of split loops the
     // operand does not index; resharded back to the producer's layout.
@@ -797,7 +797,6 @@ LogicalResult Estimator::assemble() {
   std::vector<StageLiveness> live(S);
   std::vector<double> stageWeights(S, 0), stageParams(S, 0), stageParamBytes(S, 0);
   std::vector<double> boundaryBytes(S, 0); // sent from stage s to s+1
-  std::vector<double> stageZeroGather(S, 0);
 
   for (int64_t s = 0; s < S; ++s) {
     StageEstimate &st = result.stageEstimates[s];

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
 
+#include <map>
 #include <optional>
 #include <string>
 
