@@ -8,6 +8,7 @@
 
 #include "dialects/Loom/IR/LoomDialect.h"
 #include "loom/Passes/Estimate.h"
+#include "loom/Passes/Plan.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -21,4 +22,5 @@ void mlir::loom::registerAllDialects(DialectRegistry &registry) {
 void mlir::loom::registerAllPasses() {
   mlir::registerAllPasses();
   registerLoomEstimatePasses();
+  registerLoomPlanPasses();
 }

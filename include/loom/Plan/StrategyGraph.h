@@ -1,0 +1,91 @@
+//===- StrategyGraph.h - choosing one strategy per node, exactly -*- C++ -*-===//
+//
+// The combinatorial core of the strategy search, with no MLIR: every node
+// (an op, a weight, a folded block) picks one of its strategies; a plan's
+// cost is the sum of the chosen strategies' node costs plus, on every edge,
+// the cost of the pair chosen at its ends (resharding a tensor between the
+// producer's layout and the consumer's). Memory is a second per-strategy
+// quantity, summed the same way, that a plan must keep under a cap.
+//
+//  - solveExact: min-sum variable elimination (bucket elimination) in a
+//    greedy min-fill order; exact, time exponential only in the induced
+//    width (a transformer layer with its residuals has width 2-3).
+//  - solveGreedy: one pass in node order, each node taking its best strategy
+//    given the nodes already decided, then local improvement sweeps; the
+//    `level=fast` answer.
+//  - solveBruteForce: every combination; for tests.
+//  - solveUnderMemoryCap: Lagrangian relaxation (cost + lambda * memory,
+//    lambda by bisection) over either solver; returns the cheapest plan
+//    found under the cap, or the least-memory plan, marked infeasible.
+//
+// Costs may be +infinity (a strategy that is not allowed). Ties break
+// towards the lower strategy index, so the same graph gives the same plan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_PLAN_STRATEGYGRAPH_H
+#define LOOM_PLAN_STRATEGYGRAPH_H
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace loom::plan {
+
+constexpr double kInfeasible = std::numeric_limits<double>::infinity();
+
+struct StrategyGraph {
+  struct Node {
+    std::vector<double> cost;   // one per strategy
+    std::vector<double> memory; // empty, or one per strategy
+    std::string name;           // for diagnostics only
+  };
+  struct Edge {
+    unsigned from = 0, to = 0;
+    /// cost[i * nodes[to].cost.size() + j]: `from` picks i, `to` picks j.
+    std::vector<double> cost;
+  };
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+
+  unsigned addNode(std::vector<double> cost, std::vector<double> memory = {},
+                   std::string name = {});
+  /// Several edges between the same pair are allowed (their costs add).
+  void addEdge(unsigned from, unsigned to, std::vector<double> cost);
+  size_t numStrategies(unsigned node) const { return nodes[node].cost.size(); }
+};
+
+struct Solution {
+  std::vector<unsigned> choice; // strategy per node
+  double cost = kInfeasible;    // node + edge costs of `choice`
+  double memory = 0;            // summed memory of `choice`
+  bool feasible = false;        // finite cost (and under the cap, if any)
+};
+
+/// Cost and memory of a given choice.
+double evaluateCost(const StrategyGraph &graph, const std::vector<unsigned> &choice);
+double evaluateMemory(const StrategyGraph &graph, const std::vector<unsigned> &choice);
+
+/// Exact minimum of cost. `maxFactorEntries` bounds the largest intermediate
+/// table; past it the solver falls back to solveGreedy and says so through
+/// `exactOut` (false), so callers can report it.
+Solution solveExact(const StrategyGraph &graph, bool *exactOut = nullptr,
+                    uint64_t maxFactorEntries = uint64_t(1) << 26);
+
+Solution solveGreedy(const StrategyGraph &graph);
+
+/// Every combination; refuses (returns an infeasible empty Solution) past
+/// `maxCombinations`.
+Solution solveBruteForce(const StrategyGraph &graph,
+                         uint64_t maxCombinations = uint64_t(1) << 32);
+
+/// Minimum cost subject to memory <= cap. `exact` picks solveExact or
+/// solveGreedy inside the Lagrangian loop. Exact when the cap does not bind;
+/// when it binds, the result is the best plan on the lower convex hull of
+/// (memory, cost), which brute force can beat (tests measure by how much).
+Solution solveUnderMemoryCap(const StrategyGraph &graph, double cap, bool exact);
+
+} // namespace loom::plan
+
+#endif // LOOM_PLAN_STRATEGYGRAPH_H

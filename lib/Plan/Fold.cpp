@@ -1,0 +1,2 @@
+// Placeholder: implemented by the folding work.
+#include "loom/Plan/Fold.h"

@@ -1,0 +1,2 @@
+// Placeholder: implemented by the solver work.
+#include "loom/Plan/StrategyGraph.h"

@@ -1,0 +1,3 @@
+#include "loom/Plan/StrategyGraph.h"
+#include <gtest/gtest.h>
+TEST(StrategyGraph, Placeholder) {}
