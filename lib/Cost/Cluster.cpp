@@ -702,3 +702,29 @@ loom::mapGridOntoCluster(const ClusterSpec &cluster,
   }
   return spans;
 }
+
+double loom::precisionBytes(Precision p) {
+  switch (p) {
+  case Precision::FP32:
+  case Precision::TF32:
+    return 4;
+  case Precision::BF16:
+  case Precision::FP16:
+    return 2;
+  case Precision::FP8:
+  case Precision::INT8:
+    return 1;
+  }
+  return 4;
+}
+
+double loom::rooflineSeconds(const DeviceSpec &dev, OpClass cls, double flops,
+                             double bytes, Precision p) {
+  if (flops <= 0 && bytes <= 0)
+    return 0;
+  const Efficiency &eff = dev.eff(cls);
+  double peak = dev.peak(p) > 0 ? dev.peak(p) : dev.peak(Precision::FP32);
+  double compute = flops / (peak * eff.compute);
+  double memory = bytes / (dev.memoryBandwidth * eff.memory);
+  return std::max(compute, memory) + dev.kernelOverhead;
+}

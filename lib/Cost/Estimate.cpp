@@ -304,7 +304,19 @@ LogicalResult Estimator::resolveBatch() {
                        << "; nothing to estimate";
   // Data parallelism: the grid axes the first input's batch dimension is split on.
   int64_t dp = 1;
-  if (grid.op)
+  // A planner may state the data-parallel axes (`loom.data_axes` on the
+  // grid) when the first input itself is not split, e.g. token ids read
+  // whole by a hidden-split embedding.
+  ArrayAttr dataAxes = grid.op ? grid.op->getAttrOfType<ArrayAttr>("loom.data_axes")
+                               : ArrayAttr();
+  if (dataAxes) {
+    for (Attribute a : dataAxes) {
+      auto i = dyn_cast<IntegerAttr>(a);
+      if (!i || i.getInt() < 0 || i.getInt() >= static_cast<int64_t>(grid.shape.size()))
+        return error(grid.op) << "loom.data_axes must list axes of the grid";
+      dp *= grid.shape[i.getInt()];
+    }
+  } else if (grid.op)
     for (Operation *user : plannedFunc.getArgument(0).getUsers())
       if (auto shardOp = dyn_cast<shard::ShardOp>(user)) {
         shard::Sharding s(shardOp.getSharding());
@@ -339,24 +351,9 @@ LogicalResult Estimator::resolveBatch() {
 // Sizes, precisions, roofline, collectives
 //===----------------------------------------------------------------------===//
 
-static double bytesOfPrecision(Precision p) {
-  switch (p) {
-  case Precision::FP32:
-  case Precision::TF32:
-    return 4;
-  case Precision::BF16:
-  case Precision::FP16:
-    return 2;
-  case Precision::FP8:
-  case Precision::INT8:
-    return 1;
-  }
-  return 4;
-}
-
 double Estimator::elementBytes(Type t) const {
   if (isa<FloatType>(t) && forcedPrecision)
-    return bytesOfPrecision(*forcedPrecision);
+    return ::loom::precisionBytes(*forcedPrecision);
   if (t.isIndex())
     return 8;
   unsigned bits = t.isIntOrFloat() ? t.getIntOrFloatBitWidth() : 32;
@@ -404,14 +401,7 @@ double Estimator::localBytes(Value v, const TensorLayout &layout) const {
 
 double Estimator::roofline(OpClass cls, double flops,
                            double bytes, Precision p) const {
-  const ::loom::DeviceSpec &dev = result.cluster.device;
-  if (flops <= 0 && bytes <= 0)
-    return 0;
-  const ::loom::Efficiency &eff = dev.eff(cls);
-  double peak = dev.peak(p) > 0 ? dev.peak(p) : dev.peak(Precision::FP32);
-  double compute = flops / (peak * eff.compute);
-  double memory = bytes / (dev.memoryBandwidth * eff.memory);
-  return std::max(compute, memory) + dev.kernelOverhead;
+  return ::loom::rooflineSeconds(result.cluster.device, cls, flops, bytes, p);
 }
 
 double Estimator::collective(CollectiveKind kind, ArrayRef<int16_t> axes,

@@ -1,1 +1,1417 @@
-// Placeholder: the strategy search.
+//===- Search.cpp - the sharding and pipeline strategy search ------------===//
+//
+// The search, in the order it runs (docs/strategy-search.md has the detail):
+//  1. Fold repeated blocks (Fold.h): one representative copy per run stands
+//     for all copies; its costs count once per copy, and the edge from a
+//     copy's output to the next copy's input becomes a self-edge of the
+//     representative (every copy takes the same strategies, as in TAP).
+//  2. For every grid (device count = non-pipeline axes x pipeline, every
+//     order onto the topology): enumerate each op's strategies from its
+//     iteration space, price them and every edge's resharding, and pick one
+//     strategy per op with the exact solver (level=thorough) or the greedy
+//     one (level=fast); if the result cannot fit, again under a memory cap
+//     (Lagrangian).
+//  3. Per solution: group ops into units (a block copy, or one op), place
+//     stage boundaries by cost (minimise the slowest stage, with per-stage
+//     memory limits: bisection over the bottleneck with a greedy check,
+//     which is exact for contiguous stages), and price every schedule, ZeRO
+//     stage and recomputation mode analytically.
+//  4. Re-price the best candidates with the estimator (estimateModule) on
+//     annotated copies of the module, choose, and annotate the module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Plan/Search.h"
+
+#include "Space.h"
+#include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Cost/Collectives.h"
+#include "loom/Plan/Fold.h"
+#include "loom/Plan/StrategyGraph.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+#include <map>
+#include <numeric>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::search;
+using ::loom::PipelineSchedule;
+using ::loom::TensorLayout;
+using namespace ::loom::plan;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+Value stripShard(Value v) {
+  while (auto s = v.getDefiningOp<shard::ShardOp>())
+    v = s.getSrc();
+  return v;
+}
+
+/// A node of the strategy graph: a function input, a weight or a compute op
+/// (the representative of its block, when folded).
+struct Node {
+  enum Kind { Arg, Weight, Op } kind;
+  unsigned index;    // argument number, weight position, op position
+  double copies = 1; // how many copies of the block it stands for
+  std::vector<TensorLayout> layouts; // Arg and Weight strategies
+};
+
+/// An edge: the consumer reads result `result` of the producer as operand
+/// `operand`, `weight` times per micro-batch-or-step (copies).
+struct GraphEdge {
+  unsigned producer, consumer, result, operand;
+  double weight;
+  bool perStep; // a parameter's gradient: synchronised once per step
+};
+
+/// What a contiguous piece of the program (a block copy or an op) costs under
+/// a chosen solution, per device.
+struct Unit {
+  double forward = 0, backward = 0; // per micro-batch, comm included
+  double recomputable = 0;          // forward of ops with a backward
+  double saved = 0;                 // activation bytes kept per micro-batch
+  double weightBytes = 0, paramBytes = 0, params = 0;
+  double gradSync = 0;              // per step
+  double footprint = 0;             // largest op working set
+  double boundaryOut = 0;           // activation bytes crossing its end
+  std::string label;
+};
+
+/// One solution of the strategy graph for a grid.
+struct Solved {
+  unsigned grid;
+  std::vector<unsigned> choice;
+  std::vector<Unit> units;
+  SmallVector<std::string, 3> axisNames;
+  int64_t dataParallel = 1;
+  bool exact = true;
+};
+
+/// A complete candidate: a solution, stages and the step's settings.
+struct Config {
+  unsigned solved;
+  PipelineSchedule schedule;
+  int64_t virtualStages = 1;
+  int zero = 0;
+  bool recompute = false;
+  std::vector<unsigned> stageOfUnit;
+  double stepTime = 0, peakMemory = 0;
+  bool fits = false;
+};
+
+class Planner {
+public:
+  Planner(ModuleOp module, const PlanOptions &options, PlanResult &result)
+      : module(module), options(options), result(result) {}
+  LogicalResult run();
+
+private:
+  InFlightDiagnostic error() { return module.emitError("loom-plan: "); }
+  LogicalResult setUp();
+  void enumerateGrids();
+  void buildGraphNodes();
+  unsigned nodeOfValue(Value v) const;
+  void solveGrid(unsigned g);
+  /// Makes the op strategies and node layouts those of grid `g` (they are
+  /// enumerated per grid; solutions index into them).
+  void activateGrid(unsigned g);
+  StrategyGraph buildStrategyGraph(const SearchGrid &grid, double &memoryScale);
+  std::vector<Unit> evaluateUnits(const SearchGrid &grid,
+                                  const std::vector<unsigned> &choice,
+                                  SmallVector<std::string, 3> &names,
+                                  int64_t &dp);
+  void priceConfigs(unsigned solvedIndex);
+  bool partitionStages(const std::vector<Unit> &units, int64_t stages,
+                       const Config &cfg, const SearchGrid &grid,
+                       std::vector<unsigned> &stageOfUnit);
+  void evaluateConfig(Config &cfg);
+  double sendSeconds(double bytes, const SearchGrid &grid) const;
+  PlanCandidate toCandidate(const Config &cfg) const;
+  void annotate(ModuleOp target, const Config &cfg);
+  LogicalResult chooseAndAnnotate();
+
+  ModuleOp module;
+  const PlanOptions &options;
+  PlanResult &result;
+  ::loom::ClusterSpec cluster;
+  std::optional<::loom::Precision> forcedPrecision;
+  func::FuncOp func;
+  std::unique_ptr<ProgramModel> model;
+  FoldedFunction folded;
+  int64_t irBatch = 1, microBatches = 1, devices = 1;
+
+  // Folding: every op and weight's representative, and the copies it covers.
+  DenseMap<Operation *, Operation *> representative;
+  std::vector<Node> nodes;
+  DenseMap<Operation *, unsigned> nodeOfOp; // representative op/weight -> node
+  std::vector<GraphEdge> edges;
+  // Units: the unit of every compute op (program order).
+  std::vector<unsigned> unitOfOp; // by model op index
+  size_t numUnits = 0;
+  std::vector<std::string> unitLabels;
+
+  std::vector<SearchGrid> grids;
+  int activeGrid = -1;
+  std::vector<Solved> solved;
+  std::vector<Config> configs;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Set-up: cluster, function, batch, folding
+//===----------------------------------------------------------------------===//
+
+LogicalResult Planner::setUp() {
+  auto c = ::loom::loadCluster(options.cluster);
+  if (!c)
+    return error() << llvm::toString(c.takeError());
+  cluster = std::move(*c);
+  result.clusterName = options.cluster;
+  if (options.precision != "ir") {
+    forcedPrecision = ::loom::parsePrecision(options.precision);
+    if (!forcedPrecision)
+      return error() << "unknown precision '" << options.precision
+                     << "' (ir, fp32, tf32, bf16, fp16, fp8)";
+  }
+  devices = options.devices ? options.devices : cluster.numDevices();
+  if (devices < 1 || devices > cluster.numDevices())
+    return error() << "devices=" << devices << " but the cluster has "
+                   << cluster.numDevices();
+
+  SmallVector<func::FuncOp> funcs;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isExternal())
+      funcs.push_back(f);
+  if (funcs.empty())
+    return error() << "no function with a body to plan";
+  func = funcs.front();
+  if (funcs.size() > 1) {
+    auto main = llvm::find_if(funcs, [](func::FuncOp f) { return f.getSymName() == "main"; });
+    if (main == funcs.end())
+      return error() << "several functions and none is named 'main'";
+    func = *main;
+  }
+  if (!module.getOps<shard::GridOp>().empty())
+    return error() << "the module already has a shard.grid; --loom-plan plans "
+                      "unplanned IR (pinning a given grid is not supported yet)";
+  WalkResult pinned = func.walk([&](Operation *op) {
+    if (isa<shard::ShardOp>(op) || op->hasAttr("loom.stage")) {
+      op->emitError("loom-plan: the input already carries a plan here "
+                    "(shard.shard or loom.stage); pinning choices is not "
+                    "supported yet, remove it to plan from scratch");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (pinned.wasInterrupted())
+    return failure();
+
+  if (func.getNumArguments() == 0)
+    return error() << "the function has no inputs to take the batch from";
+  auto input = dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+  if (!input || input.getRank() == 0 || input.isDynamicDim(0) || input.getDimSize(0) < 1)
+    return error() << "the first input must be a tensor with a static batch "
+                      "dimension (re-import with --input-shape)";
+  irBatch = input.getDimSize(0);
+  int64_t global = options.globalBatch ? options.globalBatch : irBatch;
+  if (global % irBatch != 0)
+    return error() << "global-batch=" << global << " is not a multiple of the IR's batch "
+                   << irBatch << " (the samples of one micro-batch over all replicas)";
+  microBatches = global / irBatch;
+
+  model = std::make_unique<ProgramModel>(func, cluster, forcedPrecision,
+                                         options.training);
+  result.ops = model->ops.size();
+  if (model->ops.empty())
+    return error() << "the function has no loom ops to plan";
+
+  auto t0 = Clock::now();
+  if (options.fold)
+    folded = foldRepeatedBlocks(func);
+  else
+    folded.func = func;
+  result.foldSeconds = secondsSince(t0);
+  result.foldedOps = options.fold ? folded.foldedOpCount() : model->ops.size();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Grids
+//===----------------------------------------------------------------------===//
+
+void Planner::enumerateGrids() {
+  SmallVector<int64_t> divisors;
+  for (int64_t d = 1; d <= devices; ++d)
+    if (devices % d == 0)
+      divisors.push_back(d);
+  int64_t perNode = cluster.devicesPerNode();
+  std::set<std::vector<int64_t>> seen;
+  for (int64_t pp : divisors) {
+    if (options.maxPP && pp > options.maxPP)
+      continue;
+    int64_t rest = devices / pp;
+    for (int64_t a0 : divisors) {
+      if (rest % a0 != 0)
+        continue;
+      int64_t a1 = rest / a0;
+      SmallVector<int64_t, 3> axes;
+      if (a0 > 1)
+        axes.push_back(a0);
+      if (a1 > 1)
+        axes.push_back(a1);
+      // level=fast: the inner axis stays inside a node.
+      if (!options.thorough && a0 > perNode && a1 > 1)
+        continue;
+      unsigned n = axes.size();
+      // The pipeline axis may sit at any position of the device order.
+      unsigned positions = pp > 1 ? n + 1 : 1;
+      for (unsigned pos = 0; pos < positions; ++pos) {
+        if (!options.thorough && pp > 1 && n == 2 && pos != 1)
+          continue;
+        SearchGrid g;
+        g.axes = axes;
+        g.pp = pp;
+        for (unsigned a = 0; a < n; ++a) {
+          if (pp > 1 && a == pos)
+            g.innerToOuter.push_back(n);
+          g.innerToOuter.push_back(a);
+        }
+        if (pp > 1 && pos == n)
+          g.innerToOuter.push_back(n);
+        std::vector<int64_t> key(axes.begin(), axes.end());
+        key.push_back(pp);
+        for (unsigned i : g.innerToOuter)
+          key.push_back(100000 + i);
+        if (!seen.insert(key).second)
+          continue;
+        SmallVector<int64_t, 4> shape = g.irShape();
+        if (shape.empty())
+          shape.push_back(1);
+        auto spans = ::loom::mapGridOntoCluster(cluster, shape, g.innerToOuter);
+        if (!spans) {
+          llvm::consumeError(spans.takeError());
+          continue;
+        }
+        g.spans.assign(spans->begin(), spans->end());
+        grids.push_back(std::move(g));
+      }
+    }
+  }
+  result.gridsConsidered = grids.size();
+}
+
+//===----------------------------------------------------------------------===//
+// The strategy graph
+//===----------------------------------------------------------------------===//
+
+void Planner::buildGraphNodes() {
+  // Representatives: op j of copy c stands for op j of copy 0.
+  DenseMap<Operation *, double> copiesOf;
+  for (const RepeatedBlock &b : folded.blocks)
+    for (unsigned c = 0; c < b.copies(); ++c) {
+      for (auto [j, op] : llvm::enumerate(b.ops[c]))
+        representative[op] = b.ops[0][j];
+      for (auto [k, w] : llvm::enumerate(b.weights[c]))
+        representative[w] = b.weights[0][k];
+      if (c == 0) {
+        for (Operation *op : b.ops[0])
+          copiesOf[op] = b.copies();
+        for (Operation *w : b.weights[0])
+          copiesOf[w] = b.copies();
+      }
+    }
+  auto repOf = [&](Operation *op) {
+    auto it = representative.find(op);
+    return it == representative.end() ? op : it->second;
+  };
+  auto copies = [&](Operation *op) {
+    auto it = copiesOf.find(op);
+    return it == copiesOf.end() ? 1.0 : it->second;
+  };
+
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    nodes.push_back({Node::Arg, i, 1, {}});
+  for (auto [i, w] : llvm::enumerate(model->weights))
+    if (repOf(w) == w) {
+      nodeOfOp[w] = nodes.size();
+      nodes.push_back({Node::Weight, static_cast<unsigned>(i), copies(w), {}});
+    }
+  for (auto [i, o] : llvm::enumerate(model->ops))
+    if (repOf(o.op) == o.op) {
+      nodeOfOp[o.op] = nodes.size();
+      nodes.push_back({Node::Op, static_cast<unsigned>(i), copies(o.op), {}});
+    }
+
+  // Edges, from every representative consumer.
+  for (const OpModel &o : model->ops) {
+    if (repOf(o.op) != o.op)
+      continue;
+    unsigned consumer = nodeOfOp.lookup(o.op);
+    double mult = copies(o.op);
+    const RepeatedBlock *block = nullptr;
+    if (auto it = folded.position.find(o.op); it != folded.position.end())
+      block = &folded.blocks[it->second.block];
+    for (unsigned i = 0; i < o.op->getNumOperands(); ++i) {
+      Value v = stripShard(o.op->getOperand(i));
+      Operation *def = v.getDefiningOp();
+      if (isa_and_nonnull<ConstantOp>(def))
+        continue;
+      const ValueModel &vm = model->valueOf(v);
+      bool perStep = options.training && vm.needsGrad && vm.parameterDerived;
+      auto addEdge = [&](Value from, double w) {
+        unsigned producer = nodeOfValue(from);
+        unsigned res = isa<OpResult>(from) ? cast<OpResult>(from).getResultNumber() : 0;
+        edges.push_back({producer, consumer, res, i, w, perStep});
+      };
+      // A block's input: the chain from the previous copy, or shared.
+      if (block && def && !llvm::is_contained(block->ops[0], def) &&
+          !llvm::is_contained(block->weights[0], def)) {
+        auto k = llvm::find(block->inputs[0], v);
+        if (k != block->inputs[0].end()) {
+          int from = block->chainedFrom[k - block->inputs[0].begin()];
+          if (from >= 0 && block->copies() > 1) {
+            addEdge(v, 1);
+            addEdge(block->outputs[0][from], mult - 1);
+            continue;
+          }
+        }
+      } else if (block && !def) {
+        // A function argument read by every copy: shared.
+      }
+      addEdge(v, mult);
+    }
+  }
+
+  // Units: block copies and single ops, in program order.
+  unitOfOp.assign(model->ops.size(), 0);
+  DenseMap<std::pair<unsigned, unsigned>, unsigned> unitOfCopy;
+  for (auto [i, o] : llvm::enumerate(model->ops)) {
+    auto it = folded.position.find(o.op);
+    if (it == folded.position.end()) {
+      unitOfOp[i] = numUnits++;
+      unitLabels.push_back(o.op->getName().getStringRef().str());
+      continue;
+    }
+    auto key = std::make_pair(it->second.block, it->second.copy);
+    auto [u, inserted] = unitOfCopy.try_emplace(key, numUnits);
+    if (inserted) {
+      ++numUnits;
+      unitLabels.push_back(llvm::formatv("block {0} copy {1}", key.first, key.second));
+    }
+    unitOfOp[i] = u->second;
+  }
+}
+
+unsigned Planner::nodeOfValue(Value v) const {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getArgNumber();
+  Operation *def = v.getDefiningOp();
+  auto it = representative.find(def);
+  Operation *rep = it == representative.end() ? def : it->second;
+  return nodeOfOp.lookup(rep);
+}
+
+/// The layout node `n` gives result `r` under strategy `s`.
+static TensorLayout producedLayout(const ProgramModel &model, const Node &n,
+                                   unsigned s, unsigned r) {
+  if (n.kind != Node::Op)
+    return n.layouts[s];
+  const OpModel &o = model.ops[n.index];
+  return model.resultLayout(o, o.strategies[s], r);
+}
+
+static size_t strategyCount(const ProgramModel &model, const Node &n) {
+  return n.kind == Node::Op ? model.ops[n.index].strategies.size() : n.layouts.size();
+}
+
+void Planner::activateGrid(unsigned g) {
+  if (activeGrid == static_cast<int>(g))
+    return;
+  activeGrid = g;
+  const SearchGrid &grid = grids[g];
+  model->enumerateStrategies(grid, options.maxTP);
+  for (Node &n : nodes) {
+    if (n.kind == Node::Arg)
+      n.layouts = tensorLayouts(model->valueOf(func.getArgument(n.index)).shape, grid);
+    else if (n.kind == Node::Weight)
+      n.layouts = tensorLayouts(
+          model->valueOf(model->weights[n.index]->getResult(0)).shape, grid);
+  }
+}
+
+StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, double &memoryScale) {
+  const double pp = static_cast<double>(grid.pp);
+  // Per-micro-batch costs are paid (m + pp - 1) times on the critical path
+  // of a pipelined step (the bubble included); per-step costs once.
+  const double M = static_cast<double>(microBatches) + pp - 1;
+  const ::loom::DeviceSpec &dev = cluster.device;
+  const double adamRate =
+      dev.memoryBandwidth * dev.eff(::loom::OpClass::Elementwise).memory;
+  StrategyGraph g;
+  memoryScale = 0;
+  for (Node &n : nodes) {
+    std::vector<double> cost, memory;
+    if (n.kind == Node::Arg) {
+      const ValueModel &vm = model->valueOf(func.getArgument(n.index));
+      for (const TensorLayout &l : n.layouts) {
+        cost.push_back(0);
+        memory.push_back(vm.saved ? model->localBytes(vm, l, grid) : 0);
+      }
+    } else if (n.kind == Node::Weight) {
+      Operation *w = model->weights[n.index];
+      const ValueModel &vm = model->valueOf(w->getResult(0));
+      bool trained = model->isParameter(w);
+      double perByte = 1;
+      if (trained)
+        perByte = 2 + (vm.elementBytes < 4 ? 12.0 : 8.0) / vm.elementBytes;
+      for (const TensorLayout &l : n.layouts) {
+        double local = model->localBytes(vm, l, grid);
+        double params = local / vm.elementBytes;
+        cost.push_back(trained ? n.copies * params * 28.0 / adamRate : 0);
+        // Weights spread over the pipeline: per device about 1/pp of them.
+        memory.push_back(n.copies * local * perByte / pp);
+      }
+    } else {
+      const OpModel &o = model->ops[n.index];
+      for (const Strategy &s : o.strategies) {
+        StrategyCost c = model->strategyCost(o, s, grid);
+        cost.push_back(n.copies * M * (c.forward + c.backward));
+        memory.push_back(n.copies * c.savedBytes);
+      }
+    }
+    for (double m : memory)
+      memoryScale = std::max(memoryScale, m);
+    g.addNode(std::move(cost), std::move(memory));
+  }
+
+  // Edges: price distinct (from, to) layout pairs once, then expand.
+  for (const GraphEdge &e : edges) {
+    const Node &pn = nodes[e.producer], &cn = nodes[e.consumer];
+    const OpModel &co = model->ops[cn.index];
+    Value v = stripShard(co.op->getOperand(e.operand));
+    const ValueModel &vm = model->valueOf(v);
+    size_t np = strategyCount(*model, pn), nc = co.strategies.size();
+    // Distinct producer layouts.
+    std::vector<unsigned> pIdx(np);
+    std::vector<TensorLayout> pLayouts;
+    DenseMap<uint64_t, unsigned> pSeen;
+    for (size_t s = 0; s < np; ++s) {
+      TensorLayout l = producedLayout(*model, pn, s, e.result);
+      auto [it, inserted] = pSeen.try_emplace(layoutKey(l), pLayouts.size());
+      if (inserted)
+        pLayouts.push_back(l);
+      pIdx[s] = it->second;
+    }
+    // Distinct consumer (wanted layout, gradient layout) pairs.
+    bool grad = options.training && vm.needsGrad;
+    std::vector<unsigned> cIdx(nc);
+    std::vector<std::pair<TensorLayout, TensorLayout>> cLayouts;
+    DenseMap<std::pair<uint64_t, uint64_t>, unsigned> cSeen;
+    for (size_t s = 0; s < nc; ++s) {
+      TensorLayout want = model->operandLayout(co, co.strategies[s], e.operand);
+      TensorLayout gradFrom = want;
+      if (grad)
+        gradFrom.partialAxes = model->gradientPartialAxes(co, co.strategies[s], e.operand);
+      auto key = std::make_pair(layoutKey(want), layoutKey(gradFrom));
+      auto [it, inserted] = cSeen.try_emplace(key, cLayouts.size());
+      if (inserted)
+        cLayouts.push_back({want, gradFrom});
+      cIdx[s] = it->second;
+    }
+    std::vector<double> small(pLayouts.size() * cLayouts.size());
+    for (size_t a = 0; a < pLayouts.size(); ++a)
+      for (size_t b = 0; b < cLayouts.size(); ++b) {
+        double fwd = model->reshardSeconds(vm.fullBytes, pLayouts[a], cLayouts[b].first, grid);
+        double bwd = grad ? model->reshardSeconds(vm.fullBytes, cLayouts[b].second,
+                                                  pLayouts[a], grid)
+                          : 0;
+        small[a * cLayouts.size() + b] =
+            e.weight * (e.perStep ? M * fwd + bwd : M * (fwd + bwd));
+      }
+    std::vector<double> cost(np * nc);
+    for (size_t a = 0; a < np; ++a)
+      for (size_t b = 0; b < nc; ++b)
+        cost[a * nc + b] = small[pIdx[a] * cLayouts.size() + cIdx[b]];
+    g.addEdge(e.producer, e.consumer, std::move(cost));
+  }
+  return g;
+}
+
+//===----------------------------------------------------------------------===//
+// Units: what a solution costs piece by piece
+//===----------------------------------------------------------------------===//
+
+std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
+                                         const std::vector<unsigned> &choice,
+                                         SmallVector<std::string, 3> &names,
+                                         int64_t &dp) {
+  std::vector<Unit> units(numUnits);
+  for (size_t u = 0; u < numUnits; ++u)
+    units[u].label = unitLabels[u];
+  auto repNode = [&](Operation *op) {
+    auto it = representative.find(op);
+    return nodeOfOp.lookup(it == representative.end() ? op : it->second);
+  };
+  // Axis roles, for names and data parallelism: an axis splitting the batch
+  // loop of ops carrying most of the FLOPs is data-parallel (dp); one
+  // splitting a weight is tensor-parallel (tp); anything else splits
+  // activations along another dim (sp).
+  dp = 1;
+  SmallVector<double, 3> batchFlops(grid.axes.size(), 0), otherFlops(grid.axes.size(), 0);
+  for (const Node &n : nodes) {
+    if (n.kind != Node::Op)
+      continue;
+    const OpModel &o = model->ops[n.index];
+    const Strategy &s = o.strategies[choice[&n - nodes.data()]];
+    double f = n.copies * std::max(1.0, o.totalFlops);
+    for (auto [a, loop] : llvm::enumerate(s))
+      if (loop >= 0)
+        (loop == o.batchLoop ? batchFlops : otherFlops)[a] += f;
+  }
+  SmallVector<int, 3> role(grid.axes.size(), 3); // 1 dp, 2 tp, 3 sp
+  for (size_t a = 0; a < grid.axes.size(); ++a)
+    if (batchFlops[a] > 0 && batchFlops[a] >= otherFlops[a]) {
+      role[a] = 1;
+      dp *= grid.axes[a];
+    }
+  for (const Node &n : nodes)
+    if (n.kind == Node::Weight) {
+      const TensorLayout &l = n.layouts[choice[&n - nodes.data()]];
+      for (const auto &axes : l.splitAxes)
+        for (int16_t a : axes)
+          if (role[a] == 3)
+            role[a] = 2;
+    }
+  names.clear();
+  for (auto [a, r] : llvm::enumerate(role)) {
+    const char *base = r == 1 ? "dp" : r == 2 ? "tp" : "sp";
+    std::string name = base;
+    if (llvm::count(role, r) > 1)
+      name += std::to_string(a);
+    names.push_back(name);
+  }
+
+  // Op costs, one per copy.
+  for (auto [i, o] : llvm::enumerate(model->ops)) {
+    unsigned node = repNode(o.op);
+    const OpModel &ro = model->ops[nodes[node].index];
+    StrategyCost c = model->strategyCost(ro, ro.strategies[choice[node]], grid);
+    Unit &u = units[unitOfOp[i]];
+    u.forward += c.forward;
+    u.backward += c.backward;
+    if (ro.hasBackward)
+      u.recomputable += c.forward;
+    u.saved += c.savedBytes;
+    u.footprint = std::max(u.footprint, c.footprint);
+  }
+  // Edge costs (resharding, gradients) go to the consumer's unit.
+  for (auto [i, o] : llvm::enumerate(model->ops)) {
+    unsigned cnode = repNode(o.op);
+    const OpModel &co = model->ops[nodes[cnode].index];
+    const Strategy &cs = co.strategies[choice[cnode]];
+    Unit &u = units[unitOfOp[i]];
+    for (unsigned k = 0; k < o.op->getNumOperands(); ++k) {
+      Value v = stripShard(o.op->getOperand(k));
+      Operation *def = v.getDefiningOp();
+      if (isa_and_nonnull<ConstantOp>(def))
+        continue;
+      const ValueModel &vm = model->valueOf(v);
+      unsigned pnode = def ? repNode(def) : cast<BlockArgument>(v).getArgNumber();
+      unsigned res = isa<OpResult>(v) ? cast<OpResult>(v).getResultNumber() : 0;
+      TensorLayout from = producedLayout(*model, nodes[pnode], choice[pnode], res);
+      TensorLayout want = model->operandLayout(co, cs, k);
+      double fwd = model->reshardSeconds(vm.fullBytes, from, want, grid);
+      double bwd = 0;
+      if (options.training && vm.needsGrad) {
+        TensorLayout gradFrom = want;
+        gradFrom.partialAxes = model->gradientPartialAxes(co, cs, k);
+        bwd = model->reshardSeconds(vm.fullBytes, gradFrom, from, grid);
+      }
+      u.forward += fwd;
+      if (options.training && vm.needsGrad && vm.parameterDerived)
+        u.gradSync += bwd;
+      else
+        u.backward += bwd;
+    }
+  }
+  // Weights: held by the unit of their first user.
+  for (Operation *w : model->weights) {
+    unsigned wn = repNode(w);
+    const ValueModel &vm = model->valueOf(w->getResult(0));
+    double local = model->localBytes(vm, nodes[wn].layouts[choice[wn]], grid);
+    int first = -1;
+    for (Operation *user : w->getResult(0).getUsers()) {
+      while (isa<shard::ShardOp>(user) && !user->getResult(0).use_empty())
+        user = *user->getResult(0).getUsers().begin();
+      if (auto it = model->opIndex.find(user); it != model->opIndex.end())
+        first = first < 0 ? static_cast<int>(unitOfOp[it->second])
+                          : std::min(first, static_cast<int>(unitOfOp[it->second]));
+    }
+    if (first < 0)
+      continue;
+    units[first].weightBytes += local;
+    if (model->isParameter(w)) {
+      units[first].paramBytes += local;
+      units[first].params += local / vm.elementBytes;
+    }
+  }
+  // Activation bytes crossing each unit boundary (for pipeline sends and
+  // full-recompute checkpoints): a value lives from its unit to its last
+  // reader's unit.
+  std::vector<double> delta(numUnits + 1, 0);
+  for (auto [i, o] : llvm::enumerate(model->ops)) {
+    unsigned node = repNode(o.op);
+    const OpModel &ro = model->ops[nodes[node].index];
+    for (unsigned r = 0; r < o.op->getNumResults(); ++r) {
+      Value res = o.op->getResult(r);
+      if (!model->valueOf(res).activation)
+        continue;
+      unsigned last = unitOfOp[i];
+      for (Operation *user : res.getUsers()) {
+        while (isa<shard::ShardOp>(user) && !user->getResult(0).use_empty())
+          user = *user->getResult(0).getUsers().begin();
+        if (auto it = model->opIndex.find(user); it != model->opIndex.end())
+          last = std::max(last, unitOfOp[it->second]);
+      }
+      if (last == unitOfOp[i])
+        continue;
+      double b = model->localBytes(model->valueOf(res),
+                                   model->resultLayout(ro, ro.strategies[choice[node]], r),
+                                   grid);
+      delta[unitOfOp[i]] += b;
+      delta[last] -= b;
+    }
+  }
+  double live = 0;
+  for (size_t u = 0; u < numUnits; ++u) {
+    live += delta[u];
+    units[u].boundaryOut = live;
+  }
+  return units;
+}
+
+//===----------------------------------------------------------------------===//
+// Solving one grid
+//===----------------------------------------------------------------------===//
+
+void Planner::solveGrid(unsigned gi) {
+  const SearchGrid &grid = grids[gi];
+  activateGrid(gi);
+  double memoryScale = 0;
+  StrategyGraph g = buildStrategyGraph(grid, memoryScale);
+  auto addSolution = [&](Solution s, bool exact) {
+    if (s.choice.empty() || !s.feasible)
+      return;
+    // A function input costs nothing in any layout, so the solver's pick
+    // among equal costs is arbitrary: give it the layout its first reader
+    // wants (the data loader delivers it that way; the estimator reads data
+    // parallelism off the first input).
+    for (const GraphEdge &e : edges) {
+      if (nodes[e.producer].kind != Node::Arg)
+        continue;
+      const Node &arg = nodes[e.producer];
+      const OpModel &co = model->ops[nodes[e.consumer].index];
+      uint64_t want = layoutKey(model->operandLayout(
+          co, co.strategies[s.choice[e.consumer]], e.operand));
+      if (layoutKey(arg.layouts[s.choice[e.producer]]) == want)
+        continue;
+      for (size_t k = 0; k < arg.layouts.size(); ++k)
+        if (layoutKey(arg.layouts[k]) == want) {
+          std::vector<unsigned> alt = s.choice;
+          alt[e.producer] = k;
+          if (evaluateCost(g, alt) <= s.cost) {
+            s.choice = std::move(alt);
+          }
+          break;
+        }
+    }
+    for (const Solved &other : solved)
+      if (other.grid == gi && other.choice == s.choice)
+        return;
+    Solved sv;
+    sv.grid = gi;
+    sv.choice = s.choice;
+    sv.exact = exact;
+    sv.units = evaluateUnits(grid, sv.choice, sv.axisNames, sv.dataParallel);
+    solved.push_back(std::move(sv));
+    priceConfigs(solved.size() - 1);
+  };
+  bool exact = true;
+  Solution s = options.thorough ? solveExact(g, &exact) : solveGreedy(g);
+  ++result.solves;
+  result.exact &= exact || !options.thorough;
+  size_t before = configs.size();
+  addSolution(s, exact);
+  bool anyFits = false;
+  for (size_t i = before; i < configs.size(); ++i)
+    anyFits |= configs[i].fits;
+  if (anyFits)
+    return;
+  // Nothing fits: trade time for memory (Lagrangian over the same solver).
+  double cap = cluster.device.memoryBytes * options.memoryFraction;
+  Solution lean = solveUnderMemoryCap(g, cap, options.thorough);
+  ++result.solves;
+  addSolution(lean, options.thorough);
+}
+
+//===----------------------------------------------------------------------===//
+// Stages, schedules, ZeRO, recomputation
+//===----------------------------------------------------------------------===//
+
+double Planner::sendSeconds(double bytes, const SearchGrid &grid) const {
+  if (grid.pp <= 1 || bytes <= 0)
+    return 0;
+  unsigned ppAxis = grid.axes.size();
+  ::loom::AxisSpan neighbours = grid.spans[ppAxis];
+  int outer = neighbours.outermostLevel();
+  for (auto &m : neighbours.membersPerLevel)
+    m = 1;
+  if (outer >= 0)
+    neighbours.membersPerLevel[outer] = 2;
+  return ::loom::collectiveCost(cluster, ::loom::CollectiveKind::SendRecv, bytes,
+                                neighbours)
+      .seconds;
+}
+
+/// Micro-batches whose activations chunk `chunk` of pipeline device `d`
+/// holds at its peak.
+static int64_t inFlight(PipelineSchedule s, int64_t m, int64_t p, int64_t d,
+                        int64_t v, int64_t chunk) {
+  switch (s) {
+  case PipelineSchedule::GPipe:
+    return m;
+  case PipelineSchedule::KFKB:
+    return std::min(m, 2 * (p - d));
+  case PipelineSchedule::Interleaved1F1B:
+    return std::min(m, chunk + 1 < v ? p : p - d);
+  case PipelineSchedule::OneFOneB:
+    return std::min(m, p - d);
+  }
+  return m;
+}
+
+bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
+                              const Config &cfg, const SearchGrid &grid,
+                              std::vector<unsigned> &stageOfUnit) {
+  size_t n = units.size();
+  if (static_cast<int64_t>(n) < stages)
+    return false;
+  const Solved &sv = solved[cfg.solved];
+  double zeroDiv = sv.dataParallel > 1 ? static_cast<double>(sv.dataParallel) : 1;
+  auto unitTime = [&](const Unit &u) {
+    return u.forward + u.backward + (cfg.recompute ? u.recomputable : 0);
+  };
+  auto staticBytes = [&](const Unit &u) {
+    double w = u.weightBytes, gbytes = 0, opt = 0;
+    if (options.training) {
+      double bpp = u.params > 0 ? u.paramBytes / u.params : 4;
+      gbytes = u.paramBytes;
+      opt = u.params * (bpp < 4 ? 12.0 : 8.0);
+      if (cfg.zero >= 1)
+        opt /= zeroDiv;
+      if (cfg.zero >= 2)
+        gbytes /= zeroDiv;
+      if (cfg.zero >= 3)
+        w /= zeroDiv;
+    }
+    return w + gbytes + opt;
+  };
+  double cap = cluster.device.memoryBytes * options.memoryFraction;
+  const int64_t p = grid.pp, v = stages / std::max<int64_t>(1, p);
+  // Memory of stage s holding units [a, b).
+  auto stageMemory = [&](size_t a, size_t b, int64_t s) {
+    double st = 0, act = 0, ckpt = 0, seg = 0, temp = 0;
+    for (size_t u = a; u < b; ++u) {
+      st += staticBytes(units[u]);
+      act += units[u].saved;
+      ckpt += units[u].boundaryOut;
+      seg = std::max(seg, units[u].saved);
+      temp = std::max(temp, units[u].footprint);
+    }
+    if (!options.training)
+      return st + temp;
+    double perMicro = cfg.recompute ? std::min(ckpt, act) : act;
+    int64_t held = inFlight(cfg.schedule, microBatches, p, s % p, v, s / p);
+    return st + held * perMicro + temp + (cfg.recompute ? seg : 0);
+  };
+  // Prefix sums of time.
+  std::vector<double> prefix(n + 1, 0);
+  for (size_t u = 0; u < n; ++u)
+    prefix[u + 1] = prefix[u] + unitTime(units[u]);
+  auto sendAt = [&](size_t end) {
+    return end < n ? 2 * sendSeconds(units[end - 1].boundaryOut, grid) : 0;
+  };
+  // Greedy check: can `stages` contiguous stages each take at most T? With
+  // several chunks per device, memory is checked per chunk against cap / v.
+  double stageCap = cap / static_cast<double>(v);
+  auto fits = [&](double T, std::vector<unsigned> *assign) {
+    size_t a = 0;
+    for (int64_t s = 0; s < stages; ++s) {
+      int64_t left = stages - s - 1;
+      size_t maxEnd = n - left;
+      size_t b = a;
+      size_t best = a;
+      while (b < maxEnd) {
+        ++b;
+        if (prefix[b] - prefix[a] > T)
+          break;
+        if (stageMemory(a, b, s) > stageCap)
+          break;
+        if (prefix[b] - prefix[a] + sendAt(b) <= T)
+          best = b;
+      }
+      if (s == stages - 1) {
+        if (best != n)
+          return false;
+      }
+      if (best == a)
+        return false;
+      if (assign)
+        for (size_t u = a; u < best; ++u)
+          (*assign)[u] = s;
+      a = best;
+    }
+    return a == n;
+  };
+  double lo = 0, hi = prefix[n] + 2 * sendSeconds(1e18, grid) * 0;
+  for (size_t u = 0; u + 1 < n; ++u)
+    hi += sendAt(u + 1);
+  if (!fits(hi, nullptr))
+    return false;
+  for (int it = 0; it < 50 && hi - lo > 1e-6 * hi; ++it) {
+    double mid = (lo + hi) / 2;
+    if (fits(mid, nullptr))
+      hi = mid;
+    else
+      lo = mid;
+  }
+  stageOfUnit.assign(n, 0);
+  return fits(hi, &stageOfUnit);
+}
+
+void Planner::evaluateConfig(Config &cfg) {
+  const Solved &sv = solved[cfg.solved];
+  const SearchGrid &grid = grids[sv.grid];
+  const std::vector<Unit> &units = sv.units;
+  const int64_t p = grid.pp, S = p * cfg.virtualStages;
+  const double m = static_cast<double>(microBatches);
+  double zeroDiv = sv.dataParallel > 1 ? static_cast<double>(sv.dataParallel) : 1;
+  std::vector<double> stageTime(S, 0), stageBwd(S, 0), stageSync(S, 0),
+      stageParams(S, 0), stageStatic(S, 0), stageAct(S, 0), stageCkpt(S, 0),
+      stageSeg(S, 0), stageTemp(S, 0);
+  for (size_t u = 0; u < units.size(); ++u) {
+    unsigned s = cfg.stageOfUnit[u];
+    const Unit &un = units[u];
+    double bwd = un.backward + (cfg.recompute ? un.recomputable : 0);
+    stageTime[s] += un.forward + (options.training ? bwd : 0);
+    stageBwd[s] += options.training ? bwd : 0;
+    stageSync[s] += un.gradSync;
+    stageParams[s] += un.params;
+    double w = un.weightBytes, g = 0, opt = 0;
+    if (options.training) {
+      double bpp = un.params > 0 ? un.paramBytes / un.params : 4;
+      g = un.paramBytes;
+      opt = un.params * (bpp < 4 ? 12.0 : 8.0);
+      if (cfg.zero >= 1)
+        opt /= zeroDiv;
+      if (cfg.zero >= 2)
+        g /= zeroDiv;
+      if (cfg.zero >= 3)
+        w /= zeroDiv;
+    }
+    stageStatic[s] += w + g + opt;
+    stageAct[s] += un.saved;
+    stageCkpt[s] += un.boundaryOut;
+    stageSeg[s] = std::max(stageSeg[s], un.saved);
+    stageTemp[s] = std::max(stageTemp[s], un.footprint);
+    if (u + 1 < units.size() && cfg.stageOfUnit[u + 1] != s)
+      stageTime[s] += (options.training ? 2 : 1) * sendSeconds(un.boundaryOut, grid);
+  }
+  // Per pipeline device.
+  const ::loom::DeviceSpec &dev = cluster.device;
+  double adamRate = dev.memoryBandwidth * dev.eff(::loom::OpClass::Elementwise).memory;
+  double worstWork = 0, tail = 0, peak = 0;
+  for (int64_t d = 0; d < p; ++d) {
+    double work = 0, bwd = 0, sync = 0, params = 0, mem = 0, temp = 0;
+    for (int64_t s = d; s < S; s += p) {
+      double t = stageTime[s];
+      // ZeRO-3 gathers the stage's parameters every micro-batch; prefetch
+      // hides what the stage's own compute covers.
+      if (options.training && cfg.zero == 3)
+        t += std::max(0.0, stageSync[s] - stageTime[s]);
+      work += t;
+      bwd += stageBwd[s];
+      sync += stageSync[s];
+      params += stageParams[s];
+      double perMicro = cfg.recompute ? std::min(stageCkpt[s], stageAct[s]) : stageAct[s];
+      int64_t held = options.training
+                         ? inFlight(cfg.schedule, microBatches, p, d, cfg.virtualStages, s / p)
+                         : 0;
+      mem += stageStatic[s] + held * perMicro + (cfg.recompute ? stageSeg[s] : 0);
+      temp = std::max(temp, stageTemp[s]);
+    }
+    mem += temp;
+    peak = std::max(peak, mem);
+    worstWork = std::max(worstWork, work);
+    double exposed = std::max(0.0, sync - bwd);
+    double opt = options.training
+                     ? params / (cfg.zero >= 1 ? zeroDiv : 1.0) * 28.0 / adamRate
+                     : 0;
+    tail = std::max(tail, exposed + opt);
+  }
+  double bubble = static_cast<double>(p - 1) * worstWork / cfg.virtualStages;
+  if (cfg.schedule != PipelineSchedule::Interleaved1F1B && p > 1) {
+    // (m - 1) x the slowest stage plus one pass through every stage.
+    double sum = 0, worst = 0;
+    for (double t : stageTime) {
+      sum += t;
+      worst = std::max(worst, t);
+    }
+    cfg.stepTime = (m - 1) * worst + sum + tail;
+  } else {
+    cfg.stepTime = m * worstWork + bubble + tail;
+  }
+  cfg.peakMemory = peak;
+  cfg.fits = peak <= dev.memoryBytes * options.memoryFraction;
+}
+
+void Planner::priceConfigs(unsigned si) {
+  const Solved &sv = solved[si];
+  const SearchGrid &grid = grids[sv.grid];
+  const int64_t p = grid.pp;
+  std::vector<PipelineSchedule> schedules = options.schedules;
+  if (p == 1)
+    schedules = {PipelineSchedule::OneFOneB};
+  std::vector<int> zeros = options.zeroStages;
+  if (sv.dataParallel == 1 || !options.training)
+    zeros = {0};
+  std::vector<bool> recomputes;
+  for (const std::string &r : options.recomputeModes)
+    if (options.training || r == "none")
+      recomputes.push_back(r == "full");
+  if (recomputes.empty())
+    recomputes.push_back(false);
+  for (bool rc : recomputes)
+    for (int z : zeros)
+      for (PipelineSchedule sched : schedules) {
+        SmallVector<int64_t, 3> vs = {1};
+        if (sched == PipelineSchedule::Interleaved1F1B) {
+          vs = {2, 4};
+          if (microBatches % p != 0)
+            continue;
+        }
+        for (int64_t v : vs) {
+          Config cfg;
+          cfg.solved = si;
+          cfg.schedule = sched;
+          cfg.virtualStages = v;
+          cfg.zero = z;
+          cfg.recompute = rc;
+          if (!partitionStages(sv.units, p * v, cfg, grid, cfg.stageOfUnit)) {
+            // Nothing within memory: keep the time-balanced split, marked.
+            Config unlimited = cfg;
+            double saved = options.memoryFraction;
+            (void)saved;
+            cfg.stageOfUnit.assign(sv.units.size(), 0);
+            size_t per = (sv.units.size() + p * v - 1) / (p * v);
+            if (static_cast<int64_t>(sv.units.size()) < p * v)
+              continue;
+            for (size_t u = 0; u < sv.units.size(); ++u)
+              cfg.stageOfUnit[u] = std::min<size_t>(u / per, p * v - 1);
+            (void)unlimited;
+          }
+          evaluateConfig(cfg);
+          ++result.configsConsidered;
+          configs.push_back(std::move(cfg));
+        }
+      }
+}
+
+//===----------------------------------------------------------------------===//
+// Candidates, annotation, verification
+//===----------------------------------------------------------------------===//
+
+std::string PlanCandidate::describe() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "grid ";
+  for (auto [i, d] : llvm::enumerate(gridShape))
+    os << (i ? "x" : "") << axisNames[i] << "=" << d;
+  if (gridShape.empty())
+    os << "single device";
+  os << ", " << microBatches << " micro-batches";
+  if (pipeline > 1) {
+    os << ", " << ::loom::stringifyPipelineSchedule(schedule);
+    if (virtualStages > 1)
+      os << " v=" << virtualStages;
+  }
+  if (zeroStage)
+    os << ", zero-" << zeroStage;
+  if (recompute != "none")
+    os << ", recompute=" << recompute;
+  return s;
+}
+
+PlanCandidate Planner::toCandidate(const Config &cfg) const {
+  const Solved &sv = solved[cfg.solved];
+  const SearchGrid &grid = grids[sv.grid];
+  PlanCandidate c;
+  for (int64_t d : grid.irShape())
+    c.gridShape.push_back(d);
+  for (const std::string &n : sv.axisNames)
+    c.axisNames.push_back(n);
+  if (grid.pp > 1) {
+    c.axisNames.push_back("pp");
+    c.pipelineAxis = grid.axes.size();
+  }
+  c.deviceOrder.assign(grid.innerToOuter.begin(), grid.innerToOuter.end());
+  c.pipeline = grid.pp;
+  c.virtualStages = cfg.virtualStages;
+  c.dataParallel = sv.dataParallel;
+  c.microBatches = microBatches;
+  c.schedule = cfg.schedule;
+  c.zeroStage = cfg.zero;
+  c.recompute = cfg.recompute ? "full" : "none";
+  c.stepTime = cfg.stepTime;
+  c.peakMemory = cfg.peakMemory;
+  c.fits = cfg.fits;
+  return c;
+}
+
+/// Writes the plan of `cfg` into `target` (the module or a clone of it; the
+/// function is found by name, ops by their position in program order).
+void Planner::annotate(ModuleOp target, const Config &cfg) {
+  const Solved &sv = solved[cfg.solved];
+  activateGrid(sv.grid);
+  const SearchGrid &grid = grids[sv.grid];
+  func::FuncOp f = func;
+  if (target != module)
+    for (auto candidate : target.getOps<func::FuncOp>())
+      if (candidate.getSymName() == func.getSymName())
+        f = candidate;
+  // Ops of `f` in the same order as model->ops / model->weights.
+  SmallVector<Operation *> ops, weights;
+  f.walk([&](Operation *op) {
+    if (!isa<LoomDialect>(op->getDialect()))
+      return;
+    if (isa<WeightOp>(op))
+      weights.push_back(op);
+    else if (!isa<ConstantOp>(op))
+      ops.push_back(op);
+  });
+  MLIRContext *ctx = target.getContext();
+  OpBuilder b(ctx);
+  PlanCandidate cand = toCandidate(cfg);
+  auto repNode = [&](Operation *op) {
+    auto it = representative.find(op);
+    return nodeOfOp.lookup(it == representative.end() ? op : it->second);
+  };
+
+  // Stages.
+  std::vector<int64_t> stageOfOp(ops.size(), 0);
+  for (size_t i = 0; i < ops.size(); ++i)
+    stageOfOp[i] = cfg.stageOfUnit[unitOfOp[i]];
+  if (grid.pp > 1) {
+    for (size_t i = 0; i < ops.size(); ++i)
+      ops[i]->setAttr("loom.stage", b.getI64IntegerAttr(stageOfOp[i]));
+    DenseMap<Operation *, size_t> pos;
+    for (auto [i, op] : llvm::enumerate(ops))
+      pos[op] = i;
+    for (Operation *w : weights) {
+      int64_t first = -1;
+      for (Operation *user : w->getResult(0).getUsers())
+        if (auto it = pos.find(user); it != pos.end())
+          first = first < 0 ? stageOfOp[it->second] : std::min(first, stageOfOp[it->second]);
+      w->setAttr("loom.stage", b.getI64IntegerAttr(std::max<int64_t>(first, 0)));
+    }
+  }
+  if (grid.axes.empty() && grid.pp == 1)
+    return; // one device: nothing to shard
+
+  // The grid.
+  b.setInsertionPointToStart(target.getBody());
+  std::string gridName = "plan";
+  auto gridOp = shard::GridOp::create(b, target.getLoc(), gridName, grid.irShape());
+  SmallVector<Attribute> names;
+  for (const std::string &n : cand.axisNames)
+    names.push_back(b.getStringAttr(n));
+  gridOp->setAttr("loom.axis_names", b.getArrayAttr(names));
+  if (grid.pp > 1)
+    gridOp->setAttr("loom.pipeline_axis", b.getI64IntegerAttr(grid.axes.size()));
+  SmallVector<Attribute> order;
+  for (unsigned a : grid.innerToOuter)
+    order.push_back(b.getI64IntegerAttr(a));
+  gridOp->setAttr("loom.device_order", b.getArrayAttr(order));
+  SmallVector<Attribute> dataAxes;
+  for (auto [a, name] : llvm::enumerate(sv.axisNames))
+    if (StringRef(name).starts_with("dp"))
+      dataAxes.push_back(b.getI64IntegerAttr(a));
+  if (!dataAxes.empty())
+    gridOp->setAttr("loom.data_axes", b.getArrayAttr(dataAxes));
+
+  // Sharding values are created at the top of the function and reused.
+  Block &entry = f.getBody().front();
+  DenseMap<uint64_t, Value> shardings;
+  auto shardingFor = [&](const TensorLayout &l) -> Value {
+    uint64_t key = layoutKey(l) * 64 + l.splitAxes.size();
+    if (auto it = shardings.find(key); it != shardings.end())
+      return it->second;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&entry);
+    SmallVector<shard::GridAxesAttr> split;
+    size_t last = 0;
+    for (auto [d, axes] : llvm::enumerate(l.splitAxes))
+      if (!axes.empty())
+        last = d + 1;
+    // A replicated tensor keeps one empty entry: upstream prints an empty
+    // split_axes as `[]`, which its parser rejects.
+    for (size_t d = 0; d < std::max<size_t>(last, 1); ++d)
+      split.push_back(shard::GridAxesAttr::get(
+          ctx, d < l.splitAxes.size() ? ArrayRef<int16_t>(l.splitAxes[d])
+                                      : ArrayRef<int16_t>()));
+    Value s = shard::ShardingOp::create(b, f.getLoc(), gridName, split).getResult();
+    shardings[key] = s;
+    return s;
+  };
+  auto annotateResult = [&](Value v, const TensorLayout &l) {
+    if (!isa<RankedTensorType>(v.getType()))
+      return;
+    OpBuilder::InsertionGuard guard(b);
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      b.setInsertionPointToStart(&entry);
+    else
+      b.setInsertionPointAfter(v.getDefiningOp());
+    Value s = shardingFor(l);
+    auto sh = shard::ShardOp::create(b, v.getLoc(), v, s, false);
+    v.replaceAllUsesExcept(sh.getResult(), sh);
+  };
+
+  // Function inputs, weights and op results (producers' layouts).
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    annotateResult(f.getArgument(i), nodes[i].layouts[sv.choice[i]]);
+  for (auto [i, w] : llvm::enumerate(weights)) {
+    unsigned node = repNode(model->weights[i]);
+    annotateResult(w->getResult(0), nodes[node].layouts[sv.choice[node]]);
+  }
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    unsigned node = repNode(model->ops[i].op);
+    const OpModel &ro = model->ops[nodes[node].index];
+    for (unsigned r = 0; r < op->getNumResults(); ++r)
+      annotateResult(op->getResult(r),
+                     model->resultLayout(ro, ro.strategies[sv.choice[node]], r));
+  }
+  // Operands: what each op wants, for its users.
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    unsigned node = repNode(model->ops[i].op);
+    const OpModel &ro = model->ops[nodes[node].index];
+    const Strategy &s = ro.strategies[sv.choice[node]];
+    for (unsigned k = 0; k < op->getNumOperands(); ++k) {
+      Value v = op->getOperand(k);
+      if (!isa<RankedTensorType>(v.getType()))
+        continue;
+      TensorLayout want = model->operandLayout(ro, s, k);
+      b.setInsertionPoint(op);
+      auto sh = shard::ShardOp::create(b, op->getLoc(), v, shardingFor(want), true);
+      op->setOperand(k, sh.getResult());
+    }
+  }
+}
+
+LogicalResult Planner::chooseAndAnnotate() {
+  // Rank: fitting plans first, then by the search's step time; ties by
+  // order of discovery (deterministic).
+  std::vector<unsigned> order(configs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+    if (configs[a].fits != configs[b].fits)
+      return configs[a].fits;
+    if (configs[a].fits)
+      return configs[a].stepTime < configs[b].stepTime;
+    return configs[a].peakMemory < configs[b].peakMemory;
+  });
+  if (order.empty())
+    return error() << "no grid of " << devices << " devices maps onto cluster '"
+                   << options.cluster << "'";
+  if (!configs[order.front()].fits) {
+    result.feasible = false;
+    result.shortfallBytes = configs[order.front()].peakMemory -
+                            cluster.device.memoryBytes * options.memoryFraction;
+    result.best = toCandidate(configs[order.front()]);
+    result.best.verdict = "does not fit";
+    return success();
+  }
+  // Finalists: the best config of each distinct grid/solution, up to
+  // runnersUp + 1 of them.
+  std::vector<unsigned> finalists;
+  std::set<std::string> seen;
+  for (unsigned i : order) {
+    if (!configs[i].fits)
+      break;
+    std::string key = toCandidate(configs[i]).describe();
+    if (!seen.insert(key).second)
+      continue;
+    finalists.push_back(i);
+    if (finalists.size() > options.runnersUp)
+      break;
+  }
+  auto t0 = Clock::now();
+  std::vector<std::optional<Estimate>> estimates(finalists.size());
+  if (options.verify) {
+    for (auto [k, i] : llvm::enumerate(finalists)) {
+      OwningOpRef<ModuleOp> clone = cast<ModuleOp>(module->clone());
+      annotate(*clone, configs[i]);
+      EstimateOptions eo;
+      eo.cluster = options.cluster;
+      eo.training = options.training;
+      eo.globalBatch = irBatch * microBatches;
+      eo.schedule = configs[i].schedule;
+      eo.precision = options.precision;
+      eo.recompute = configs[i].recompute ? "full" : "none";
+      eo.zeroStage = configs[i].zero;
+      // Estimation diagnostics of a finalist are not the user's errors.
+      ScopedDiagnosticHandler quiet(module.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      auto est = estimateModule(*clone, eo);
+      if (succeeded(est))
+        estimates[k] = std::move(*est);
+    }
+  }
+  result.verifySeconds = secondsSince(t0);
+  // Choose: by the estimator's step time among those that fit by it.
+  size_t chosen = 0;
+  auto verifiedFits = [&](size_t k) {
+    return estimates[k] &&
+           estimates[k]->peakMemory() <= cluster.device.memoryBytes * options.memoryFraction;
+  };
+  if (options.verify) {
+    bool found = false;
+    for (size_t k = 0; k < finalists.size(); ++k)
+      if (verifiedFits(k) &&
+          (!found || estimates[k]->stepTime < estimates[chosen]->stepTime)) {
+        chosen = k;
+        found = true;
+      }
+    if (!found)
+      result.notes.push_back("the estimator finds every finalist over memory or "
+                             "fails on it; keeping the search's choice");
+  }
+  for (auto [k, i] : llvm::enumerate(finalists)) {
+    PlanCandidate c = toCandidate(configs[i]);
+    if (estimates[k]) {
+      c.verifiedStepTime = estimates[k]->stepTime;
+      c.verifiedPeakMemory = estimates[k]->peakMemory();
+    }
+    if (k == chosen) {
+      c.verdict = "chosen";
+      result.best = c;
+      continue;
+    }
+    double mine = c.verifiedStepTime ? *c.verifiedStepTime : c.stepTime;
+    double best = estimates[chosen] ? estimates[chosen]->stepTime
+                                    : configs[finalists[chosen]].stepTime;
+    if (c.verifiedPeakMemory && !verifiedFits(k))
+      c.verdict = llvm::formatv("over memory by the estimate ({0:F1} GiB)",
+                                *c.verifiedPeakMemory / (1ull << 30));
+    else
+      c.verdict = llvm::formatv("{0:F1}% slower", 100.0 * (mine / best - 1));
+    result.runnersUp.push_back(c);
+  }
+  // A few of the plans that do not fit, to show why memory ruled them out.
+  unsigned overMemory = 0;
+  for (unsigned i : order)
+    if (!configs[i].fits && configs[i].stepTime < result.best.stepTime && overMemory < 2) {
+      PlanCandidate c = toCandidate(configs[i]);
+      c.verdict = llvm::formatv("faster but needs {0:F1} GiB per device",
+                                c.peakMemory / (1ull << 30));
+      result.runnersUp.push_back(c);
+      ++overMemory;
+    }
+  if (estimates[chosen])
+    result.estimate = std::move(*estimates[chosen]);
+
+  const Config &cfg = configs[finalists[chosen]];
+  annotate(module, cfg);
+
+  // The report's strategies: per block (representative ops), then the rest.
+  const Solved &sv = solved[cfg.solved];
+  SmallVector<std::string> names(sv.axisNames.begin(), sv.axisNames.end());
+  auto describeOp = [&](Operation *op) {
+    unsigned node = nodeOfOp.lookup(op);
+    const OpModel &o = model->ops[nodes[node].index];
+    std::string where;
+    llvm::raw_string_ostream os(where);
+    os << op->getName();
+    if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+      os << " at " << llvm::sys::path::filename(loc.getFilename().getValue()) << ":"
+         << loc.getLine();
+    return OpStrategy{where, model->describe(o, o.strategies[sv.choice[node]], names)};
+  };
+  for (const RepeatedBlock &blk : folded.blocks) {
+    BlockPlan bp;
+    bp.copies = blk.copies();
+    bp.opsPerCopy = blk.opsPerCopy();
+    for (Operation *op : blk.ops[0])
+      bp.ops.push_back(describeOp(op));
+    result.blocks.push_back(std::move(bp));
+  }
+  for (const OpModel &o : model->ops)
+    if (!representative.count(o.op) && isa<MatmulOp, ConvOp, EmbeddingOp, AttentionOp>(o.op))
+      result.otherOps.push_back(describeOp(o.op));
+  // Stages: unit ranges.
+  int64_t S = grids[sv.grid].pp * cfg.virtualStages;
+  for (int64_t s = 0; s < S; ++s) {
+    size_t first = SIZE_MAX, last = 0, count = 0;
+    for (size_t u = 0; u < cfg.stageOfUnit.size(); ++u)
+      if (cfg.stageOfUnit[u] == static_cast<unsigned>(s)) {
+        first = std::min(first, u);
+        last = u;
+        ++count;
+      }
+    if (!count)
+      continue;
+    result.stages.push_back(llvm::formatv("stage {0} (device {1}): {2} units, {3} .. {4}", s,
+                                          s % grids[sv.grid].pp, count,
+                                          unitLabels[first], unitLabels[last]));
+  }
+  return success();
+}
+
+LogicalResult Planner::run() {
+  auto start = Clock::now();
+  result.options = options;
+  if (failed(setUp()))
+    return failure();
+  auto searchStart = Clock::now();
+  enumerateGrids();
+  buildGraphNodes();
+  for (unsigned g = 0; g < grids.size(); ++g)
+    solveGrid(g);
+  result.searchSeconds = secondsSince(searchStart) + result.foldSeconds;
+  if (failed(chooseAndAnnotate()))
+    return failure();
+  result.totalSeconds = secondsSince(start);
+  return success();
+}
+
+FailureOr<PlanResult> mlir::loom::planModule(ModuleOp module,
+                                             const PlanOptions &options) {
+  PlanResult result;
+  Planner planner(module, options, result);
+  if (failed(planner.run()))
+    return failure();
+  return result;
+}

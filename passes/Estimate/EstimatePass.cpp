@@ -33,6 +33,8 @@ static llvm::cl::opt<std::string>
                                 "later planning passes) to this file"),
                  llvm::cl::value_desc("file"), llvm::cl::init(""));
 
+std::string mlir::loom::reportFileFromCommandLine() { return clReportFile; }
+
 namespace {
 struct LoomEstimatePass : mlir::loom::impl::LoomEstimateBase<LoomEstimatePass> {
   using LoomEstimateBase::LoomEstimateBase;

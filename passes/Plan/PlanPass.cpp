@@ -1,11 +1,146 @@
+//===- PlanPass.cpp - the --loom-plan pass --------------------------------===//
+//
+// Thin wrapper over planModule(): parses the options, attaches a summary to
+// the module, and writes the readable report and the JSON report. Reports
+// go through llvm::writeToOutput (a temporary file renamed on success), so a
+// failed run never leaves half a report behind.
+//
+//===----------------------------------------------------------------------===//
+
 #include "loom/Passes/Plan.h"
+
+#include "loom/Passes/Estimate.h"
+#include "loom/Plan/Search.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
 namespace mlir::loom {
 #define GEN_PASS_DEF_LOOMPLAN
 #include "passes/Plan/Passes.h.inc"
 } // namespace mlir::loom
+
+using namespace mlir;
+using namespace mlir::loom;
+
 namespace {
 struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
   using LoomPlanBase::LoomPlanBase;
-  void runOnOperation() override {}
+
+  LogicalResult parseOptions(ModuleOp module, PlanOptions &opts) {
+    auto fail = [&](const Twine &msg) {
+      module.emitError("loom-plan: ") << msg;
+      return failure();
+    };
+    opts.cluster = cluster;
+    if (mode != "train" && mode != "infer")
+      return fail("mode must be train or infer, not '" + mode + "'");
+    opts.training = mode == "train";
+    if (level != "fast" && level != "thorough")
+      return fail("level must be fast or thorough, not '" + level + "'");
+    opts.thorough = level == "thorough";
+    if (globalBatch < 0 || maxTP < 0 || maxPP < 0 || devices < 0)
+      return fail("global-batch, max-tp, max-pp and devices must be >= 0");
+    if (!(memoryFraction > 0 && memoryFraction <= 1))
+      return fail("memory-fraction must be in (0, 1]");
+    opts.globalBatch = globalBatch;
+    opts.fold = fold;
+    opts.maxTP = maxTP;
+    opts.maxPP = maxPP;
+    opts.devices = devices;
+    opts.precision = precision;
+    opts.memoryFraction = memoryFraction;
+    opts.runnersUp = runnersUp;
+    opts.verify = verify;
+    SmallVector<StringRef> parts;
+    opts.schedules.clear();
+    StringRef(schedules).split(parts, ',', -1, false);
+    for (StringRef p : parts) {
+      auto s = ::loom::parsePipelineSchedule(p.trim());
+      if (!s)
+        return fail("unknown schedule '" + p.trim() +
+                    "' in schedules= (gpipe, 1f1b, interleaved, kfkb)");
+      opts.schedules.push_back(*s);
+    }
+    if (opts.schedules.empty())
+      return fail("schedules= names no schedule");
+    parts.clear();
+    opts.zeroStages.clear();
+    StringRef(zero).split(parts, ',', -1, false);
+    for (StringRef p : parts) {
+      unsigned z;
+      if (p.trim().getAsInteger(10, z) || z > 3)
+        return fail("zero= lists ZeRO stages 0-3, not '" + p.trim() + "'");
+      opts.zeroStages.push_back(static_cast<int>(z));
+    }
+    if (opts.zeroStages.empty())
+      return fail("zero= names no ZeRO stage");
+    parts.clear();
+    opts.recomputeModes.clear();
+    StringRef(recompute).split(parts, ',', -1, false);
+    for (StringRef p : parts) {
+      if (p.trim() != "none" && p.trim() != "full")
+        return fail("recompute= lists none and/or full, not '" + p.trim() + "'");
+      opts.recomputeModes.push_back(p.trim().str());
+    }
+    if (opts.recomputeModes.empty())
+      return fail("recompute= names no mode");
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    PlanOptions opts;
+    if (failed(parseOptions(module, opts)))
+      return signalPassFailure();
+    FailureOr<PlanResult> plan = planModule(module, opts);
+    if (failed(plan))
+      return signalPassFailure();
+
+    Builder b(module.getContext());
+    const PlanResult &p = *plan;
+    double step = p.best.verifiedStepTime ? *p.best.verifiedStepTime : p.best.stepTime;
+    double peak = p.best.verifiedPeakMemory ? *p.best.verifiedPeakMemory : p.best.peakMemory;
+    module->setAttr("loom.plan",
+                    b.getDictionaryAttr({
+                        b.getNamedAttr("cluster", b.getStringAttr(p.clusterName)),
+                        b.getNamedAttr("plan", b.getStringAttr(p.best.describe())),
+                        b.getNamedAttr("step_time_s", b.getF64FloatAttr(step)),
+                        b.getNamedAttr("peak_memory_bytes", b.getF64FloatAttr(peak)),
+                        b.getNamedAttr("fits", b.getBoolAttr(p.feasible)),
+                    }));
+
+    if (table != "none") {
+      if (table == "-") {
+        printPlan(p, llvm::errs());
+      } else if (llvm::Error err = llvm::writeToOutput(table, [&](llvm::raw_ostream &os) {
+                   printPlan(p, os);
+                   return llvm::Error::success();
+                 })) {
+        module.emitError("loom-plan: cannot write ")
+            << table << ": " << llvm::toString(std::move(err));
+        return signalPassFailure();
+      }
+    }
+    std::string reportPath = report.empty() ? reportFileFromCommandLine() : report;
+    if (!reportPath.empty())
+      if (llvm::Error err = llvm::writeToOutput(reportPath, [&](llvm::raw_ostream &os) {
+            os << llvm::formatv("{0:2}", planToJSON(p)) << "\n";
+            return llvm::Error::success();
+          })) {
+        module.emitError("loom-plan: cannot write ")
+            << reportPath << ": " << llvm::toString(std::move(err));
+        return signalPassFailure();
+      }
+    if (!p.feasible) {
+      module.emitError("loom-plan: no plan fits in device memory; the closest "
+                       "needs ")
+          << llvm::formatv("{0:F2}", p.shortfallBytes / (1ull << 30))
+          << " GiB more per device (" << p.best.describe() << ")";
+      return signalPassFailure();
+    }
+  }
 };
 } // namespace

@@ -50,6 +50,12 @@ int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t padBegin, int64_t padEnd, int64_t dilation,
                          bool ceilMode);
 
+/// Per loop of a loom op's iteration space (the ShardingInterface's loops):
+/// whether splitting it lets every device compute on its local blocks, the
+/// only splits `shard-partition` accepts for loom ops. The planner offers
+/// only these.
+SmallVector<bool> getLocalLoops(Operation *op);
+
 } // namespace mlir::loom
 
 #endif // LOOM_DIALECTS_LOOM_IR_LOOMOPS_H

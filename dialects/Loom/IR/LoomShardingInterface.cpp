@@ -519,6 +519,10 @@ static IterationSpace iterationSpace(Operation *op) {
       .Default([](Operation *) { return IterationSpace(); });
 }
 
+SmallVector<bool> mlir::loom::getLocalLoops(Operation *op) {
+  return iterationSpace(op).local;
+}
+
 //===----------------------------------------------------------------------===//
 // Partition
 //===----------------------------------------------------------------------===//

@@ -110,6 +110,15 @@ struct ClusterSpec {
   int64_t devicesPerNode() const;
 };
 
+/// Bytes per element of a precision (fp32/tf32 4, bf16/fp16 2, fp8/int8 1).
+double precisionBytes(Precision p);
+
+/// Roofline seconds of one kernel on `device`: max(flops / (peak(p) *
+/// efficiency.compute), bytes / (memory bandwidth * efficiency.memory)) plus
+/// the launch overhead; 0 for no work. The estimator and the planner share it.
+double rooflineSeconds(const DeviceSpec &device, OpClass cls, double flops,
+                       double bytes, Precision p);
+
 /// Parses a cluster spec from JSON text. Errors name the field by its JSON
 /// path; `origin` (a file name or preset name) prefixes every message, e.g.
 /// `h100.json: levels[1].bandwidth_GBps: must be > 0 (got -5)`.

@@ -13,6 +13,10 @@ namespace mlir::loom {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Estimate/Passes.h.inc"
+
+/// The tool-level `--loom-report=FILE` (empty when not given): where report
+/// writing passes put their JSON unless their own `report=` says otherwise.
+std::string reportFileFromCommandLine();
 } // namespace mlir::loom
 
 #endif // LOOM_PASSES_ESTIMATE_H

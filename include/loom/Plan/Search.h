@@ -1,0 +1,106 @@
+//===- Search.h - the sharding and pipeline strategy search ----*- C++ -*-===//
+//
+// Given a loom function and a cluster, finds the plan with the lowest
+// predicted step time that fits in device memory: the grid (factorizations
+// of the device count into non-pipeline axes and a pipeline axis, in every
+// order onto the topology), every op's split of its iteration space over
+// the non-pipeline axes, pipeline stages, schedule, ZeRO stage and
+// recomputation. docs/strategy-search.md describes the space, the cost the
+// search minimises and how it relates to the estimator (which re-prices the
+// winners). planModule writes the chosen plan into the module.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_PLAN_SEARCH_H
+#define LOOM_PLAN_SEARCH_H
+
+#include "loom/Cost/Estimate.h"
+#include "loom/Cost/Pipeline.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::loom {
+
+struct PlanOptions {
+  std::string cluster = "dgx-a100-80g";
+  bool training = true;
+  int64_t globalBatch = 0; // 0: the IR's batch (one micro-batch)
+  bool thorough = true;    // level=thorough (exact per block) or fast
+  bool fold = true;
+  int64_t maxTP = 0;       // cap on non-batch splitting of one op (0: none)
+  int64_t maxPP = 0;       // cap on the pipeline size (0: none)
+  int64_t devices = 0;     // 0: the whole cluster
+  std::string precision = "ir";
+  std::vector<::loom::PipelineSchedule> schedules = {
+      ::loom::PipelineSchedule::OneFOneB, ::loom::PipelineSchedule::Interleaved1F1B,
+      ::loom::PipelineSchedule::GPipe, ::loom::PipelineSchedule::KFKB};
+  std::vector<int> zeroStages = {0, 1, 2, 3};
+  std::vector<std::string> recomputeModes = {"none", "full"};
+  double memoryFraction = 1.0;
+  unsigned runnersUp = 5;
+  bool verify = true; // re-price the finalists with estimateModule
+};
+
+/// One complete plan, as the search priced it.
+struct PlanCandidate {
+  std::vector<int64_t> gridShape; // the IR grid; the pipeline axis last
+  std::vector<std::string> axisNames;
+  std::vector<unsigned> deviceOrder; // grid axes, innermost first
+  int pipelineAxis = -1;
+  int64_t pipeline = 1, virtualStages = 1, dataParallel = 1, microBatches = 1;
+  ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
+  int zeroStage = 0;
+  std::string recompute = "none";
+  double stepTime = 0;   // the search's model
+  double peakMemory = 0; // the search's model, busiest device
+  bool fits = false;
+  std::optional<double> verifiedStepTime, verifiedPeakMemory; // estimator
+  std::string verdict; // why it lost (runners-up), or "chosen"
+  std::string describe() const;
+};
+
+/// The strategy of one op of a representative block, for the report.
+struct OpStrategy {
+  std::string op;        // name and location
+  std::string strategy;  // e.g. "column: n->tp, batch->dp"
+};
+struct BlockPlan {
+  unsigned copies = 1, opsPerCopy = 0;
+  std::vector<OpStrategy> ops;
+};
+
+struct PlanResult {
+  PlanCandidate best;
+  std::vector<PlanCandidate> runnersUp;
+  std::vector<BlockPlan> blocks;       // folded blocks (empty when unfolded)
+  std::vector<OpStrategy> otherOps;    // ops outside blocks (non-trivial only)
+  std::vector<std::string> stages;     // per stage: what it holds
+  size_t ops = 0, foldedOps = 0;       // compute ops before / after folding
+  size_t gridsConsidered = 0, configsConsidered = 0, solves = 0;
+  bool exact = true;                   // every block solved exactly
+  bool feasible = true;
+  double shortfallBytes = 0;           // when nothing fits: the smallest excess
+  double foldSeconds = 0, searchSeconds = 0, verifySeconds = 0, totalSeconds = 0;
+  std::optional<Estimate> estimate;    // of the chosen plan, when verified
+  std::vector<std::string> notes;
+  PlanOptions options;
+  std::string clusterName;
+};
+
+/// Searches and, on success, annotates `module` with the chosen plan. Fails
+/// with an error on the module when the input cannot be planned; a plan
+/// that does not fit is a success with `feasible == false` (the module is
+/// left unannotated and the report says by how much it missed).
+FailureOr<PlanResult> planModule(ModuleOp module, const PlanOptions &options);
+
+void printPlan(const PlanResult &plan, llvm::raw_ostream &os);
+llvm::json::Value planToJSON(const PlanResult &plan);
+
+} // namespace mlir::loom
+
+#endif // LOOM_PLAN_SEARCH_H

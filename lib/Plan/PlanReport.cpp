@@ -1,0 +1,163 @@
+//===- PlanReport.cpp - the readable and JSON plan reports ----------------===//
+
+#include "loom/Plan/Search.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+static std::string gib(double bytes) {
+  return llvm::formatv("{0:F2} GiB", bytes / (1ull << 30)).str();
+}
+static std::string secs(double s) {
+  if (s < 1e-3)
+    return llvm::formatv("{0:F1} us", s * 1e6).str();
+  if (s < 1)
+    return llvm::formatv("{0:F2} ms", s * 1e3).str();
+  return llvm::formatv("{0:F3} s", s).str();
+}
+
+void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
+  const PlanCandidate &b = p.best;
+  os << "loom-plan: " << p.clusterName << ", "
+     << (p.options.training ? "train" : "infer") << ", level="
+     << (p.options.thorough ? "thorough" : "fast")
+     << (p.options.fold ? "" : ", unfolded") << "\n";
+  os << llvm::formatv("  search: {0} ops -> {1} after folding; {2} grids, {3} "
+                      "solves, {4} configurations; {5}{6}\n",
+                      p.ops, p.foldedOps, p.gridsConsidered, p.solves,
+                      p.configsConsidered, p.exact ? "exact" : "not exact (greedy fallback)",
+                      "");
+  os << "  time:   fold " << secs(p.foldSeconds) << ", search " << secs(p.searchSeconds)
+     << ", verify " << secs(p.verifySeconds) << ", total " << secs(p.totalSeconds) << "\n";
+  if (!p.feasible) {
+    os << "  NO PLAN FITS: the closest (" << b.describe() << ") needs "
+       << gib(b.peakMemory) << " per device, " << gib(p.shortfallBytes)
+       << " over the limit\n";
+    return;
+  }
+  os << "  plan:   " << b.describe() << "\n";
+  os << "  device order (inner to outer):";
+  for (unsigned a : b.deviceOrder)
+    os << " " << b.axisNames[a];
+  os << "\n";
+  os << "  step:   " << secs(b.stepTime) << " (search model)";
+  if (b.verifiedStepTime)
+    os << ", " << secs(*b.verifiedStepTime) << " (estimator)";
+  os << "\n  memory: " << gib(b.peakMemory) << " per device (search model)";
+  if (b.verifiedPeakMemory)
+    os << ", " << gib(*b.verifiedPeakMemory) << " (estimator)";
+  os << "\n";
+  if (p.estimate)
+    os << llvm::formatv("  throughput: {0:F1} samples/s, {1:F1} TFLOP/s per device, "
+                        "MFU {2:F1}%\n",
+                        p.estimate->samplesPerSecond(),
+                        p.estimate->modelTflopsPerDevice(), 100 * p.estimate->mfu());
+  for (auto [i, blk] : llvm::enumerate(p.blocks)) {
+    os << llvm::formatv("  block {0}: {1} copies x {2} ops\n", i, blk.copies, blk.opsPerCopy);
+    for (const OpStrategy &s : blk.ops)
+      if (s.strategy.find("[") != std::string::npos)
+        os << "    " << s.op << ": " << s.strategy << "\n";
+  }
+  if (!p.otherOps.empty()) {
+    os << "  outside blocks:\n";
+    for (const OpStrategy &s : p.otherOps)
+      os << "    " << s.op << ": " << s.strategy << "\n";
+  }
+  for (const std::string &s : p.stages)
+    os << "  " << s << "\n";
+  if (!p.runnersUp.empty()) {
+    os << "  runners-up:\n";
+    for (const PlanCandidate &c : p.runnersUp) {
+      os << "    " << c.describe() << ": " << secs(c.stepTime);
+      if (c.verifiedStepTime)
+        os << " (estimator " << secs(*c.verifiedStepTime) << ")";
+      os << ", " << gib(c.verifiedPeakMemory ? *c.verifiedPeakMemory : c.peakMemory)
+         << " -- " << c.verdict << "\n";
+    }
+  }
+  for (const std::string &n : p.notes)
+    os << "  note: " << n << "\n";
+}
+
+static llvm::json::Value candidateToJSON(const PlanCandidate &c) {
+  llvm::json::Array shape, names, order;
+  for (int64_t d : c.gridShape)
+    shape.push_back(d);
+  for (const std::string &n : c.axisNames)
+    names.push_back(n);
+  for (unsigned a : c.deviceOrder)
+    order.push_back(a);
+  llvm::json::Object o{
+      {"plan", c.describe()},
+      {"grid", std::move(shape)},
+      {"axis_names", std::move(names)},
+      {"device_order", std::move(order)},
+      {"pipeline_axis", c.pipelineAxis},
+      {"pipeline", c.pipeline},
+      {"virtual_stages", c.virtualStages},
+      {"data_parallel", c.dataParallel},
+      {"micro_batches", c.microBatches},
+      {"schedule", ::loom::stringifyPipelineSchedule(c.schedule)},
+      {"zero", c.zeroStage},
+      {"recompute", c.recompute},
+      {"step_time_s", c.stepTime},
+      {"peak_memory_bytes", c.peakMemory},
+      {"fits", c.fits},
+      {"verdict", c.verdict},
+  };
+  if (c.verifiedStepTime)
+    o["estimated_step_time_s"] = *c.verifiedStepTime;
+  if (c.verifiedPeakMemory)
+    o["estimated_peak_memory_bytes"] = *c.verifiedPeakMemory;
+  return o;
+}
+
+llvm::json::Value mlir::loom::planToJSON(const PlanResult &p) {
+  llvm::json::Array runners, blocks, stages, others, notes;
+  for (const PlanCandidate &c : p.runnersUp)
+    runners.push_back(candidateToJSON(c));
+  auto strategies = [](const std::vector<OpStrategy> &ops) {
+    llvm::json::Array a;
+    for (const OpStrategy &s : ops)
+      a.push_back(llvm::json::Object{{"op", s.op}, {"strategy", s.strategy}});
+    return a;
+  };
+  for (const BlockPlan &b : p.blocks)
+    blocks.push_back(llvm::json::Object{{"copies", b.copies},
+                                        {"ops_per_copy", b.opsPerCopy},
+                                        {"ops", strategies(b.ops)}});
+  for (const std::string &s : p.stages)
+    stages.push_back(s);
+  for (const std::string &n : p.notes)
+    notes.push_back(n);
+  llvm::json::Object o{
+      {"cluster", p.clusterName},
+      {"mode", p.options.training ? "train" : "infer"},
+      {"level", p.options.thorough ? "thorough" : "fast"},
+      {"fold", p.options.fold},
+      {"feasible", p.feasible},
+      {"shortfall_bytes", p.shortfallBytes},
+      {"ops", static_cast<int64_t>(p.ops)},
+      {"folded_ops", static_cast<int64_t>(p.foldedOps)},
+      {"grids_considered", static_cast<int64_t>(p.gridsConsidered)},
+      {"configs_considered", static_cast<int64_t>(p.configsConsidered)},
+      {"solves", static_cast<int64_t>(p.solves)},
+      {"exact", p.exact},
+      {"fold_seconds", p.foldSeconds},
+      {"search_seconds", p.searchSeconds},
+      {"verify_seconds", p.verifySeconds},
+      {"total_seconds", p.totalSeconds},
+      {"best", candidateToJSON(p.best)},
+      {"runners_up", std::move(runners)},
+      {"blocks", std::move(blocks)},
+      {"other_ops", strategies(p.otherOps)},
+      {"stages", std::move(stages)},
+      {"notes", std::move(notes)},
+  };
+  if (p.estimate)
+    o["estimate"] = estimateToJSON(*p.estimate);
+  return o;
+}

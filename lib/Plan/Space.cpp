@@ -1,0 +1,449 @@
+//===- Space.cpp - strategies of loom ops and what they cost -------------===//
+//
+// Implements Space.h. The value analysis (activations, gradients, saved
+// values) follows the estimator's rules so the search and the estimate agree
+// on what each plan costs; the estimator remains the reference that re-prices
+// the search's finalists.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Space.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Cost/Collectives.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::search;
+using ::loom::TensorLayout;
+
+//===----------------------------------------------------------------------===//
+// Grids
+//===----------------------------------------------------------------------===//
+
+int64_t SearchGrid::devices() const {
+  int64_t n = pp;
+  for (int64_t a : axes)
+    n *= a;
+  return n;
+}
+
+SmallVector<int64_t, 4> SearchGrid::irShape() const {
+  SmallVector<int64_t, 4> shape(axes.begin(), axes.end());
+  if (pp > 1)
+    shape.push_back(pp);
+  return shape;
+}
+
+int64_t SearchGrid::size(ArrayRef<int16_t> which) const {
+  int64_t n = 1;
+  for (int16_t a : which)
+    n *= axes[a];
+  return n;
+}
+
+::loom::AxisSpan SearchGrid::span(ArrayRef<int16_t> which) const {
+  SmallVector<::loom::AxisSpan, 4> parts;
+  for (int16_t a : which)
+    parts.push_back(spans[a]);
+  return ::loom::combineSpans(parts);
+}
+
+uint64_t search::layoutKey(const TensorLayout &l) {
+  // 5 bits per grid axis: 0 unused, 1 + dim when it splits a dim, 31 partial.
+  uint64_t key = 0;
+  for (auto [d, axes] : llvm::enumerate(l.splitAxes))
+    for (int16_t a : axes)
+      key |= uint64_t(d + 1) << (5 * a);
+  for (int16_t a : l.partialAxes)
+    key |= uint64_t(31) << (5 * a);
+  return key;
+}
+
+std::vector<TensorLayout> search::tensorLayouts(ArrayRef<int64_t> shape,
+                                              const SearchGrid &grid) {
+  std::vector<TensorLayout> out;
+  TensorLayout cur;
+  cur.splitAxes.resize(shape.size());
+  SmallVector<int64_t, 4> splitBy(shape.size(), 1);
+  std::function<void(unsigned)> rec = [&](unsigned a) {
+    if (a == grid.axes.size()) {
+      out.push_back(cur);
+      return;
+    }
+    rec(a + 1); // axis a replicates
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] % (splitBy[d] * grid.axes[a]) != 0)
+        continue;
+      splitBy[d] *= grid.axes[a];
+      cur.splitAxes[d].push_back(static_cast<int16_t>(a));
+      rec(a + 1);
+      cur.splitAxes[d].pop_back();
+      splitBy[d] /= grid.axes[a];
+    }
+  };
+  rec(0);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// The program
+//===----------------------------------------------------------------------===//
+
+static Value stripShard(Value v) {
+  while (auto s = v.getDefiningOp<shard::ShardOp>())
+    v = s.getSrc();
+  return v;
+}
+
+ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster,
+                           std::optional<::loom::Precision> forcedPrecision,
+                           bool training)
+    : func(func), cluster(cluster), forcedPrecision(forcedPrecision),
+      training(training) {
+  auto addValue = [&](Value v) -> ValueModel & {
+    valueIndex[v] = values.size();
+    values.push_back({});
+    ValueModel &vm = values.back();
+    vm.value = v;
+    if (auto t = dyn_cast<RankedTensorType>(v.getType())) {
+      vm.shape.assign(t.getShape().begin(), t.getShape().end());
+      Type e = t.getElementType();
+      if (isa<FloatType>(e) && forcedPrecision)
+        vm.elementBytes = ::loom::precisionBytes(*forcedPrecision);
+      else if (e.isIndex())
+        vm.elementBytes = 8;
+      else
+        vm.elementBytes = std::max(1u, e.isIntOrFloat() ? e.getIntOrFloatBitWidth() / 8 : 4u);
+      vm.fullBytes = static_cast<double>(t.getNumElements()) * vm.elementBytes;
+    }
+    return vm;
+  };
+  for (BlockArgument arg : func.getArguments()) {
+    ValueModel &vm = addValue(arg);
+    vm.activation = true;
+    if (arg.getArgNumber() == 0 && !vm.shape.empty())
+      vm.batchDim = 0;
+  }
+
+  func.walk([&](Operation *op) {
+    if (!isa<LoomDialect>(op->getDialect()))
+      return;
+    bool act = false, grad = false, param = false;
+    if (auto w = dyn_cast<WeightOp>(op)) {
+      weights.push_back(op);
+      grad = training && w.getRole() == WeightRole::parameter &&
+             isa<FloatType>(w.getType().getElementType());
+      param = grad;
+    }
+    bool anyOperand = false, allParam = true;
+    for (Value v : llvm::map_range(op->getOperands(), stripShard)) {
+      const ValueModel &vm = values[valueIndex.lookup(v)];
+      anyOperand = true;
+      act |= vm.activation;
+      grad |= vm.needsGrad;
+      allParam &= vm.parameterDerived || !vm.activation;
+    }
+    param |= anyOperand && allParam && grad;
+    for (Value r : op->getResults()) {
+      ValueModel &vm = addValue(r);
+      bool isFloat = isa<FloatType>(getElementTypeOrSelf(r.getType()));
+      vm.activation = act;
+      vm.needsGrad = grad && isFloat;
+      vm.parameterDerived = param && !act;
+    }
+    if (isa<WeightOp, ConstantOp>(op))
+      return;
+
+    OpModel om;
+    om.op = op;
+    if (auto si = dyn_cast<shard::ShardingInterface>(op)) {
+      auto iters = si.getLoopIteratorTypes();
+      auto maps = si.getIndexingMaps();
+      SmallVector<bool> local = getLocalLoops(op);
+      om.maps.assign(maps.begin(), maps.end());
+      om.loopSizes.assign(iters.size(), 1);
+      for (auto [i, it] : llvm::enumerate(iters)) {
+        om.reduction.push_back(it == utils::IteratorType::reduction);
+        om.local.push_back(i < local.size() && local[i]);
+      }
+      // Loop extents from any tensor dim a loop indexes directly.
+      SmallVector<Value> tensors(op->getOperands());
+      llvm::append_range(tensors, op->getResults());
+      for (auto [t, map] : llvm::zip(tensors, om.maps)) {
+        auto type = dyn_cast<RankedTensorType>(t.getType());
+        if (!type)
+          continue;
+        for (unsigned d = 0; d < map.getNumResults() && d < type.getRank(); ++d)
+          if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(d)))
+            om.loopSizes[dim.getPosition()] =
+                std::max(om.loopSizes[dim.getPosition()], type.getDimSize(d));
+      }
+      // The batch: a loop indexing an operand's batch dim directly.
+      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+        const ValueModel &vm = values[valueIndex.lookup(stripShard(v))];
+        if (vm.batchDim < 0 || i >= om.maps.size() ||
+            vm.batchDim >= static_cast<int>(om.maps[i].getNumResults()))
+          continue;
+        if (auto dim = dyn_cast<AffineDimExpr>(om.maps[i].getResult(vm.batchDim))) {
+          om.batchLoop = dim.getPosition();
+          break;
+        }
+      }
+      if (om.batchLoop >= 0)
+        for (auto [r, res] : llvm::enumerate(op->getResults())) {
+          unsigned m = op->getNumOperands() + r;
+          if (m >= om.maps.size())
+            continue;
+          for (unsigned d = 0; d < om.maps[m].getNumResults(); ++d)
+            if (auto dim = dyn_cast<AffineDimExpr>(om.maps[m].getResult(d)))
+              if (static_cast<int>(dim.getPosition()) == om.batchLoop)
+                values[valueIndex.lookup(res)].batchDim = d;
+        }
+    }
+    if (auto cost = dyn_cast<CostOpInterface>(op)) {
+      om.cls = cost.getCostClass();
+      om.contractionFlops = cost.getContractionFlops();
+      om.totalFlops = cost.getTotalFlops();
+      Type elemTy = op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType())
+                                        : Type();
+      if (isa<CastOp>(op))
+        elemTy = getElementTypeOrSelf(op->getOperand(0).getType());
+      if (forcedPrecision)
+        om.precision = *forcedPrecision;
+      else if (elemTy && elemTy.isBF16())
+        om.precision = ::loom::Precision::BF16;
+      else if (elemTy && elemTy.isF16())
+        om.precision = ::loom::Precision::FP16;
+      else if (elemTy && isa<FloatType>(elemTy) && elemTy.getIntOrFloatBitWidth() == 8)
+        om.precision = ::loom::Precision::FP8;
+      else if (elemTy && elemTy.isInteger(8))
+        om.precision = ::loom::Precision::INT8;
+    }
+    if (training) {
+      for (auto [i, v] : llvm::enumerate(op->getOperands()))
+        if (values[valueIndex.lookup(stripShard(v))].needsGrad)
+          om.gradOperands.push_back(i);
+      om.hasBackward = !om.gradOperands.empty();
+      om.contractionGrads =
+          isa<AttentionOp>(op)
+              ? 2.5
+              : static_cast<double>(llvm::count_if(
+                    om.gradOperands, [](unsigned i) { return i < 2; }));
+      if (om.hasBackward)
+        if (auto cost = dyn_cast<CostOpInterface>(op)) {
+          SmallVector<Value> keep;
+          cost.getSavedForBackward(keep);
+          for (Value v : keep) {
+            ValueModel &vm = values[valueIndex.lookup(stripShard(v))];
+            vm.saved |= vm.activation;
+          }
+        }
+    }
+    opIndex[op] = ops.size();
+    ops.push_back(std::move(om));
+  });
+}
+
+bool ProgramModel::isParameter(Operation *weight) const {
+  return valueOf(weight->getResult(0)).needsGrad;
+}
+
+//===----------------------------------------------------------------------===//
+// Strategies
+//===----------------------------------------------------------------------===//
+
+void ProgramModel::enumerateStrategies(const SearchGrid &grid, int64_t maxTP) {
+  for (OpModel &o : ops) {
+    o.strategies.clear();
+    Strategy cur(grid.axes.size(), -1);
+    SmallVector<int64_t, 6> splitBy(o.loopSizes.size(), 1);
+    std::function<void(unsigned)> rec = [&](unsigned a) {
+      if (a == grid.axes.size()) {
+        if (maxTP > 0) {
+          int64_t tp = 1;
+          for (auto [l, f] : llvm::enumerate(splitBy))
+            if (static_cast<int>(l) != o.batchLoop)
+              tp *= f;
+          if (tp > maxTP)
+            return;
+        }
+        o.strategies.push_back(cur);
+        return;
+      }
+      cur[a] = -1;
+      rec(a + 1);
+      for (size_t l = 0; l < o.loopSizes.size(); ++l) {
+        if (!o.local[l] || o.loopSizes[l] % (splitBy[l] * grid.axes[a]) != 0)
+          continue;
+        splitBy[l] *= grid.axes[a];
+        cur[a] = static_cast<int8_t>(l);
+        rec(a + 1);
+        splitBy[l] /= grid.axes[a];
+      }
+      cur[a] = -1;
+    };
+    rec(0);
+  }
+}
+
+static TensorLayout layoutThroughMap(AffineMap map, const Strategy &s,
+                                     unsigned rank) {
+  TensorLayout l;
+  l.splitAxes.resize(rank);
+  for (unsigned d = 0; d < rank && d < map.getNumResults(); ++d)
+    if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(d)))
+      for (auto [a, loop] : llvm::enumerate(s))
+        if (loop == static_cast<int>(dim.getPosition()))
+          l.splitAxes[d].push_back(static_cast<int16_t>(a));
+  return l;
+}
+
+TensorLayout ProgramModel::operandLayout(const OpModel &o, const Strategy &s,
+                                         unsigned i) const {
+  unsigned rank = valueOf(stripShard(o.op->getOperand(i))).shape.size();
+  if (i >= o.maps.size())
+    return layoutThroughMap(AffineMap(), {}, rank);
+  return layoutThroughMap(o.maps[i], s, rank);
+}
+
+TensorLayout ProgramModel::resultLayout(const OpModel &o, const Strategy &s,
+                                        unsigned r) const {
+  unsigned rank = valueOf(o.op->getResult(r)).shape.size();
+  unsigned m = o.op->getNumOperands() + r;
+  if (m >= o.maps.size())
+    return layoutThroughMap(AffineMap(), {}, rank);
+  return layoutThroughMap(o.maps[m], s, rank);
+}
+
+::loom::GridAxes ProgramModel::gradientPartialAxes(const OpModel &o,
+                                                   const Strategy &s,
+                                                   unsigned i) const {
+  ::loom::GridAxes partial;
+  if (i >= o.maps.size())
+    return partial;
+  for (auto [a, loop] : llvm::enumerate(s))
+    if (loop >= 0 && !o.maps[i].isFunctionOfDim(loop))
+      partial.push_back(static_cast<int16_t>(a));
+  return partial;
+}
+
+//===----------------------------------------------------------------------===//
+// Costs
+//===----------------------------------------------------------------------===//
+
+double ProgramModel::roofline(::loom::OpClass cls, double flops, double bytes,
+                              ::loom::Precision p) const {
+  return ::loom::rooflineSeconds(cluster.device, cls, flops, bytes, p);
+}
+
+double ProgramModel::collectiveSeconds(::loom::CollectiveKind kind,
+                                       ArrayRef<int16_t> axes, double bytes,
+                                       const SearchGrid &grid) const {
+  if (axes.empty() || bytes <= 0 || grid.size(axes) == 1)
+    return 0;
+  return ::loom::collectiveCost(cluster, kind, bytes, grid.span(axes)).seconds;
+}
+
+double ProgramModel::reshardSeconds(double fullBytes, const TensorLayout &from,
+                                    const TensorLayout &to,
+                                    const SearchGrid &grid) const {
+  double t = 0;
+  for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
+           fullBytes, from, to, [&](int16_t a) { return grid.axes[a]; }))
+    t += collectiveSeconds(step.kind, step.axes, step.bytes, grid);
+  return t;
+}
+
+double ProgramModel::localBytes(const ValueModel &v, const TensorLayout &l,
+                                const SearchGrid &grid) const {
+  double split = 1;
+  for (const auto &axes : l.splitAxes)
+    split *= static_cast<double>(grid.size(axes));
+  return v.fullBytes / split;
+}
+
+StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
+                                        const SearchGrid &grid) const {
+  StrategyCost c;
+  Operation *op = o.op;
+  double split = 1;
+  ::loom::GridAxes reductionAxes;
+  for (auto [a, loop] : llvm::enumerate(s)) {
+    if (loop < 0)
+      continue;
+    split *= static_cast<double>(grid.axes[a]);
+    if (o.reduction[loop])
+      reductionAxes.push_back(static_cast<int16_t>(a));
+  }
+  DenseMap<Value, double> local;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    Value v = op->getOperand(i);
+    local[v] = localBytes(valueOf(stripShard(v)), operandLayout(o, s, i), grid);
+  }
+  for (unsigned r = 0; r < op->getNumResults(); ++r) {
+    const ValueModel &vm = valueOf(op->getResult(r));
+    double b = localBytes(vm, resultLayout(o, s, r), grid);
+    local[op->getResult(r)] = b;
+    if (vm.saved)
+      c.savedBytes += b;
+  }
+  for (auto &[v, b] : local)
+    c.footprint += b;
+  double bytes = 0;
+  if (auto cost = dyn_cast<CostOpInterface>(op))
+    bytes = cost.getBytesAccessed([&](Value v) { return local.lookup(v); });
+  c.forward = roofline(o.cls, o.totalFlops / split, bytes, o.precision);
+  if (!reductionAxes.empty() && op->getNumResults())
+    c.forwardComm = collectiveSeconds(::loom::CollectiveKind::AllReduce,
+                                      reductionAxes, local.lookup(op->getResult(0)),
+                                      grid);
+  c.forward += c.forwardComm;
+  if (o.hasBackward) {
+    double flops = o.contractionFlops * o.contractionGrads +
+                   (o.totalFlops - o.contractionFlops) * 2;
+    c.backward = roofline(o.cls, flops / split, 2 * bytes, o.precision);
+  }
+  return c;
+}
+
+std::string ProgramModel::describe(const OpModel &o, const Strategy &s,
+                                   ArrayRef<std::string> axisNames) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto printLayout = [&](const TensorLayout &l) {
+    os << "[";
+    for (auto [d, axes] : llvm::enumerate(l.splitAxes)) {
+      if (d)
+        os << ", ";
+      if (axes.empty())
+        os << "-";
+      for (auto [k, a] : llvm::enumerate(axes))
+        os << (k ? "*" : "") << axisNames[a];
+    }
+    os << "]";
+  };
+  if (o.op->getNumResults()) {
+    os << "result ";
+    printLayout(resultLayout(o, s, 0));
+  }
+  for (unsigned i = 0; i < o.op->getNumOperands(); ++i)
+    if (stripShard(o.op->getOperand(i)).getDefiningOp<WeightOp>()) {
+      os << " weight ";
+      printLayout(operandLayout(o, s, i));
+    }
+  ::loom::GridAxes reduce;
+  for (auto [a, loop] : llvm::enumerate(s))
+    if (loop >= 0 && o.reduction[loop])
+      reduce.push_back(static_cast<int16_t>(a));
+  if (!reduce.empty()) {
+    os << " all-reduce over ";
+    for (auto [k, a] : llvm::enumerate(reduce))
+      os << (k ? "*" : "") << axisNames[a];
+  }
+  return text;
+}
