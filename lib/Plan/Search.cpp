@@ -239,11 +239,11 @@ LogicalResult Planner::setUp() {
   if (model->ops.empty())
     return error() << "the function has no loom ops to plan";
 
+  // The repeated blocks are found either way: they are the pipeline's
+  // units (stages cut between layers, not inside them) in both modes; only
+  // with fold=true do copies also share one set of strategies.
   auto t0 = Clock::now();
-  if (options.fold)
-    folded = foldRepeatedBlocks(func);
-  else
-    folded.func = func;
+  folded = foldRepeatedBlocks(func);
   result.foldSeconds = secondsSince(t0);
   result.foldedOps = options.fold ? folded.foldedOpCount() : model->ops.size();
   return success();
@@ -321,7 +321,7 @@ void Planner::enumerateGrids() {
 void Planner::buildGraphNodes() {
   // Representatives: op j of copy c stands for op j of copy 0.
   DenseMap<Operation *, double> copiesOf;
-  for (const RepeatedBlock &b : folded.blocks)
+  for (const RepeatedBlock &b : options.fold ? folded.blocks : std::vector<RepeatedBlock>())
     for (unsigned c = 0; c < b.copies(); ++c) {
       for (auto [j, op] : llvm::enumerate(b.ops[c]))
         representative[op] = b.ops[0][j];
@@ -363,7 +363,7 @@ void Planner::buildGraphNodes() {
     unsigned consumer = nodeOfOp.lookup(o.op);
     double mult = copies(o.op);
     const RepeatedBlock *block = nullptr;
-    if (auto it = folded.position.find(o.op); it != folded.position.end())
+    if (auto it = folded.position.find(o.op); options.fold && it != folded.position.end())
       block = &folded.blocks[it->second.block];
     for (unsigned i = 0; i < o.op->getNumOperands(); ++i) {
       Value v = stripShard(o.op->getOperand(i));
@@ -423,6 +423,28 @@ unsigned Planner::nodeOfValue(Value v) const {
   auto it = representative.find(def);
   Operation *rep = it == representative.end() ? def : it->second;
   return nodeOfOp.lookup(rep);
+}
+
+/// How many grid axes change place (dim, or none) between two layouts.
+/// Upstream `shard-partition` reshards one axis at a time (an all-gather, a
+/// local slice or an all-to-all per step) and mis-handles a change of
+/// several axes at once, so the search only offers edges moving at most one.
+static unsigned axesMoved(const TensorLayout &from, const TensorLayout &to) {
+  auto placeOf = [](const TensorLayout &l, int16_t a) {
+    for (auto [d, axes] : llvm::enumerate(l.splitAxes))
+      if (llvm::is_contained(axes, a))
+        return static_cast<int>(d);
+    return -1;
+  };
+  unsigned moved = 0;
+  int16_t maxAxis = -1;
+  for (const TensorLayout *l : {&from, &to})
+    for (const auto &axes : l->splitAxes)
+      for (int16_t a : axes)
+        maxAxis = std::max(maxAxis, a);
+  for (int16_t a = 0; a <= maxAxis; ++a)
+    moved += placeOf(from, a) != placeOf(to, a);
+  return moved;
 }
 
 /// The layout node `n` gives result `r` under strategy `s`.
@@ -535,6 +557,10 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, double &memory
     std::vector<double> small(pLayouts.size() * cLayouts.size());
     for (size_t a = 0; a < pLayouts.size(); ++a)
       for (size_t b = 0; b < cLayouts.size(); ++b) {
+        if (axesMoved(pLayouts[a], cLayouts[b].first) > 1) {
+          small[a * cLayouts.size() + b] = kInfeasible;
+          continue;
+        }
         double fwd = model->reshardSeconds(vm.fullBytes, pLayouts[a], cLayouts[b].first, grid);
         double bwd = grad ? model->reshardSeconds(vm.fullBytes, cLayouts[b].second,
                                                   pLayouts[a], grid)
@@ -1360,7 +1386,7 @@ LogicalResult Planner::chooseAndAnnotate() {
          << loc.getLine();
     return OpStrategy{where, model->describe(o, o.strategies[sv.choice[node]], names)};
   };
-  for (const RepeatedBlock &blk : folded.blocks) {
+  for (const RepeatedBlock &blk : options.fold ? folded.blocks : std::vector<RepeatedBlock>()) {
     BlockPlan bp;
     bp.copies = blk.copies();
     bp.opsPerCopy = blk.opsPerCopy();
