@@ -206,8 +206,9 @@ std::vector<unsigned> greedyChoice(const StrategyGraph &graph, double lambda) {
   std::vector<unsigned> choice(n, 0);
   std::vector<double> local;
   for (unsigned v = 0; v < n; ++v) {
-    localCosts(graph, inc, v, choice, lambda,
-               [v](unsigned o) { return o < v; }, local);
+    localCosts(
+        graph, inc, v, choice, lambda, [v](unsigned o) { return o < v; },
+        local);
     unsigned cheapest = argMin(local);
     ruleOutDeadEnds(graph, inc, v, local);
     unsigned open = argMin(local);
@@ -222,8 +223,8 @@ std::vector<unsigned> greedyChoice(const StrategyGraph &graph, double lambda) {
     for (unsigned v = 0; v < n; ++v) {
       if (graph.numStrategies(v) < 2)
         continue;
-      localCosts(graph, inc, v, choice, lambda, [](unsigned) { return true; },
-                 local);
+      localCosts(
+          graph, inc, v, choice, lambda, [](unsigned) { return true; }, local);
       unsigned best = argMin(local);
       if (local[best] < local[choice[v]]) {
         choice[v] = best;
@@ -245,10 +246,10 @@ std::vector<unsigned> greedyChoice(const StrategyGraph &graph, double lambda) {
 /// more than `maxEntries` entries.
 class OrderBuilder {
 public:
-  OrderBuilder(const std::vector<size_t> &domain,
+  OrderBuilder(const std::vector<size_t> &domainSizes,
                std::vector<std::vector<unsigned>> adjacency)
-      : domain(domain), adj(std::move(adjacency)), stamp(domain.size(), 0),
-        key(domain.size()) {}
+      : domain(domainSizes), adj(std::move(adjacency)),
+        stamp(domainSizes.size(), 0), key(domainSizes.size()) {}
 
   bool build(const std::vector<unsigned> &vars, uint64_t maxEntries,
              std::vector<unsigned> &order) {
@@ -360,7 +361,8 @@ size_t sumArgMin(const double *in, const double *add, size_t k,
   size_t bestBlock = 0;
   size_t s = 0;
   for (; s + kBlock <= k; s += kBlock) {
-    double m01 = std::min(at(s), at(s + 1)), m23 = std::min(at(s + 2), at(s + 3));
+    double m01 = std::min(at(s), at(s + 1)),
+           m23 = std::min(at(s + 2), at(s + 3));
     double m45 = std::min(at(s + 4), at(s + 5)),
            m67 = std::min(at(s + 6), at(s + 7));
     double m = std::min(std::min(m01, m23), std::min(m45, m67));
@@ -405,12 +407,11 @@ struct Eliminated {
 
 class Eliminator {
 public:
-  Eliminator(const StrategyGraph &graph, double lambda,
-             const std::vector<size_t> &domain,
+  Eliminator(const StrategyGraph &g, double penalty,
+             const std::vector<size_t> &domainSizes,
              const std::vector<unsigned> &order)
-      : graph(graph), lambda(lambda), domain(domain),
-        rank(graph.nodes.size(), 0), varFactors(graph.nodes.size()),
-        posInScope(graph.nodes.size(), -1) {
+      : graph(g), lambda(penalty), domain(domainSizes), rank(g.nodes.size(), 0),
+        varFactors(g.nodes.size()), posInScope(g.nodes.size(), -1) {
     for (unsigned i = 0; i < order.size(); ++i)
       rank[order[i]] = i;
     buildFactors();
@@ -610,11 +611,10 @@ private:
         row = buf.data();
       }
       double best;
-      size_t arg =
-          nWide > nOuter
-              ? sumArgMin<true>(row, table[nWide - 1] + base[nWide - 1], kv,
-                                best)
-              : sumArgMin<false>(row, nullptr, kv, best);
+      size_t arg = nWide > nOuter
+                       ? sumArgMin<true>(
+                             row, table[nWide - 1] + base[nWide - 1], kv, best)
+                       : sumArgMin<false>(row, nullptr, kv, best);
       result[r] = best;
       if (small)
         record.arg8[r] = uint8_t(arg);
@@ -782,8 +782,8 @@ Solution loom::plan::solveBruteForce(const StrategyGraph &graph,
   return finish(graph, std::move(best));
 }
 
-Solution loom::plan::solveUnderMemoryCap(const StrategyGraph &graph,
-                                         double cap, bool exact) {
+Solution loom::plan::solveUnderMemoryCap(const StrategyGraph &graph, double cap,
+                                         bool exact) {
   auto solveAt = [&](double lambda) {
     return finish(graph, penalisedChoice(graph, lambda, exact));
   };
@@ -887,8 +887,8 @@ Solution loom::plan::solveUnderMemoryCap(const StrategyGraph &graph,
     Solution s = solveAt(lam);
     ++solves;
     consider(s);
-    double ref = std::min(low.cost + lam * low.memory,
-                          high.cost + lam * high.memory);
+    double ref =
+        std::min(low.cost + lam * low.memory, high.cost + lam * high.memory);
     double pen = s.cost + lam * s.memory;
     double tol = 1e-12 * (std::fabs(ref) + std::fabs(pen));
     if (s.choice == low.choice || s.choice == high.choice || !(pen < ref - tol))
