@@ -128,7 +128,9 @@ private:
   /// Makes the op strategies and node layouts those of grid `g` (they are
   /// enumerated per grid; solutions index into them).
   void activateGrid(unsigned g);
-  StrategyGraph buildStrategyGraph(const SearchGrid &grid, double &memoryScale);
+  StrategyGraph buildStrategyGraph(const SearchGrid &grid);
+  /// Parameters, gradients and optimizer state a unit holds per device.
+  double staticBytes(const Unit &u, const Config &cfg, int64_t dataParallel) const;
   std::vector<Unit> evaluateUnits(const SearchGrid &grid,
                                   const std::vector<unsigned> &choice,
                                   SmallVector<std::string, 3> &names,
@@ -389,10 +391,8 @@ void Planner::buildGraphNodes() {
             continue;
           }
         }
-      } else if (block && !def) {
-        // A function argument read by every copy: shared.
       }
-      addEdge(v, mult);
+      addEdge(v, mult); // inside the copy, or an input shared by every copy
     }
   }
 
@@ -475,7 +475,7 @@ void Planner::activateGrid(unsigned g) {
   }
 }
 
-StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, double &memoryScale) {
+StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
   const double pp = static_cast<double>(grid.pp);
   // Per-micro-batch costs are paid (m + pp - 1) times on the critical path
   // of a pipelined step (the bubble included); per-step costs once.
@@ -484,7 +484,6 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, double &memory
   const double adamRate =
       dev.memoryBandwidth * dev.eff(::loom::OpClass::Elementwise).memory;
   StrategyGraph g;
-  memoryScale = 0;
   for (Node &n : nodes) {
     std::vector<double> cost, memory;
     if (n.kind == Node::Arg) {
@@ -515,8 +514,6 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, double &memory
         memory.push_back(n.copies * c.savedBytes);
       }
     }
-    for (double m : memory)
-      memoryScale = std::max(memoryScale, m);
     g.addNode(std::move(cost), std::move(memory));
   }
 
@@ -681,8 +678,6 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     double local = model->localBytes(vm, nodes[wn].layouts[choice[wn]], grid);
     int first = -1;
     for (Operation *user : w->getResult(0).getUsers()) {
-      while (isa<shard::ShardOp>(user) && !user->getResult(0).use_empty())
-        user = *user->getResult(0).getUsers().begin();
       if (auto it = model->opIndex.find(user); it != model->opIndex.end())
         first = first < 0 ? static_cast<int>(unitOfOp[it->second])
                           : std::min(first, static_cast<int>(unitOfOp[it->second]));
@@ -708,8 +703,6 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
         continue;
       unsigned last = unitOfOp[i];
       for (Operation *user : res.getUsers()) {
-        while (isa<shard::ShardOp>(user) && !user->getResult(0).use_empty())
-          user = *user->getResult(0).getUsers().begin();
         if (auto it = model->opIndex.find(user); it != model->opIndex.end())
           last = std::max(last, unitOfOp[it->second]);
       }
@@ -737,8 +730,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
 void Planner::solveGrid(unsigned gi) {
   const SearchGrid &grid = grids[gi];
   activateGrid(gi);
-  double memoryScale = 0;
-  StrategyGraph g = buildStrategyGraph(grid, memoryScale);
+  StrategyGraph g = buildStrategyGraph(grid);
   auto addSolution = [&](Solution s, bool exact) {
     if (s.choice.empty() || !s.feasible)
       return;
@@ -830,6 +822,28 @@ static int64_t inFlight(PipelineSchedule s, int64_t m, int64_t p, int64_t d,
   return m;
 }
 
+double Planner::staticBytes(const Unit &u, const Config &cfg,
+                            int64_t dataParallel) const {
+  // As the estimator: parameters in their element type; in training,
+  // gradients of the same size and Adam state (fp32 master copy when the
+  // parameters are 16-bit, two fp32 moments), divided by ZeRO over the
+  // data-parallel replicas.
+  double split = dataParallel > 1 ? static_cast<double>(dataParallel) : 1;
+  double weights = u.weightBytes, grads = 0, optimizer = 0;
+  if (options.training) {
+    double bytesPerParam = u.params > 0 ? u.paramBytes / u.params : 4;
+    grads = u.paramBytes;
+    optimizer = u.params * (bytesPerParam < 4 ? 12.0 : 8.0);
+    if (cfg.zero >= 1)
+      optimizer /= split;
+    if (cfg.zero >= 2)
+      grads /= split;
+    if (cfg.zero >= 3)
+      weights /= split;
+  }
+  return weights + grads + optimizer;
+}
+
 bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
                               const Config &cfg, const SearchGrid &grid,
                               std::vector<unsigned> &stageOfUnit) {
@@ -837,24 +851,8 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   if (static_cast<int64_t>(n) < stages)
     return false;
   const Solved &sv = solved[cfg.solved];
-  double zeroDiv = sv.dataParallel > 1 ? static_cast<double>(sv.dataParallel) : 1;
   auto unitTime = [&](const Unit &u) {
     return u.forward + u.backward + (cfg.recompute ? u.recomputable : 0);
-  };
-  auto staticBytes = [&](const Unit &u) {
-    double w = u.weightBytes, gbytes = 0, opt = 0;
-    if (options.training) {
-      double bpp = u.params > 0 ? u.paramBytes / u.params : 4;
-      gbytes = u.paramBytes;
-      opt = u.params * (bpp < 4 ? 12.0 : 8.0);
-      if (cfg.zero >= 1)
-        opt /= zeroDiv;
-      if (cfg.zero >= 2)
-        gbytes /= zeroDiv;
-      if (cfg.zero >= 3)
-        w /= zeroDiv;
-    }
-    return w + gbytes + opt;
   };
   double cap = cluster.device.memoryBytes * options.memoryFraction;
   const int64_t p = grid.pp, v = stages / std::max<int64_t>(1, p);
@@ -862,7 +860,7 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   auto stageMemory = [&](size_t a, size_t b, int64_t s) {
     double st = 0, act = 0, ckpt = 0, seg = 0, temp = 0;
     for (size_t u = a; u < b; ++u) {
-      st += staticBytes(units[u]);
+      st += staticBytes(units[u], cfg, sv.dataParallel);
       act += units[u].saved;
       ckpt += units[u].boundaryOut;
       seg = std::max(seg, units[u].saved);
@@ -913,7 +911,7 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
     }
     return a == n;
   };
-  double lo = 0, hi = prefix[n] + 2 * sendSeconds(1e18, grid) * 0;
+  double lo = 0, hi = prefix[n];
   for (size_t u = 0; u + 1 < n; ++u)
     hi += sendAt(u + 1);
   if (!fits(hi, nullptr))
@@ -947,19 +945,7 @@ void Planner::evaluateConfig(Config &cfg) {
     stageBwd[s] += options.training ? bwd : 0;
     stageSync[s] += un.gradSync;
     stageParams[s] += un.params;
-    double w = un.weightBytes, g = 0, opt = 0;
-    if (options.training) {
-      double bpp = un.params > 0 ? un.paramBytes / un.params : 4;
-      g = un.paramBytes;
-      opt = un.params * (bpp < 4 ? 12.0 : 8.0);
-      if (cfg.zero >= 1)
-        opt /= zeroDiv;
-      if (cfg.zero >= 2)
-        g /= zeroDiv;
-      if (cfg.zero >= 3)
-        w /= zeroDiv;
-    }
-    stageStatic[s] += w + g + opt;
+    stageStatic[s] += staticBytes(un, cfg, sv.dataParallel);
     stageAct[s] += un.saved;
     stageCkpt[s] += un.boundaryOut;
     stageSeg[s] = std::max(stageSeg[s], un.saved);
@@ -1048,17 +1034,14 @@ void Planner::priceConfigs(unsigned si) {
           cfg.zero = z;
           cfg.recompute = rc;
           if (!partitionStages(sv.units, p * v, cfg, grid, cfg.stageOfUnit)) {
-            // Nothing within memory: keep the time-balanced split, marked.
-            Config unlimited = cfg;
-            double saved = options.memoryFraction;
-            (void)saved;
-            cfg.stageOfUnit.assign(sv.units.size(), 0);
-            size_t per = (sv.units.size() + p * v - 1) / (p * v);
+            // No split fits in memory: price an even split by unit count
+            // (it is kept, marked as not fitting, for the shortfall report).
             if (static_cast<int64_t>(sv.units.size()) < p * v)
               continue;
+            size_t per = (sv.units.size() + p * v - 1) / (p * v);
+            cfg.stageOfUnit.assign(sv.units.size(), 0);
             for (size_t u = 0; u < sv.units.size(); ++u)
               cfg.stageOfUnit[u] = std::min<size_t>(u / per, p * v - 1);
-            (void)unlimited;
           }
           evaluateConfig(cfg);
           ++result.configsConsidered;

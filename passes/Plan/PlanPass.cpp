@@ -54,39 +54,43 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
     opts.memoryFraction = memoryFraction;
     opts.runnersUp = runnersUp;
     opts.verify = verify;
-    SmallVector<StringRef> parts;
+    // Comma-separated lists: each item parsed by `parse`, none may fail.
+    auto parseList = [&](StringRef option, StringRef text, StringRef expected,
+                         auto parse) -> LogicalResult {
+      SmallVector<StringRef> items;
+      text.split(items, ',', -1, false);
+      if (items.empty())
+        return fail(option + "= names nothing (" + expected + ")");
+      for (StringRef item : items)
+        if (!parse(item.trim()))
+          return fail("unknown value '" + item.trim() + "' in " + option + "= (" +
+                      expected + ")");
+      return success();
+    };
     opts.schedules.clear();
-    StringRef(schedules).split(parts, ',', -1, false);
-    for (StringRef p : parts) {
-      auto s = ::loom::parsePipelineSchedule(p.trim());
-      if (!s)
-        return fail("unknown schedule '" + p.trim() +
-                    "' in schedules= (gpipe, 1f1b, interleaved, kfkb)");
-      opts.schedules.push_back(*s);
-    }
-    if (opts.schedules.empty())
-      return fail("schedules= names no schedule");
-    parts.clear();
     opts.zeroStages.clear();
-    StringRef(zero).split(parts, ',', -1, false);
-    for (StringRef p : parts) {
-      unsigned z;
-      if (p.trim().getAsInteger(10, z) || z > 3)
-        return fail("zero= lists ZeRO stages 0-3, not '" + p.trim() + "'");
-      opts.zeroStages.push_back(static_cast<int>(z));
-    }
-    if (opts.zeroStages.empty())
-      return fail("zero= names no ZeRO stage");
-    parts.clear();
     opts.recomputeModes.clear();
-    StringRef(recompute).split(parts, ',', -1, false);
-    for (StringRef p : parts) {
-      if (p.trim() != "none" && p.trim() != "full")
-        return fail("recompute= lists none and/or full, not '" + p.trim() + "'");
-      opts.recomputeModes.push_back(p.trim().str());
-    }
-    if (opts.recomputeModes.empty())
-      return fail("recompute= names no mode");
+    if (failed(parseList("schedules", schedules, "gpipe, 1f1b, interleaved, kfkb",
+                         [&](StringRef item) {
+                           auto s = ::loom::parsePipelineSchedule(item);
+                           if (s)
+                             opts.schedules.push_back(*s);
+                           return s.has_value();
+                         })) ||
+        failed(parseList("zero", zero, "ZeRO stages 0-3", [&](StringRef item) {
+          unsigned z;
+          if (item.getAsInteger(10, z) || z > 3)
+            return false;
+          opts.zeroStages.push_back(static_cast<int>(z));
+          return true;
+        })) ||
+        failed(parseList("recompute", recompute, "none, full", [&](StringRef item) {
+          if (item != "none" && item != "full")
+            return false;
+          opts.recomputeModes.push_back(item.str());
+          return true;
+        })))
+      return failure();
     return success();
   }
 

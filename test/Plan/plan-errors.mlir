@@ -6,7 +6,7 @@
 
 // LEVEL: loom-plan: level must be fast or thorough, not 'quick'
 // CLUSTER: loom-plan: {{.*}}nosuch
-// SCHED: loom-plan: unknown schedule 'zigzag' in schedules=
+// SCHED: loom-plan: unknown value 'zigzag' in schedules=
 // BATCH: global-batch=7 is not a multiple of the IR's batch 4
 
 // A plain function: options are checked against it.
