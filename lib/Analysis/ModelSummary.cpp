@@ -40,7 +40,7 @@ FailureOr<ModelSummary> mlir::loom::summarizeModel(ModuleOp module,
   if (!entry) {
     auto funcs = module.getOps<func::FuncOp>();
     if (funcs.empty())
-      return module.emitError("model has no function to summarize");
+      return mlir::emitError(module.getLoc(), "model has no function to summarize");
     entry = *funcs.begin();
   }
   ModelSummary s;

@@ -119,7 +119,7 @@ public:
   LogicalResult run();
 
 private:
-  InFlightDiagnostic error() { return module.emitError("loom-plan: "); }
+  InFlightDiagnostic error() { return mlir::emitError(module.getLoc(), "loom-plan: "); }
   LogicalResult setUp();
   void enumerateGrids();
   void buildGraphNodes();
@@ -425,26 +425,64 @@ unsigned Planner::nodeOfValue(Value v) const {
   return nodeOfOp.lookup(rep);
 }
 
-/// How many grid axes change place (dim, or none) between two layouts.
-/// Upstream `shard-partition` reshards one axis at a time (an all-gather, a
-/// local slice or an all-to-all per step) and mis-handles a change of
-/// several axes at once, so the search only offers edges moving at most one.
-static unsigned axesMoved(const TensorLayout &from, const TensorLayout &to) {
-  auto placeOf = [](const TensorLayout &l, int16_t a) {
-    for (auto [d, axes] : llvm::enumerate(l.splitAxes))
-      if (llvm::is_contained(axes, a))
-        return static_cast<int>(d);
-    return -1;
+/// Whether upstream `shard-partition` can turn a value laid out as `from`
+/// into `to` (split axes only; partial sums are reduced by the producing op).
+/// Upstream reshards in exactly one step, chosen by the first pattern that
+/// matches: move the last axis of one dimension to the end of another (an
+/// all-to-all), append one axis to a dimension (a local slice), or drop
+/// trailing axes of a dimension (an all-gather). Any other change, or a
+/// pattern that matches but does not land on `to`, is a resharding it cannot
+/// express (and, built without assertions, crashes on), so the search never
+/// offers such an edge.
+static bool upstreamReshardable(const TensorLayout &from, const TensorLayout &to) {
+  using ::loom::GridAxes;
+  using Dims = SmallVector<GridAxes, 4>;
+  auto normalized = [](const Dims &d) {
+    Dims n(d);
+    while (!n.empty() && n.back().empty())
+      n.pop_back();
+    return n;
   };
-  unsigned moved = 0;
-  int16_t maxAxis = -1;
-  for (const TensorLayout *l : {&from, &to})
-    for (const auto &axes : l->splitAxes)
-      for (int16_t a : axes)
-        maxAxis = std::max(maxAxis, a);
-  for (int16_t a = 0; a <= maxAxis; ++a)
-    moved += placeOf(from, a) != placeOf(to, a);
-  return moved;
+  Dims src = normalized(from.splitAxes), dst = normalized(to.splitAxes);
+  if (src == dst)
+    return true;
+  auto at = [](const Dims &d, size_t i) { return i < d.size() ? d[i] : GridAxes(); };
+  auto lands = [&](Dims result) { return normalized(result) == dst; };
+  auto prefixEqual = [](ArrayRef<int16_t> a, ArrayRef<int16_t> b) {
+    return a.drop_back() == b.drop_back();
+  };
+  // Move the last axis of dimension s to the end of dimension t.
+  for (size_t s = 0; s < src.size(); ++s)
+    for (size_t t = 0; t < dst.size(); ++t) {
+      if (s == t || src[s].empty() || dst[t].empty() ||
+          src[s].back() != dst[t].back() || !prefixEqual(src[s], dst[t]))
+        continue;
+      Dims r = src;
+      r.resize(std::max(r.size(), t + 1));
+      r[t].push_back(r[s].back());
+      r[s].pop_back();
+      return lands(r);
+    }
+  // Append one axis to a dimension.
+  for (size_t d = 0; d < dst.size(); ++d) {
+    GridAxes a = at(src, d);
+    if (a.size() + 1 != dst[d].size() || !llvm::equal(a, ArrayRef(dst[d]).drop_back()))
+      continue;
+    Dims r = src;
+    r.resize(std::max(r.size(), d + 1));
+    r[d].push_back(dst[d].back());
+    return lands(r);
+  }
+  // Drop trailing axes of a dimension.
+  for (size_t d = 0; d < src.size(); ++d) {
+    GridAxes b = at(dst, d);
+    if (src[d].size() <= b.size() || !llvm::equal(b, ArrayRef(src[d]).take_front(b.size())))
+      continue;
+    Dims r = src;
+    r[d].resize(b.size());
+    return lands(r);
+  }
+  return false;
 }
 
 /// The layout node `n` gives result `r` under strategy `s`.
@@ -554,7 +592,7 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
     std::vector<double> small(pLayouts.size() * cLayouts.size());
     for (size_t a = 0; a < pLayouts.size(); ++a)
       for (size_t b = 0; b < cLayouts.size(); ++b) {
-        if (axesMoved(pLayouts[a], cLayouts[b].first) > 1) {
+        if (!upstreamReshardable(pLayouts[a], cLayouts[b].first)) {
           small[a * cLayouts.size() + b] = kInfeasible;
           continue;
         }
@@ -1176,7 +1214,9 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
   Block &entry = f.getBody().front();
   DenseMap<uint64_t, Value> shardings;
   auto shardingFor = [&](const TensorLayout &l) -> Value {
-    uint64_t key = layoutKey(l) * 64 + l.splitAxes.size();
+    // One sharding value per layout, whatever the tensor's rank: trailing
+    // unsplit dimensions do not change it (nor the key).
+    uint64_t key = layoutKey(l);
     if (auto it = shardings.find(key); it != shardings.end())
       return it->second;
     OpBuilder::InsertionGuard guard(b);
@@ -1200,11 +1240,11 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
     if (!isa<RankedTensorType>(v.getType()))
       return;
     OpBuilder::InsertionGuard guard(b);
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      b.setInsertionPointToStart(&entry);
-    else
-      b.setInsertionPointAfter(v.getDefiningOp());
     Value s = shardingFor(l);
+    // An argument's annotation goes right after its (reused, top-of-entry)
+    // sharding value, so that the sharding dominates it.
+    b.setInsertionPointAfter(isa<BlockArgument>(v) ? s.getDefiningOp()
+                                                   : v.getDefiningOp());
     auto sh = shard::ShardOp::create(b, v.getLoc(), v, s, false);
     v.replaceAllUsesExcept(sh.getResult(), sh);
   };
@@ -1314,6 +1354,20 @@ LogicalResult Planner::chooseAndAnnotate() {
         chosen = k;
         found = true;
       }
+    // Plans within 0.5% of the fastest are equal within the model's
+    // resolution: take the simplest grid among them (fewest axes), so that
+    // pure data parallelism is dp=8 rather than an equivalent dp0 x dp1.
+    if (found) {
+      double fastest = estimates[chosen]->stepTime;
+      auto axisCount = [&](size_t k) {
+        const SearchGrid &g = grids[solved[configs[finalists[k]].solved].grid];
+        return g.axes.size() + (g.pp > 1);
+      };
+      for (size_t k = 0; k < finalists.size(); ++k)
+        if (verifiedFits(k) && estimates[k]->stepTime <= fastest * 1.005 &&
+            axisCount(k) < axisCount(chosen))
+          chosen = k;
+    }
     if (!found)
       result.notes.push_back("the estimator finds every finalist over memory or "
                              "fails on it; keeping the search's choice");
@@ -1335,6 +1389,10 @@ LogicalResult Planner::chooseAndAnnotate() {
     if (c.verifiedPeakMemory && !verifiedFits(k))
       c.verdict = llvm::formatv("over memory by the estimate ({0:F1} GiB)",
                                 *c.verifiedPeakMemory / (1ull << 30));
+    else if (mine < best)
+      c.verdict = llvm::formatv("{0:F2}% faster, but a grid with more axes "
+                                "(within 0.5%, the simpler grid wins)",
+                                100.0 * (1 - mine / best));
     else
       c.verdict = llvm::formatv("{0:F1}% slower", 100.0 * (mine / best - 1));
     result.runnersUp.push_back(c);

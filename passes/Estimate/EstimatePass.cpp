@@ -44,7 +44,7 @@ struct LoomEstimatePass : mlir::loom::impl::LoomEstimateBase<LoomEstimatePass> {
     EstimateOptions opts;
     opts.cluster = cluster;
     if (mode != "train" && mode != "infer") {
-      module.emitError("loom-estimate: mode must be train or infer, not '")
+      mlir::emitError(module.getLoc(), "loom-estimate: mode must be train or infer, not '")
           << mode << "'";
       return signalPassFailure();
     }
@@ -53,12 +53,12 @@ struct LoomEstimatePass : mlir::loom::impl::LoomEstimateBase<LoomEstimatePass> {
     opts.microBatch = microBatch;
     auto sched = ::loom::parsePipelineSchedule(schedule);
     if (!sched) {
-      module.emitError("loom-estimate: unknown schedule '")
+      mlir::emitError(module.getLoc(), "loom-estimate: unknown schedule '")
           << schedule << "' (gpipe, 1f1b, interleaved, kfkb)";
       return signalPassFailure();
     }
     if (globalBatch < 0 || microBatch < 0 || kfkbGroup < 1 || tokensPerSample < 0) {
-      module.emitError("loom-estimate: global-batch, micro-batch and "
+      mlir::emitError(module.getLoc(), "loom-estimate: global-batch, micro-batch and "
                        "tokens-per-sample must be >= 0 and kfkb-group >= 1");
       return signalPassFailure();
     }
@@ -100,7 +100,7 @@ struct LoomEstimatePass : mlir::loom::impl::LoomEstimateBase<LoomEstimatePass> {
                        printEstimate(e, os);
                        return llvm::Error::success();
                      })) {
-        module.emitError("loom-estimate: cannot write ")
+        mlir::emitError(module.getLoc(), "loom-estimate: cannot write ")
             << table << ": " << llvm::toString(std::move(err));
         return signalPassFailure();
       }
@@ -112,7 +112,7 @@ struct LoomEstimatePass : mlir::loom::impl::LoomEstimateBase<LoomEstimatePass> {
                 os << llvm::formatv("{0:2}", estimateToJSON(e)) << "\n";
                 return llvm::Error::success();
               })) {
-        module.emitError("loom-estimate: cannot write ")
+        mlir::emitError(module.getLoc(), "loom-estimate: cannot write ")
             << reportPath << ": " << llvm::toString(std::move(err));
         return signalPassFailure();
       }

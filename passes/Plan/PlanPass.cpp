@@ -31,7 +31,7 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
 
   LogicalResult parseOptions(ModuleOp module, PlanOptions &opts) {
     auto fail = [&](const Twine &msg) {
-      module.emitError("loom-plan: ") << msg;
+      mlir::emitError(module.getLoc(), "loom-plan: ") << msg;
       return failure();
     };
     opts.cluster = cluster;
@@ -123,7 +123,7 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
                    printPlan(p, os);
                    return llvm::Error::success();
                  })) {
-        module.emitError("loom-plan: cannot write ")
+        mlir::emitError(module.getLoc(), "loom-plan: cannot write ")
             << table << ": " << llvm::toString(std::move(err));
         return signalPassFailure();
       }
@@ -134,12 +134,12 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
             os << llvm::formatv("{0:2}", planToJSON(p)) << "\n";
             return llvm::Error::success();
           })) {
-        module.emitError("loom-plan: cannot write ")
+        mlir::emitError(module.getLoc(), "loom-plan: cannot write ")
             << reportPath << ": " << llvm::toString(std::move(err));
         return signalPassFailure();
       }
     if (!p.feasible) {
-      module.emitError("loom-plan: no plan fits in device memory; the closest "
+      mlir::emitError(module.getLoc(), "loom-plan: no plan fits in device memory; the closest "
                        "needs ")
           << llvm::formatv("{0:F2}", p.shortfallBytes / (1ull << 30))
           << " GiB more per device (" << p.best.describe() << ")";
