@@ -12,11 +12,12 @@ of the first function argument is the batch, as the estimator expects.
 * `--kind moe`: a pre-LN GPT-style decoder whose MLP is a mixture of experts
   in every `--moe-every`-th layer (layers i with i % N == N - 1; N = 1 makes
   every layer MoE, N = 2 is GShard's every other layer). Routing as GShard /
-  Switch: router matmul [T, H] x [H, E] -> softmax -> `loom.topk` ->
-  renormalized gates; `loom.moe_dispatch` to [E, C, H] with capacity
-  C = ceil(capacity-factor * T * K / E); experts as batched matmuls
-  [E, C, H] x [E, H, F] -> gelu -> [E, C, F] x [E, F, H] (no expert biases);
-  `loom.moe_combine` with the gates; residual add. T = batch * seq.
+  Switch, grouped per sequence (G = batch groups of S = seq tokens): router
+  matmul [G, S, H] x [H, E] -> softmax -> `loom.topk` -> renormalized gates;
+  `loom.moe_dispatch` to [G, E, C, H] with capacity per group
+  C = ceil(capacity-factor * S * K / E); experts as batched matmuls
+  [G, E, C, H] x [E, H, F] -> gelu -> [G, E, C, F] x [E, F, H] (no expert
+  biases); `loom.moe_combine` with the gates; residual add.
 * `--kind encdec`: a pre-LN encoder-decoder transformer (T5/BART-like, learned
   absolute positions, no relative bias): two inputs (source and target
   tokens), encoder layers (self-attention + MLP), decoder layers (causal
@@ -244,45 +245,46 @@ def command_line(argv):
 
 class MoE(Transformer):
     def moe_mlp(self, x, xs, prefix):
+        # GShard's grouped routing: each sequence is a group that fills its
+        # own capacity slots, so a group split (data parallelism) moves to an
+        # expert split (expert parallelism) with one all-to-all.
         a = self.a
         B, S, H = xs
-        T, E, K, F = B * S, a.experts, a.top_k, self.ffn
+        E, K, F = a.experts, a.top_k, self.ffn
         C = self.capacity
-        t = self.reshape(x, xs, [T, H])
         wr = self.weight(prefix + ".router.weight", [H, E])
-        logits = self.matmul(t, wr, [T, H], [H, E])
-        probs = self.op("loom.softmax %s" % logits, tensor([T, E], self.dt), attrs="axis = 1 : i64")
+        logits = self.matmul(x, wr, [B, S, H], [H, E])
+        probs = self.op("loom.softmax %s" % logits, tensor([B, S, E], self.dt), attrs="axis = 2 : i64")
         vals, idx = self.fresh("g"), self.fresh("i")
-        self.emit("%s, %s = loom.topk %s {axis = 1 : i64, k = %d : i64} : %s" % (
-            vals, idx, probs, K, tensor([T, E], self.dt)))
+        self.emit("%s, %s = loom.topk %s {axis = 2 : i64, k = %d : i64} : %s" % (
+            vals, idx, probs, K, tensor([B, S, E], self.dt)))
         gates = vals
         if K > 1:
-            norm = self.op("loom.reduce sum %s" % vals, tensor([T, K], self.dt),
-                           attrs="axes = array<i64: 1>, keep_dims = true")
-            gates = self.binary("div", vals, norm, [T, K], [T, 1])
-        disp = self.op("loom.moe_dispatch %s, %s" % (t, idx),
-                       "%s, %s" % (tensor([T, H], self.dt), tensor([T, K], "i64")),
+            norm = self.op("loom.reduce sum %s" % vals, tensor([B, S, K], self.dt),
+                           attrs="axes = array<i64: 2>, keep_dims = true")
+            gates = self.binary("div", vals, norm, [B, S, K], [B, S, 1])
+        disp = self.op("loom.moe_dispatch %s, %s" % (x, idx),
+                       "%s, %s" % (tensor([B, S, H], self.dt), tensor([B, S, K], "i64")),
                        attrs="capacity = %d : i64, num_experts = %d : i64" % (C, E))
         w1 = self.weight(prefix + ".experts.fc1.weight", [E, H, F])
-        h = self.matmul(disp, w1, [E, C, H], [E, H, F])
-        h = self.unary("gelu", h, [E, C, F])
+        h = self.matmul(disp, w1, [B, E, C, H], [E, H, F])
+        h = self.unary("gelu", h, [B, E, C, F])
         w2 = self.weight(prefix + ".experts.fc2.weight", [E, F, H])
-        eo = self.matmul(h, w2, [E, C, F], [E, F, H])
-        y = self.op("loom.moe_combine %s, %s, %s" % (eo, idx, gates),
-                    "%s, %s, %s" % (tensor([E, C, H], self.dt), tensor([T, K], "i64"), tensor([T, K], self.dt)))
-        return self.reshape(y, [T, H], xs)
+        eo = self.matmul(h, w2, [B, E, C, F], [E, F, H])
+        return self.op("loom.moe_combine %s, %s, %s" % (eo, idx, gates),
+                       "%s, %s, %s" % (tensor([B, E, C, H], self.dt), tensor([B, S, K], "i64"),
+                                       tensor([B, S, K], self.dt)))
 
     def build(self):
         a = self.a
         B, S, H, V = a.batch, a.seq, a.hidden, a.vocab
         xs = [B, S, H]
-        T = B * S
-        self.capacity = max(1, int(math.ceil(a.capacity_factor * T * a.top_k / a.experts)))
+        self.capacity = max(1, int(math.ceil(a.capacity_factor * S * a.top_k / a.experts)))
         moe_layers = [i for i in range(a.layers) if i % a.moe_every == a.moe_every - 1]
         hdr = ["// MoE decoder: layers=%d (MoE: %s) hidden=%d heads=%d ffn=%d seq=%d vocab=%d dtype=%s"
                % (a.layers, ",".join(str(i) for i in moe_layers) or "none", H, a.heads, self.ffn, S, V, self.dt),
-               "// experts=%d top-k=%d capacity-factor=%g -> capacity %d of T=%d tokens; batch=%d; attention=%s"
-               % (a.experts, a.top_k, a.capacity_factor, self.capacity, T, B, a.attention)]
+               "// experts=%d top-k=%d capacity-factor=%g -> capacity %d per group of S=%d tokens; groups=batch=%d; attention=%s"
+               % (a.experts, a.top_k, a.capacity_factor, self.capacity, S, B, a.attention)]
         wte = self.weight("embed.weight", [V, H])
         x = self.embed("%tokens", S, wte, "pos_embed.weight")
         for i in range(a.layers):

@@ -643,10 +643,33 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
       if (loop >= 0)
         (loop == o.batchLoop ? batchFlops : otherFlops)[a] += f;
   }
-  SmallVector<int, 3> role(grid.axes.size(), 3); // 1 dp, 2 tp, 3 sp
+  // A data-parallel axis that also splits a parallel loop a contraction
+  // shares between a weight and an activation (the expert loop of a batched
+  // expert matmul) holds different experts on different replicas, GShard's
+  // expert parallelism: ep, still a data axis for every other weight.
+  SmallVector<bool, 3> splitsExperts(grid.axes.size(), false);
+  for (const Node &n : nodes) {
+    if (n.kind != Node::Op || model->ops[n.index].contractionFlops <= 0)
+      continue;
+    const OpModel &o = model->ops[n.index];
+    const Strategy &s = o.strategies[choice[&n - nodes.data()]];
+    for (auto [a, loop] : llvm::enumerate(s)) {
+      if (loop < 0 || loop == o.batchLoop || o.reduction[loop])
+        continue;
+      bool inWeight = false, inActivation = false;
+      for (unsigned i = 0; i < o.op->getNumOperands(); ++i) {
+        if (!o.maps[i].isFunctionOfDim(loop))
+          continue;
+        const ValueModel &vm = model->valueOf(stripShard(o.op->getOperand(i)));
+        (vm.activation ? inActivation : inWeight) = true;
+      }
+      splitsExperts[a] = splitsExperts[a] || (inWeight && inActivation);
+    }
+  }
+  SmallVector<int, 3> role(grid.axes.size(), 3); // 0 ep, 1 dp, 2 tp, 3 sp
   for (size_t a = 0; a < grid.axes.size(); ++a)
     if (batchFlops[a] > 0 && batchFlops[a] >= otherFlops[a]) {
-      role[a] = 1;
+      role[a] = splitsExperts[a] ? 0 : 1;
       dp *= grid.axes[a];
     }
   for (const Node &n : nodes)
@@ -659,7 +682,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     }
   names.clear();
   for (auto [a, r] : llvm::enumerate(role)) {
-    const char *base = r == 1 ? "dp" : r == 2 ? "tp" : "sp";
+    const char *base = r == 0 ? "ep" : r == 1 ? "dp" : r == 2 ? "tp" : "sp";
     std::string name = base;
     if (llvm::count(role, r) > 1)
       name += std::to_string(a);
@@ -1205,7 +1228,7 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
   gridOp->setAttr("loom.device_order", b.getArrayAttr(order));
   SmallVector<Attribute> dataAxes;
   for (auto [a, name] : llvm::enumerate(sv.axisNames))
-    if (StringRef(name).starts_with("dp"))
+    if (StringRef(name).starts_with("dp") || StringRef(name).starts_with("ep"))
       dataAxes.push_back(b.getI64IntegerAttr(a));
   if (!dataAxes.empty())
     gridOp->setAttr("loom.data_axes", b.getArrayAttr(dataAxes));

@@ -789,15 +789,25 @@ LogicalResult MoeDispatchOp::inferReturnTypes(MLIRContext *,
   if (failed(requireAttrs(adaptor.getAttributes(), {"num_experts", "capacity"}, err)))
     return failure();
   auto tt = rankedOf(adaptor.getTokens()), et = rankedOf(adaptor.getExperts());
-  if (tt.getRank() != 2 || et.getRank() != 2)
-    return err("tokens must be [T, H] and experts [T, K]");
-  if (tt.getDimSize(0) != et.getDimSize(0))
-    return err("tokens and experts differ in token count");
+  // Ungrouped [T, H] or grouped [G, S, H]: each of G groups routes its own S
+  // tokens into its own capacity slots, so groups are independent.
+  if (!((tt.getRank() == 2 && et.getRank() == 2) ||
+        (tt.getRank() == 3 && et.getRank() == 3)))
+    return err("tokens must be [T, H] with experts [T, K], or grouped "
+               "[G, S, H] with experts [G, S, K]");
+  int64_t grouped = tt.getRank() - 2;
+  for (int64_t d = 0; d <= grouped; ++d)
+    if (tt.getDimSize(d) != et.getDimSize(d))
+      return err(Twine("tokens and experts differ in ") +
+                 (d < grouped ? "group" : "token") + " count");
   if (adaptor.getNumExperts() <= 0 || adaptor.getCapacity() <= 0)
     return err("num_experts and capacity must be positive");
-  results.push_back(RankedTensorType::get(
-      {adaptor.getNumExperts(), adaptor.getCapacity(), tt.getDimSize(1)},
-      tt.getElementType()));
+  SmallVector<int64_t> shape;
+  if (grouped)
+    shape.push_back(tt.getDimSize(0));
+  llvm::append_values(shape, adaptor.getNumExperts(), adaptor.getCapacity(),
+                      tt.getShape().back());
+  results.push_back(RankedTensorType::get(shape, tt.getElementType()));
   return success();
 }
 
@@ -811,12 +821,18 @@ LogicalResult MoeCombineOp::inferReturnTypes(MLIRContext *,
     return failure();
   auto ot = rankedOf(adaptor.getExpertOutputs()),
        et = rankedOf(adaptor.getExperts()), gt = rankedOf(adaptor.getGates());
-  if (ot.getRank() != 3 || et.getRank() != 2)
-    return err("expert_outputs must be [E, C, H] and experts [T, K]");
+  if (!((ot.getRank() == 3 && et.getRank() == 2) ||
+        (ot.getRank() == 4 && et.getRank() == 3)))
+    return err("expert_outputs must be [E, C, H] with experts [T, K], or "
+               "grouped [G, E, C, H] with experts [G, S, K]");
   if (gt.getShape() != et.getShape())
     return err("gates and experts shapes differ");
-  results.push_back(RankedTensorType::get({et.getDimSize(0), ot.getDimSize(2)},
-                                          ot.getElementType()));
+  bool grouped = ot.getRank() == 4;
+  if (grouped && ot.getDimSize(0) != et.getDimSize(0))
+    return err("expert_outputs and experts differ in group count");
+  SmallVector<int64_t> shape(et.getShape().drop_back());
+  shape.push_back(ot.getShape().back());
+  results.push_back(RankedTensorType::get(shape, ot.getElementType()));
   return success();
 }
 

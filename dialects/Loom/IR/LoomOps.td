@@ -568,12 +568,19 @@ def Loom_MoeDispatchOp : Loom_InferredOp<"moe_dispatch"> {
     `tokens[T, H]` and the chosen `experts[T, K]` (from `topk` over the router)
     give `[E, C, H]`: each expert receives its tokens, in token order, into
     `capacity` slots; assignments past the capacity are dropped and unused
-    slots are zero. With tokens sharded over a data axis and experts over an
-    expert axis this is the all-to-all of expert parallelism.
+    slots are zero.
+
+    The grouped form (GShard's) routes `tokens[G, S, H]` with
+    `experts[G, S, K]` to `[G, E, C, H]`: each group fills its own capacity
+    slots, so groups are independent. Split over a data axis by group, the
+    result moves that split from groups to experts with one all-to-all: that
+    is expert parallelism.
 
     ```mlir
     %d = loom.moe_dispatch %x, %idx {num_experts = 8 : i64, capacity = 16 : i64}
         : tensor<64x512xf32>, tensor<64x2xi64>
+    %g = loom.moe_dispatch %xs, %idxs {num_experts = 8 : i64, capacity = 4 : i64}
+        : tensor<16x64x512xf32>, tensor<16x64x2xi64>
     ```
   }];
   let arguments = (ins Loom_FloatTensor:$tokens, Loom_IndexTensor:$experts,
@@ -589,7 +596,8 @@ def Loom_MoeCombineOp : Loom_InferredOp<"moe_combine"> {
   let description = [{
     Inverse of `moe_dispatch` for the same `experts[T, K]`: token `t` receives
     `sum_k gates[t, k] * expert_outputs[experts[t, k], slot(t, k)]`, with
-    dropped assignments contributing zero.
+    dropped assignments contributing zero. The grouped form takes
+    `[G, E, C, H]` with `experts` and `gates` `[G, S, K]` and gives `[G, S, H]`.
 
     ```mlir
     %y = loom.moe_combine %eo, %idx, %g

@@ -471,31 +471,53 @@ static IterationSpace spaceOf(TopKOp op) {
   return b.finish();
 }
 
-/// Dispatch: slot positions depend on all earlier tokens, so the token loop
-/// is a generic reduction; experts and hidden are parallel. Splitting experts
-/// changes `num_experts`, so it is left to the expert-parallel lowering.
+/// `dims`, after the group loop `g` of the grouped MoE form (null: none).
+static SmallVector<AffineExpr> prependGroup(AffineExpr g, ArrayRef<AffineExpr> dims) {
+  SmallVector<AffineExpr> all;
+  if (g)
+    all.push_back(g);
+  llvm::append_range(all, dims);
+  return all;
+}
+
+/// Dispatch: slot positions depend on all earlier tokens of the group, so
+/// the token loop is a generic reduction; experts and capacity slots are
+/// parallel but not local (a device holding some experts would need their
+/// global ids). Groups of the grouped form are independent and local: that
+/// split, moved to the expert dimension by an all-to-all, is expert
+/// parallelism.
 static IterationSpace spaceOf(MoeDispatchOp op) {
   SpaceBuilder b(op.getContext());
+  bool grouped = shapeOf(op.getTokens()).size() == 3;
+  AffineExpr g = grouped ? b.parallel() : AffineExpr();
   AffineExpr e = b.parallel(/*isLocal=*/false), c = b.parallel(false),
              h = b.parallel();
   AffineExpr t = b.reduction(ReductionKind::Generic),
              k = b.reduction(ReductionKind::Generic);
-  b.map({t, h});
-  b.map({t, k});
-  b.map({e, c, h});
+  auto withGroup = [&](ArrayRef<AffineExpr> dims) {
+    return prependGroup(grouped ? g : AffineExpr(), dims);
+  };
+  b.map(withGroup({t, h}));
+  b.map(withGroup({t, k}));
+  b.map(withGroup({e, c, h}));
   return b.finish();
 }
 
 static IterationSpace spaceOf(MoeCombineOp op) {
   SpaceBuilder b(op.getContext());
+  bool grouped = shapeOf(op.getExpertOutputs()).size() == 4;
+  AffineExpr g = grouped ? b.parallel() : AffineExpr();
   AffineExpr t = b.parallel(false), h = b.parallel();
   AffineExpr k = b.reduction(ReductionKind::Generic),
              e = b.reduction(ReductionKind::Generic),
              c = b.reduction(ReductionKind::Generic);
-  b.map({e, c, h});
-  b.map({t, k});
-  b.map({t, k});
-  b.map({t, h});
+  auto withGroup = [&](ArrayRef<AffineExpr> dims) {
+    return prependGroup(grouped ? g : AffineExpr(), dims);
+  };
+  b.map(withGroup({e, c, h}));
+  b.map(withGroup({t, k}));
+  b.map(withGroup({t, k}));
+  b.map(withGroup({t, h}));
   return b.finish();
 }
 

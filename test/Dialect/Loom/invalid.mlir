@@ -153,6 +153,30 @@ func.func @moe_combine_gates(%e: tensor<4x2x8xf32>, %i: tensor<6x2xi64>, %g: ten
 
 // -----
 
+func.func @moe_dispatch_rank_mix(%x: tensor<2x6x8xf32>, %i: tensor<12x2xi64>) {
+  // expected-error @+1 {{tokens must be [T, H] with experts [T, K], or grouped [G, S, H] with experts [G, S, K]}}
+  %0 = loom.moe_dispatch %x, %i {num_experts = 4 : i64, capacity = 2 : i64} : tensor<2x6x8xf32>, tensor<12x2xi64>
+  return
+}
+
+// -----
+
+func.func @moe_dispatch_groups(%x: tensor<2x6x8xf32>, %i: tensor<3x6x2xi64>) {
+  // expected-error @+1 {{tokens and experts differ in group count}}
+  %0 = loom.moe_dispatch %x, %i {num_experts = 4 : i64, capacity = 2 : i64} : tensor<2x6x8xf32>, tensor<3x6x2xi64>
+  return
+}
+
+// -----
+
+func.func @moe_combine_groups(%e: tensor<3x4x2x8xf32>, %i: tensor<2x6x2xi64>, %g: tensor<2x6x2xf32>) {
+  // expected-error @+1 {{expert_outputs and experts differ in group count}}
+  %0 = loom.moe_combine %e, %i, %g : tensor<3x4x2x8xf32>, tensor<2x6x2xi64>, tensor<2x6x2xf32>
+  return
+}
+
+// -----
+
 // An attribute of the wrong kind is a diagnostic, not a misread (found while
 // reviewing the cost model: inference used to read `[0]` as an i64 array).
 func.func @reduce_axes_kind(%a: tensor<4x3xf32>) {

@@ -104,6 +104,14 @@ func.func @routing(%logits: tensor<64x8xf32>, %x: tensor<64x32xf32>, %d: tensor<
       : tensor<64x32xf32>, tensor<64x2xi64>
   // CHECK: loom.moe_combine %{{.*}}, %[[I]], %[[V]]
   %comb = loom.moe_combine %disp, %i, %v : tensor<8x16x32xf32>, tensor<64x2xi64>, tensor<64x2xf32>
+  // Grouped (GShard) form: groups route independently.
+  // CHECK: loom.moe_dispatch {{.*}} : tensor<4x16x32xf32>, tensor<4x16x2xi64>
+  %xg = loom.reshape %x : tensor<64x32xf32> -> tensor<4x16x32xf32>
+  %ig = loom.reshape %i : tensor<64x2xi64> -> tensor<4x16x2xi64>
+  %vg = loom.reshape %v : tensor<64x2xf32> -> tensor<4x16x2xf32>
+  %dg = loom.moe_dispatch %xg, %ig {num_experts = 8 : i64, capacity = 4 : i64} : tensor<4x16x32xf32>, tensor<4x16x2xi64>
+  // CHECK: loom.moe_combine {{.*}} : tensor<4x8x4x32xf32>, tensor<4x16x2xi64>, tensor<4x16x2xf32>
+  %cg = loom.moe_combine %dg, %ig, %vg : tensor<4x8x4x32xf32>, tensor<4x16x2xi64>, tensor<4x16x2xf32>
   // CHECK: loom.scatter %{{.*}}, %{{.*}}, %{{.*}} reduction add {axis = 1 : i64}
   %s = loom.scatter %d, %di, %du reduction add {axis = 1 : i64}
       : tensor<4x8xf32>, tensor<4x2xi64>, tensor<4x2xf32>
