@@ -36,6 +36,8 @@
 #include "llvm/Support/Path.h"
 
 #include <chrono>
+#include <functional>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -112,6 +114,28 @@ struct Config {
   bool fits = false;
 };
 
+/// Choices the input already makes, which the search keeps: a shard.grid
+/// fixes the grid's axes, a shard.shard the layout of a value (or, with
+/// annotate_for_users, of one op's operand), and loom.stage an op's stage.
+struct Pins {
+  std::optional<SmallVector<int64_t, 3>> gridAxes; // non-pipeline axes
+  std::optional<int64_t> gridPP;                   // the marked pipeline axis
+  std::string gridName;
+  DenseMap<Value, std::pair<TensorLayout, Location>> values;
+  std::map<std::pair<Operation *, unsigned>, TensorLayout> operands;
+  DenseMap<Operation *, int64_t> stages; // compute ops only
+  int64_t numStages = 0;                 // largest pinned stage + 1
+  bool any() const {
+    return gridAxes || !values.empty() || !operands.empty() || !stages.empty();
+  }
+};
+
+/// Pins mapped onto strategy-graph nodes (representatives, when folded).
+struct NodePins {
+  SmallVector<std::pair<unsigned, TensorLayout>, 1> results;  // result -> layout
+  SmallVector<std::pair<unsigned, TensorLayout>, 1> operands; // operand -> layout
+};
+
 class Planner {
 public:
   Planner(ModuleOp module, const PlanOptions &options, PlanResult &result)
@@ -121,6 +145,13 @@ public:
 private:
   InFlightDiagnostic error() { return mlir::emitError(module.getLoc(), "loom-plan: "); }
   LogicalResult setUp();
+  /// Reads the input's own annotations into `pins` and removes them (the
+  /// plan re-writes them on its grid).
+  LogicalResult readPins();
+  /// Maps `pins` onto nodes and units; errors on conflicting pins.
+  LogicalResult mapPins();
+  /// Whether strategy `s` of node `n` honours the node's pins.
+  bool honoursPins(unsigned n, unsigned s) const;
   void enumerateGrids();
   void buildGraphNodes();
   unsigned nodeOfValue(Value v) const;
@@ -165,6 +196,10 @@ private:
   size_t numUnits = 0;
   std::vector<std::string> unitLabels;
 
+  Pins pins;
+  DenseMap<unsigned, NodePins> nodePins;
+  std::vector<int64_t> unitStagePin; // -1: free
+
   std::vector<SearchGrid> grids;
   int activeGrid = -1;
   std::vector<Solved> solved;
@@ -207,19 +242,7 @@ LogicalResult Planner::setUp() {
       return error() << "several functions and none is named 'main'";
     func = *main;
   }
-  if (!module.getOps<shard::GridOp>().empty())
-    return error() << "the module already has a shard.grid; --loom-plan plans "
-                      "unplanned IR (pinning a given grid is not supported yet)";
-  WalkResult pinned = func.walk([&](Operation *op) {
-    if (isa<shard::ShardOp>(op) || op->hasAttr("loom.stage")) {
-      op->emitError("loom-plan: the input already carries a plan here "
-                    "(shard.shard or loom.stage); pinning choices is not "
-                    "supported yet, remove it to plan from scratch");
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  if (pinned.wasInterrupted())
+  if (failed(readPins()))
     return failure();
 
   if (func.getNumArguments() == 0)
@@ -252,6 +275,220 @@ LogicalResult Planner::setUp() {
 }
 
 //===----------------------------------------------------------------------===//
+// Pins: choices the input already makes
+//===----------------------------------------------------------------------===//
+
+/// Layouts compare without trailing unsplit dimensions.
+static bool sameLayout(const TensorLayout &a, const TensorLayout &b) {
+  auto trimmed = [](const TensorLayout &l) {
+    SmallVector<::loom::GridAxes, 4> d(l.splitAxes);
+    while (!d.empty() && d.back().empty())
+      d.pop_back();
+    return d;
+  };
+  return trimmed(a) == trimmed(b) && a.partialAxes == b.partialAxes;
+}
+
+static std::string layoutText(const TensorLayout &l) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "[";
+  for (auto [d, axes] : llvm::enumerate(l.splitAxes)) {
+    os << (d ? ", " : "") << "[";
+    llvm::interleaveComma(axes, os);
+    os << "]";
+  }
+  os << "]";
+  return text;
+}
+
+LogicalResult Planner::readPins() {
+  // The grid: its axes stay, the search maps them onto the topology.
+  auto gridOps = llvm::to_vector(module.getOps<shard::GridOp>());
+  if (gridOps.size() > 1)
+    return error() << "the module has " << gridOps.size()
+                   << " shard.grid ops; a pinned plan uses one grid";
+  std::optional<int64_t> pipelineAxis;
+  if (!gridOps.empty()) {
+    shard::GridOp g = gridOps.front();
+    pins.gridName = g.getSymName().str();
+    if (auto a = g->getAttrOfType<IntegerAttr>("loom.pipeline_axis"))
+      pipelineAxis = a.getInt();
+    SmallVector<int64_t, 3> axes;
+    for (auto [i, d] : llvm::enumerate(g.getShape())) {
+      if (ShapedType::isDynamic(d) || d < 2)
+        return g.emitError("loom-plan: pinned grid @")
+               << pins.gridName << " has axis " << i << " of size "
+               << (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d))
+               << "; every axis must be static and larger than 1";
+      if (pipelineAxis && static_cast<int64_t>(i) == *pipelineAxis)
+        pins.gridPP = d;
+      else
+        axes.push_back(d);
+    }
+    if (axes.size() > 3)
+      return g.emitError("loom-plan: pinned grid @")
+             << pins.gridName << " has " << axes.size()
+             << " non-pipeline axes; the search handles at most 3";
+    pins.gridAxes = axes;
+  }
+  // User grid axis -> search axis (the pipeline axis is last in the plan).
+  auto searchAxis = [&](int16_t a) -> int16_t {
+    return pipelineAxis && a > *pipelineAxis ? a - 1 : a;
+  };
+
+  SmallVector<shard::ShardOp> shardOps;
+  func.walk([&](shard::ShardOp op) { shardOps.push_back(op); });
+  if (!shardOps.empty() && gridOps.empty())
+    return shardOps.front().emitError("loom-plan: shard.shard without a shard.grid");
+  for (shard::ShardOp op : shardOps) {
+    auto sharding = op.getSharding().getDefiningOp<shard::ShardingOp>();
+    if (!sharding || sharding.getGrid() != pins.gridName)
+      return op.emitError("loom-plan: a pinned sharding must be a shard.sharding "
+                          "on grid @")
+             << pins.gridName;
+    if (!sharding.getStaticHaloSizes().empty() ||
+        !sharding.getStaticShardedDimsOffsets().empty() ||
+        !sharding.getDynamicHaloSizes().empty() ||
+        !sharding.getDynamicShardedDimsOffsets().empty())
+      return op.emitError("loom-plan: pinned shardings with halos or explicit "
+                          "offsets are not supported");
+    TensorLayout layout;
+    for (shard::GridAxesAttr axes : sharding.getSplitAxes().getAxes()) {
+      ::loom::GridAxes dim;
+      for (int16_t a : axes.asArrayRef()) {
+        if (pipelineAxis && a == *pipelineAxis)
+          return op.emitError("loom-plan: a pinned sharding splits a tensor over "
+                              "the pipeline axis ")
+                 << a;
+        dim.push_back(searchAxis(a));
+      }
+      layout.splitAxes.push_back(dim);
+    }
+    Value src = stripShard(op.getSrc());
+    if (op.getAnnotateForUsers()) {
+      for (OpOperand &use : op.getResult().getUses())
+        if (!isa<shard::ShardOp>(use.getOwner()))
+          pins.operands[{use.getOwner(), use.getOperandNumber()}] = layout;
+    } else {
+      auto [it, inserted] = pins.values.try_emplace(src, layout, op.getLoc());
+      if (!inserted && !sameLayout(it->second.first, layout))
+        return op.emitError("loom-plan: value pinned twice with different "
+                            "shardings: ")
+               << layoutText(it->second.first) << " and " << layoutText(layout);
+    }
+  }
+  // Remove the annotations (users read the source again), then the grid.
+  for (shard::ShardOp op : llvm::reverse(shardOps)) {
+    op.getResult().replaceAllUsesWith(op.getSrc());
+    op.erase();
+  }
+  SmallVector<Operation *> shardings;
+  func.walk([&](shard::ShardingOp op) { shardings.push_back(op); });
+  for (Operation *op : shardings)
+    if (op->use_empty())
+      op->erase();
+  for (shard::GridOp g : gridOps)
+    g.erase();
+
+  // Stages: of compute ops; a weight's stage follows its users.
+  WalkResult walk = func.walk([&](Operation *op) {
+    Attribute attr = op->getAttr("loom.stage");
+    if (!attr)
+      return WalkResult::advance();
+    auto stage = dyn_cast<IntegerAttr>(attr);
+    if (!stage || stage.getInt() < 0) {
+      op->emitError("loom-plan: loom.stage must be a non-negative integer");
+      return WalkResult::interrupt();
+    }
+    if (!isa<WeightOp, ConstantOp>(op)) {
+      pins.stages[op] = stage.getInt();
+      pins.numStages = std::max(pins.numStages, stage.getInt() + 1);
+    }
+    op->removeAttr("loom.stage");
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+LogicalResult Planner::mapPins() {
+  auto repNode = [&](Operation *op) {
+    auto it = representative.find(op);
+    return nodeOfOp.lookup(it == representative.end() ? op : it->second);
+  };
+  auto addPin = [&](SmallVector<std::pair<unsigned, TensorLayout>, 1> &list,
+                    unsigned index, const TensorLayout &l, Location loc) -> LogicalResult {
+    for (auto &[i, have] : list)
+      if (i == index) {
+        if (sameLayout(have, l))
+          return success();
+        return mlir::emitError(loc, "loom-plan: this pinned sharding ")
+               << layoutText(l) << " conflicts with " << layoutText(have)
+               << " pinned on another copy of the same repeated block (copies "
+                  "share one plan; plan with fold=false to pin copies apart)";
+      }
+    list.push_back({index, l});
+    return success();
+  };
+  for (auto &[v, pin] : pins.values) {
+    unsigned node = nodeOfValue(v);
+    unsigned r = isa<OpResult>(v) ? cast<OpResult>(v).getResultNumber() : 0;
+    if (failed(addPin(nodePins[node].results, r, pin.first, pin.second)))
+      return failure();
+  }
+  for (auto &[use, l] : pins.operands) {
+    if (!model->opIndex.count(use.first))
+      continue; // not a compute op (a return): nothing to choose
+    if (failed(addPin(nodePins[repNode(use.first)].operands, use.second, l,
+                      use.first->getLoc())))
+      return failure();
+  }
+  // Stages per unit; they must agree within a unit and not decrease.
+  unitStagePin.assign(numUnits, -1);
+  Operation *last = nullptr;
+  int64_t lastStage = -1;
+  for (auto [i, o] : llvm::enumerate(model->ops)) {
+    auto it = pins.stages.find(o.op);
+    if (it == pins.stages.end())
+      continue;
+    int64_t &unit = unitStagePin[unitOfOp[i]];
+    if (unit >= 0 && unit != it->second)
+      return o.op->emitError("loom-plan: pinned to stage ")
+             << it->second << " inside a repeated block copy pinned to stage "
+             << unit << "; stages cut between block copies";
+    if (it->second < lastStage)
+      return o.op->emitError("loom-plan: pinned to stage ")
+             << it->second << " after an op pinned to stage " << lastStage
+             << " (at " << last->getLoc() << "); stages follow program order";
+    unit = it->second;
+    last = o.op;
+    lastStage = it->second;
+  }
+  return success();
+}
+
+bool Planner::honoursPins(unsigned n, unsigned s) const {
+  auto it = nodePins.find(n);
+  if (it == nodePins.end())
+    return true;
+  const Node &node = nodes[n];
+  for (auto &[r, l] : it->second.results) {
+    TensorLayout have = node.kind == Node::Op
+                            ? model->resultLayout(model->ops[node.index],
+                                                  model->ops[node.index].strategies[s], r)
+                            : node.layouts[s];
+    if (!sameLayout(have, l))
+      return false;
+  }
+  for (auto &[i, l] : it->second.operands) {
+    const OpModel &o = model->ops[node.index];
+    if (!sameLayout(model->operandLayout(o, o.strategies[s], i), l))
+      return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
 // Grids
 //===----------------------------------------------------------------------===//
 
@@ -261,29 +498,56 @@ void Planner::enumerateGrids() {
     if (devices % d == 0)
       divisors.push_back(d);
   int64_t perNode = cluster.devicesPerNode();
+  // Ordered factorizations of n into factors > 1, at most `maxAxes` of them:
+  // dp x tp x (sp or ep), each a grid axis. level=fast keeps two.
+  const unsigned maxAxes = options.thorough ? 3 : 2;
+  std::vector<SmallVector<int64_t, 3>> factorizations;
+  std::function<void(int64_t, SmallVector<int64_t, 3> &)> factor =
+      [&](int64_t n, SmallVector<int64_t, 3> &axes) {
+        if (n == 1) {
+          factorizations.push_back(axes);
+          return;
+        }
+        if (axes.size() == maxAxes)
+          return;
+        for (int64_t d : divisors)
+          if (d > 1 && n % d == 0) {
+            axes.push_back(d);
+            factor(n / d, axes);
+            axes.pop_back();
+          }
+      };
   std::set<std::vector<int64_t>> seen;
   for (int64_t pp : divisors) {
     if (options.maxPP && pp > options.maxPP)
       continue;
-    int64_t rest = devices / pp;
-    for (int64_t a0 : divisors) {
-      if (rest % a0 != 0)
-        continue;
-      int64_t a1 = rest / a0;
-      SmallVector<int64_t, 3> axes;
-      if (a0 > 1)
-        axes.push_back(a0);
-      if (a1 > 1)
-        axes.push_back(a1);
-      // level=fast: the inner axis stays inside a node.
-      if (!options.thorough && a0 > perNode && a1 > 1)
+    if (pins.gridPP && pp != *pins.gridPP)
+      continue;
+    if (pins.numStages && pins.numStages % pp != 0)
+      continue;
+    factorizations.clear();
+    SmallVector<int64_t, 3> start;
+    factor(devices / pp, start);
+    for (const SmallVector<int64_t, 3> &axes : factorizations) {
+      if (pins.gridAxes && axes != *pins.gridAxes)
         continue;
       unsigned n = axes.size();
+      // level=fast: the inner axis stays inside a node (unless pinned).
+      if (!options.thorough && !pins.gridAxes && n == 2 && axes[0] > perNode)
+        continue;
+      // A third axis splits the node (tp x sp or tp x ep inside it, the
+      // outer axis across nodes): the two inner axes fit in one node. Three
+      // axes anywhere would multiply the grids (and search time) ~5x for
+      // splits of the slow links no good plan makes.
+      if (n == 3 && !pins.gridAxes && axes[0] * axes[1] > perNode)
+        continue;
       // The pipeline axis may sit at any position of the device order.
       unsigned positions = pp > 1 ? n + 1 : 1;
       for (unsigned pos = 0; pos < positions; ++pos) {
-        if (!options.thorough && pp > 1 && n == 2 && pos != 1)
+        if (!options.thorough && !pins.gridAxes && pp > 1 && n == 2 && pos != 1)
           continue;
+        if (n == 3 && !pins.gridAxes && pos < 2)
+          continue; // the pipeline axis does not split the node's two axes
         SearchGrid g;
         g.axes = axes;
         g.pp = pp;
@@ -552,6 +816,9 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
         memory.push_back(n.copies * c.savedBytes);
       }
     }
+    for (size_t k = 0; k < cost.size(); ++k)
+      if (!honoursPins(&n - nodes.data(), k))
+        cost[k] = kInfeasible;
     g.addNode(std::move(cost), std::move(memory));
   }
 
@@ -943,11 +1210,21 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   // Greedy check: can `stages` contiguous stages each take at most T? With
   // several chunks per device, memory is checked per chunk against cap / v.
   double stageCap = cap / static_cast<double>(v);
+  // Pinned stages: stage s may not reach a unit pinned later, and must take
+  // every unit pinned to s.
+  std::vector<size_t> pinnedEnd(stages, 0);
+  std::vector<size_t> firstLater(stages, n);
+  for (size_t u = 0; u < n; ++u)
+    if (int64_t pin = unitStagePin.empty() ? -1 : unitStagePin[u]; pin >= 0) {
+      pinnedEnd[pin] = u + 1;
+      for (int64_t s = 0; s < pin; ++s)
+        firstLater[s] = std::min(firstLater[s], u);
+    }
   auto fits = [&](double T, std::vector<unsigned> *assign) {
     size_t a = 0;
     for (int64_t s = 0; s < stages; ++s) {
       int64_t left = stages - s - 1;
-      size_t maxEnd = n - left;
+      size_t maxEnd = std::min(n - left, firstLater[s]);
       size_t b = a;
       size_t best = a;
       while (b < maxEnd) {
@@ -963,7 +1240,7 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
         if (best != n)
           return false;
       }
-      if (best == a)
+      if (best == a || best < pinnedEnd[s])
         return false;
       if (assign)
         for (size_t u = a; u < best; ++u)
@@ -1088,23 +1365,33 @@ void Planner::priceConfigs(unsigned si) {
             continue;
         }
         for (int64_t v : vs) {
+          // Pinned stages fix the number of stages (chunks, when interleaved).
+          if (pins.numStages && p * v != pins.numStages)
+            continue;
           Config cfg;
           cfg.solved = si;
           cfg.schedule = sched;
           cfg.virtualStages = v;
           cfg.zero = z;
           cfg.recompute = rc;
-          if (!partitionStages(sv.units, p * v, cfg, grid, cfg.stageOfUnit)) {
+          bool split = partitionStages(sv.units, p * v, cfg, grid, cfg.stageOfUnit);
+          if (!split) {
             // No split fits in memory: price an even split by unit count
-            // (it is kept, marked as not fitting, for the shortfall report).
-            if (static_cast<int64_t>(sv.units.size()) < p * v)
+            // (kept, marked as not fitting, for the shortfall report).
+            const size_t n = sv.units.size(), stages = p * v;
+            if (n < stages)
               continue;
-            size_t per = (sv.units.size() + p * v - 1) / (p * v);
-            cfg.stageOfUnit.assign(sv.units.size(), 0);
-            for (size_t u = 0; u < sv.units.size(); ++u)
-              cfg.stageOfUnit[u] = std::min<size_t>(u / per, p * v - 1);
+            cfg.stageOfUnit.assign(n, 0);
+            int64_t pinned = -1; // a free unit follows the last pin before it
+            for (size_t u = 0; u < n; ++u) {
+              if (!unitStagePin.empty() && unitStagePin[u] >= 0)
+                pinned = unitStagePin[u];
+              cfg.stageOfUnit[u] = pins.numStages ? std::max<int64_t>(pinned, 0)
+                                                  : u * stages / n;
+            }
           }
           evaluateConfig(cfg);
+          cfg.fits = cfg.fits && split;
           ++result.configsConsidered;
           configs.push_back(std::move(cfg));
         }
@@ -1308,13 +1595,24 @@ LogicalResult Planner::chooseAndAnnotate() {
   // order of discovery (deterministic).
   std::vector<unsigned> order(configs.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
-    if (configs[a].fits != configs[b].fits)
-      return configs[a].fits;
-    if (configs[a].fits)
-      return configs[a].stepTime < configs[b].stepTime;
-    return configs[a].peakMemory < configs[b].peakMemory;
-  });
+  // Fitting plans within 0.5% of the fastest are equal within the model's
+  // resolution and rank by grid simplicity (fewest axes) first.
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const Config &c : configs)
+    if (c.fits)
+      fastest = std::min(fastest, c.stepTime);
+  auto axisCount = [&](const Config &c) {
+    const SearchGrid &g = grids[solved[c.solved].grid];
+    return g.axes.size() + (g.pp > 1);
+  };
+  auto rankKey = [&](unsigned i) {
+    const Config &c = configs[i];
+    bool top = c.fits && c.stepTime <= fastest * 1.005;
+    return std::make_tuple(!c.fits, !top, top ? axisCount(c) : 0,
+                           c.fits ? c.stepTime : c.peakMemory);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](unsigned a, unsigned b) { return rankKey(a) < rankKey(b); });
   if (order.empty())
     return error() << "no grid of " << devices << " devices maps onto cluster '"
                    << options.cluster << "'";
@@ -1381,14 +1679,10 @@ LogicalResult Planner::chooseAndAnnotate() {
     // resolution: take the simplest grid among them (fewest axes), so that
     // pure data parallelism is dp=8 rather than an equivalent dp0 x dp1.
     if (found) {
-      double fastest = estimates[chosen]->stepTime;
-      auto axisCount = [&](size_t k) {
-        const SearchGrid &g = grids[solved[configs[finalists[k]].solved].grid];
-        return g.axes.size() + (g.pp > 1);
-      };
+      double verifiedFastest = estimates[chosen]->stepTime;
       for (size_t k = 0; k < finalists.size(); ++k)
-        if (verifiedFits(k) && estimates[k]->stepTime <= fastest * 1.005 &&
-            axisCount(k) < axisCount(chosen))
+        if (verifiedFits(k) && estimates[k]->stepTime <= verifiedFastest * 1.005 &&
+            axisCount(configs[finalists[k]]) < axisCount(configs[finalists[chosen]]))
           chosen = k;
     }
     if (!found)
@@ -1488,8 +1782,17 @@ LogicalResult Planner::run() {
   auto searchStart = Clock::now();
   enumerateGrids();
   buildGraphNodes();
+  if (failed(mapPins()))
+    return failure();
+  if (grids.empty() && pins.any())
+    return error() << "no grid of " << devices << " devices on '" << options.cluster
+                   << "' matches the pinned grid and stages";
   for (unsigned g = 0; g < grids.size(); ++g)
     solveGrid(g);
+  if (configs.empty() && pins.any())
+    return error() << "no plan honours the pinned shardings on any grid (a "
+                      "pinned layout may split a dimension the grid does not "
+                      "divide, or list a dimension's axes out of order)";
   result.searchSeconds = secondsSince(searchStart) + result.foldSeconds;
   if (failed(chooseAndAnnotate()))
     return failure();

@@ -17,11 +17,81 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// A pinned choice is refused, naming the op (pinning is not supported yet).
+// Pinned stages must follow program order.
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{the input already carries a plan here}}
-  %y = loom.unary relu %x {loom.stage = 0 : i64} : tensor<4x8xf32>
+  %y = loom.unary relu %x {loom.stage = 1 : i64} : tensor<4x8xf32>
+  // expected-error @+1 {{pinned to stage 0 after an op pinned to stage 1}}
+  %z = loom.unary relu %y {loom.stage = 0 : i64} : tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{loom.stage must be a non-negative integer}}
+  %y = loom.unary relu %x {loom.stage = "first"} : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A pin on the pipeline axis is not a sharding.
+shard.grid @g(shape = 2x4) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  // expected-error @+1 {{a pinned sharding splits a tensor over the pipeline axis 0}}
+  %a = shard.shard %x to %s : tensor<4x8xf32>
+  %y = loom.unary relu %a : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{pinned grid @g has axis 1 of size 1}}
+shard.grid @g(shape = 8x1)
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = loom.unary relu %x : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// The same value pinned two ways.
+shard.grid @g(shape = 8)
+func.func @main(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %s0 = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %s1 = shard.sharding @g split_axes = [[], [0]] : !shard.sharding
+  %a = shard.shard %x to %s0 : tensor<8x8xf32>
+  // expected-error @+1 {{value pinned twice with different shardings: [[0]] and [[], [0]]}}
+  %b = shard.shard %x to %s1 : tensor<8x8xf32>
+  %y = loom.binary add %a, %b : tensor<8x8xf32>, tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// A pinned grid no device count matches.
+// expected-error @+1 {{no grid of 8 devices on 'dgx-a100-80g' matches the pinned grid and stages}}
+module {
+  shard.grid @g(shape = 3)
+  func.func @main(%x: tensor<6x8xf32>) -> tensor<6x8xf32> {
+    %y = loom.unary relu %x : tensor<6x8xf32>
+    return %y : tensor<6x8xf32>
+  }
+}
+
+// -----
+
+// A pinned layout outside the search space: 6 rows do not split 8 ways.
+// expected-error @+1 {{no plan honours the pinned shardings on any grid}}
+module {
+  shard.grid @g(shape = 8)
+  func.func @main(%x: tensor<6x8xf32>) -> tensor<6x8xf32> {
+    %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+    %a = shard.shard %x to %s : tensor<6x8xf32>
+    %y = loom.unary relu %a : tensor<6x8xf32>
+    return %y : tensor<6x8xf32>
+  }
 }
 
 // -----
