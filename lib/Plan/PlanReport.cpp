@@ -26,10 +26,12 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
      << (p.options.thorough ? "thorough" : "fast")
      << (p.options.fold ? "" : ", unfolded") << "\n";
   os << llvm::formatv("  search: {0} ops -> {1} after folding; {2} grids, {3} "
-                      "solves, {4} configurations; {5}{6}\n",
+                      "solves, {4} configurations; {5}\n",
                       p.ops, p.foldedOps, p.gridsConsidered, p.solves,
-                      p.configsConsidered, p.exact ? "exact" : "not exact (greedy fallback)",
-                      "");
+                      p.configsConsidered,
+                      !p.options.thorough ? "greedy (level=fast)"
+                      : p.exact           ? "exact"
+                                          : "not exact (greedy fallback)");
   os << "  time:   fold " << secs(p.foldSeconds) << ", search " << secs(p.searchSeconds)
      << ", verify " << secs(p.verifySeconds) << ", total " << secs(p.totalSeconds) << "\n";
   if (!p.feasible) {

@@ -31,6 +31,7 @@
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -92,11 +93,18 @@ struct Unit {
   std::string label;
 };
 
+/// A solution's units at one micro-batch size (the IR's batch rescaled).
+struct BatchOption {
+  int64_t irBatch;      // the batch of one micro-batch over all replicas
+  std::vector<Unit> units;
+};
+
 /// One solution of the strategy graph for a grid.
 struct Solved {
   unsigned grid;
   std::vector<unsigned> choice;
-  std::vector<Unit> units;
+  std::vector<Unit> units;           // at the IR's micro-batch size
+  std::vector<BatchOption> batches;  // every micro-batch size it allows
   SmallVector<std::string, 3> axisNames;
   int64_t dataParallel = 1;
   bool exact = true;
@@ -105,6 +113,8 @@ struct Solved {
 /// A complete candidate: a solution, stages and the step's settings.
 struct Config {
   unsigned solved;
+  unsigned batch = 0;           // index into the solution's batches
+  int64_t microBatches = 1;
   PipelineSchedule schedule;
   int64_t virtualStages = 1;
   int zero = 0;
@@ -166,7 +176,11 @@ private:
                                   const std::vector<unsigned> &choice,
                                   SmallVector<std::string, 3> &names,
                                   int64_t &dp);
-  void priceConfigs(unsigned solvedIndex);
+  /// Prices the configurations of solution `solvedIndex` at its micro-batch
+  /// sizes from `firstBatch` on.
+  void priceConfigs(unsigned solvedIndex, size_t firstBatch);
+  /// Adds the other micro-batch sizes to the best solutions and prices them.
+  void priceOtherBatchSizes();
   bool partitionStages(const std::vector<Unit> &units, int64_t stages,
                        const Config &cfg, const SearchGrid &grid,
                        std::vector<unsigned> &stageOfUnit);
@@ -185,6 +199,14 @@ private:
   std::unique_ptr<ProgramModel> model;
   FoldedFunction folded;
   int64_t irBatch = 1, microBatches = 1, devices = 1;
+  /// Micro-batch sizes (IR batches) the search may choose, the IR's first;
+  /// each rebatches the IR cleanly.
+  SmallVector<int64_t, 5> batchCandidates;
+  /// Rebatches `target` (a copy of the planned function) from the IR's
+  /// batch to `batch`: types of batch-carrying values and slice sizes.
+  LogicalResult rebatch(func::FuncOp target, int64_t batch);
+  /// Whether solution `choice` divides evenly at micro-batch size `batch`.
+  bool dividesAt(const std::vector<unsigned> &choice, int64_t batch);
 
   // Folding: every op and weight's representative, and the copies it covers.
   DenseMap<Operation *, Operation *> representative;
@@ -267,6 +289,24 @@ LogicalResult Planner::setUp() {
   // The repeated blocks are found either way: they are the pipeline's
   // units (stages cut between layers, not inside them) in both modes; only
   // with fold=true do copies also share one set of strategies.
+  // Micro-batch sizes: the IR's, halved or doubled up to twice, where the
+  // global batch divides and the rebatched IR verifies.
+  batchCandidates.push_back(irBatch);
+  for (int64_t b : {irBatch / 2, irBatch * 2, irBatch / 4, irBatch * 4}) {
+    if (b < 1 || b == irBatch || global % b != 0 ||
+        (b < irBatch ? irBatch % b : b % irBatch) != 0)
+      continue;
+    OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
+    func::FuncOp f = *copy->getOps<func::FuncOp>().begin();
+    for (auto candidate : copy->getOps<func::FuncOp>())
+      if (candidate.getSymName() == func.getSymName())
+        f = candidate;
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    if (succeeded(rebatch(f, b)) && succeeded(mlir::verify(*copy)))
+      batchCandidates.push_back(b);
+  }
+
   auto t0 = Clock::now();
   folded = foldRepeatedBlocks(func);
   result.foldSeconds = secondsSince(t0);
@@ -489,6 +529,90 @@ bool Planner::honoursPins(unsigned n, unsigned s) const {
 }
 
 //===----------------------------------------------------------------------===//
+// Micro-batch sizes
+//===----------------------------------------------------------------------===//
+
+/// `size` (a batch-carrying extent at the IR's batch) at micro-batch `batch`.
+static std::optional<int64_t> rescaled(int64_t size, int64_t from, int64_t to) {
+  if ((size * to) % from != 0)
+    return std::nullopt;
+  return size * to / from;
+}
+
+LogicalResult Planner::rebatch(func::FuncOp target, int64_t batch) {
+  if (batch == irBatch)
+    return success();
+  // The target is a copy of `func`: values correspond in walk order.
+  SmallVector<Value> original, copy;
+  llvm::append_range(original, func.getArguments());
+  llvm::append_range(copy, target.getArguments());
+  func.walk([&](Operation *op) { llvm::append_range(original, op->getResults()); });
+  target.walk([&](Operation *op) { llvm::append_range(copy, op->getResults()); });
+  if (original.size() != copy.size())
+    return failure();
+  for (auto [v, c] : llvm::zip(original, copy)) {
+    auto it = model->valueIndex.find(v);
+    if (it == model->valueIndex.end())
+      continue;
+    const ValueModel &vm = model->values[it->second];
+    auto type = dyn_cast<RankedTensorType>(c.getType());
+    if (vm.batchDim < 0 || !type)
+      continue;
+    SmallVector<int64_t> shape(type.getShape());
+    auto size = rescaled(shape[vm.batchDim], irBatch, batch);
+    if (!size)
+      return failure();
+    shape[vm.batchDim] = *size;
+    c.setType(type.clone(shape));
+    // A slice spells out the extents it keeps.
+    if (auto slice = c.getDefiningOp<SliceOp>()) {
+      SmallVector<int64_t> sizes(slice.getSizes());
+      if (static_cast<size_t>(vm.batchDim) < sizes.size()) {
+        auto kept = rescaled(sizes[vm.batchDim], irBatch, batch);
+        if (!kept)
+          return failure();
+        sizes[vm.batchDim] = *kept;
+        slice.setSizes(sizes);
+      }
+    }
+  }
+  auto results = target.getBody().back().getTerminator()->getOperandTypes();
+  target.setFunctionType(FunctionType::get(target.getContext(),
+                                           target.getBody().getArgumentTypes(),
+                                           SmallVector<Type>(results)));
+  return success();
+}
+
+bool Planner::dividesAt(const std::vector<unsigned> &choice, int64_t batch) {
+  const SearchGrid &grid = grids[activeGrid];
+  auto divides = [&](int64_t size, int64_t split) {
+    auto scaled = rescaled(size, irBatch, batch);
+    return scaled && *scaled % split == 0;
+  };
+  for (const Node &n : nodes) {
+    unsigned s = choice[&n - nodes.data()];
+    if (n.kind == Node::Op) {
+      const OpModel &o = model->ops[n.index];
+      if (o.batchLoop < 0)
+        continue;
+      int64_t split = 1;
+      for (auto [a, loop] : llvm::enumerate(o.strategies[s]))
+        if (loop == o.batchLoop)
+          split *= grid.axes[a];
+      if (!divides(o.loopSizes[o.batchLoop], split))
+        return false;
+    } else if (n.kind == Node::Arg) {
+      const ValueModel &vm = model->valueOf(func.getArgument(n.index));
+      if (vm.batchDim < 0 || static_cast<size_t>(vm.batchDim) >= n.layouts[s].splitAxes.size())
+        continue;
+      if (!divides(vm.shape[vm.batchDim], grid.size(n.layouts[s].splitAxes[vm.batchDim])))
+        return false;
+    }
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
 // Grids
 //===----------------------------------------------------------------------===//
 
@@ -536,17 +660,19 @@ void Planner::enumerateGrids() {
       if (!options.thorough && !pins.gridAxes && n == 2 && axes[0] > perNode)
         continue;
       // A third axis splits the node (tp x sp or tp x ep inside it, the
-      // outer axis across nodes): the two inner axes fit in one node. Three
-      // axes anywhere would multiply the grids (and search time) ~5x for
-      // splits of the slow links no good plan makes.
-      if (n == 3 && !pins.gridAxes && axes[0] * axes[1] > perNode)
+      // outer axis across nodes): on a cluster the two inner axes fill one
+      // node exactly. Three axes anywhere would multiply the grids (and
+      // search time) ~5x for splits of the slow links no good plan makes.
+      if (n == 3 && !pins.gridAxes &&
+          (axes[0] * axes[1] > perNode ||
+           (axes[0] * axes[1] < perNode && devices > perNode)))
         continue;
       // The pipeline axis may sit at any position of the device order.
       unsigned positions = pp > 1 ? n + 1 : 1;
       for (unsigned pos = 0; pos < positions; ++pos) {
         if (!options.thorough && !pins.gridAxes && pp > 1 && n == 2 && pos != 1)
           continue;
-        if (n == 3 && !pins.gridAxes && pos < 2)
+        if (n == 3 && !pins.gridAxes && pp > 1 && pos < 2)
           continue; // the pipeline axis does not split the node's two axes
         SearchGrid g;
         g.axes = axes;
@@ -863,8 +989,8 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
           small[a * cLayouts.size() + b] = kInfeasible;
           continue;
         }
-        double fwd = model->reshardSeconds(vm.fullBytes, pLayouts[a], cLayouts[b].first, grid);
-        double bwd = grad ? model->reshardSeconds(vm.fullBytes, cLayouts[b].second,
+        double fwd = model->reshardSeconds(model->bytesOf(vm), pLayouts[a], cLayouts[b].first, grid);
+        double bwd = grad ? model->reshardSeconds(model->bytesOf(vm), cLayouts[b].second,
                                                   pLayouts[a], grid)
                           : 0;
         small[a * cLayouts.size() + b] =
@@ -956,11 +1082,16 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     names.push_back(name);
   }
 
-  // Op costs, one per copy.
+  // Op costs, one per copy; copies of a folded block cost what their
+  // representative does, so each is priced once.
+  DenseMap<unsigned, StrategyCost> opCost;
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     unsigned node = repNode(o.op);
     const OpModel &ro = model->ops[nodes[node].index];
-    StrategyCost c = model->strategyCost(ro, ro.strategies[choice[node]], grid);
+    auto [it, inserted] = opCost.try_emplace(node);
+    if (inserted)
+      it->second = model->strategyCost(ro, ro.strategies[choice[node]], grid);
+    const StrategyCost &c = it->second;
     Unit &u = units[unitOfOp[i]];
     u.forward += c.forward;
     u.backward += c.backward;
@@ -970,6 +1101,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     u.footprint = std::max(u.footprint, c.footprint);
   }
   // Edge costs (resharding, gradients) go to the consumer's unit.
+  std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, std::pair<double, double>> edgeCost;
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     unsigned cnode = repNode(o.op);
     const OpModel &co = model->ops[nodes[cnode].index];
@@ -983,15 +1115,20 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
       const ValueModel &vm = model->valueOf(v);
       unsigned pnode = def ? repNode(def) : cast<BlockArgument>(v).getArgNumber();
       unsigned res = isa<OpResult>(v) ? cast<OpResult>(v).getResultNumber() : 0;
-      TensorLayout from = producedLayout(*model, nodes[pnode], choice[pnode], res);
-      TensorLayout want = model->operandLayout(co, cs, k);
-      double fwd = model->reshardSeconds(vm.fullBytes, from, want, grid);
-      double bwd = 0;
-      if (options.training && vm.needsGrad) {
-        TensorLayout gradFrom = want;
-        gradFrom.partialAxes = model->gradientPartialAxes(co, cs, k);
-        bwd = model->reshardSeconds(vm.fullBytes, gradFrom, from, grid);
+      // Same producer and consumer nodes, same layouts: priced once.
+      auto [it, inserted] = edgeCost.try_emplace(
+          std::make_tuple(pnode, res, cnode, k), std::make_pair(0.0, 0.0));
+      if (inserted) {
+        TensorLayout from = producedLayout(*model, nodes[pnode], choice[pnode], res);
+        TensorLayout want = model->operandLayout(co, cs, k);
+        it->second.first = model->reshardSeconds(model->bytesOf(vm), from, want, grid);
+        if (options.training && vm.needsGrad) {
+          TensorLayout gradFrom = want;
+          gradFrom.partialAxes = model->gradientPartialAxes(co, cs, k);
+          it->second.second = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid);
+        }
       }
+      auto [fwd, bwd] = it->second;
       u.forward += fwd;
       if (options.training && vm.needsGrad && vm.parameterDerived)
         u.gradSync += bwd;
@@ -1093,13 +1230,14 @@ void Planner::solveGrid(unsigned gi) {
     sv.choice = s.choice;
     sv.exact = exact;
     sv.units = evaluateUnits(grid, sv.choice, sv.axisNames, sv.dataParallel);
+    sv.batches.push_back({irBatch, sv.units});
     solved.push_back(std::move(sv));
-    priceConfigs(solved.size() - 1);
+    priceConfigs(solved.size() - 1, 0);
   };
   bool exact = true;
   Solution s = options.thorough ? solveExact(g, &exact) : solveGreedy(g);
   ++result.solves;
-  result.exact &= exact || !options.thorough;
+  result.exact &= exact && options.thorough;
   size_t before = configs.size();
   addSolution(s, exact);
   bool anyFits = false;
@@ -1184,21 +1322,29 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   };
   double cap = cluster.device.memoryBytes * options.memoryFraction;
   const int64_t p = grid.pp, v = stages / std::max<int64_t>(1, p);
-  // Memory of stage s holding units [a, b).
-  auto stageMemory = [&](size_t a, size_t b, int64_t s) {
-    double st = 0, act = 0, ckpt = 0, seg = 0, temp = 0;
-    for (size_t u = a; u < b; ++u) {
-      st += staticBytes(units[u], cfg, sv.dataParallel);
-      act += units[u].saved;
-      ckpt += units[u].boundaryOut;
-      seg = std::max(seg, units[u].saved);
-      temp = std::max(temp, units[u].footprint);
+  // Memory of a stage, grown one unit at a time.
+  struct StageMemory {
+    StageMemory(const Planner &planner, const std::vector<Unit> &units,
+                const Config &cfg, int64_t dataParallel, int64_t held)
+        : planner(planner), cfg(cfg), dataParallel(dataParallel), held(held) {}
+    double add(const Unit &u) {
+      st += planner.staticBytes(u, cfg, dataParallel);
+      act += u.saved;
+      ckpt += u.boundaryOut;
+      seg = std::max(seg, u.saved);
+      temp = std::max(temp, u.footprint);
+      if (!planner.options.training)
+        return st + temp;
+      double perMicro = cfg.recompute ? std::min(ckpt, act) : act;
+      return st + held * perMicro + temp + (cfg.recompute ? seg : 0);
     }
-    if (!options.training)
-      return st + temp;
-    double perMicro = cfg.recompute ? std::min(ckpt, act) : act;
-    int64_t held = inFlight(cfg.schedule, microBatches, p, s % p, v, s / p);
-    return st + held * perMicro + temp + (cfg.recompute ? seg : 0);
+    const Planner &planner;
+    const Config &cfg;
+    int64_t dataParallel, held;
+    double st = 0, act = 0, ckpt = 0, seg = 0, temp = 0;
+  };
+  auto held = [&](int64_t s) {
+    return options.training ? inFlight(cfg.schedule, cfg.microBatches, p, s % p, v, s / p) : 0;
   };
   // Prefix sums of time.
   std::vector<double> prefix(n + 1, 0);
@@ -1227,11 +1373,12 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
       size_t maxEnd = std::min(n - left, firstLater[s]);
       size_t b = a;
       size_t best = a;
+      StageMemory mem(*this, units, cfg, sv.dataParallel, held(s));
       while (b < maxEnd) {
         ++b;
         if (prefix[b] - prefix[a] > T)
           break;
-        if (stageMemory(a, b, s) > stageCap)
+        if (mem.add(units[b - 1]) > stageCap)
           break;
         if (prefix[b] - prefix[a] + sendAt(b) <= T)
           best = b;
@@ -1268,9 +1415,9 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
 void Planner::evaluateConfig(Config &cfg) {
   const Solved &sv = solved[cfg.solved];
   const SearchGrid &grid = grids[sv.grid];
-  const std::vector<Unit> &units = sv.units;
+  const std::vector<Unit> &units = sv.batches[cfg.batch].units;
   const int64_t p = grid.pp, S = p * cfg.virtualStages;
-  const double m = static_cast<double>(microBatches);
+  const double m = static_cast<double>(cfg.microBatches);
   double zeroDiv = sv.dataParallel > 1 ? static_cast<double>(sv.dataParallel) : 1;
   std::vector<double> stageTime(S, 0), stageBwd(S, 0), stageSync(S, 0),
       stageParams(S, 0), stageStatic(S, 0), stageAct(S, 0), stageCkpt(S, 0),
@@ -1309,7 +1456,7 @@ void Planner::evaluateConfig(Config &cfg) {
       params += stageParams[s];
       double perMicro = cfg.recompute ? std::min(stageCkpt[s], stageAct[s]) : stageAct[s];
       int64_t held = options.training
-                         ? inFlight(cfg.schedule, microBatches, p, d, cfg.virtualStages, s / p)
+                         ? inFlight(cfg.schedule, cfg.microBatches, p, d, cfg.virtualStages, s / p)
                          : 0;
       mem += stageStatic[s] + held * perMicro + (cfg.recompute ? stageSeg[s] : 0);
       temp = std::max(temp, stageTemp[s]);
@@ -1339,7 +1486,44 @@ void Planner::evaluateConfig(Config &cfg) {
   cfg.fits = peak <= dev.memoryBytes * options.memoryFraction;
 }
 
-void Planner::priceConfigs(unsigned si) {
+void Planner::priceOtherBatchSizes() {
+  if (batchCandidates.size() < 2)
+    return;
+  // The best configuration of every solution, best solutions first.
+  std::vector<std::pair<std::tuple<bool, double>, unsigned>> best;
+  DenseMap<unsigned, size_t> slot;
+  for (const Config &c : configs) {
+    auto key = std::make_tuple(!c.fits, c.fits ? c.stepTime : c.peakMemory);
+    auto [it, inserted] = slot.try_emplace(c.solved, best.size());
+    if (inserted)
+      best.push_back({key, c.solved});
+    else
+      best[it->second].first = std::min(best[it->second].first, key);
+  }
+  llvm::sort(best);
+  // Other micro-batch sizes change stage balance, bubbles and activation
+  // memory, not which layouts are good: they are priced for the few best
+  // solutions only.
+  const size_t kSolutions = 8;
+  for (size_t k = 0; k < std::min(best.size(), kSolutions); ++k) {
+    unsigned si = best[k].second;
+    Solved &sv = solved[si];
+    activateGrid(sv.grid);
+    size_t first = sv.batches.size();
+    for (int64_t b : ArrayRef(batchCandidates).drop_front()) {
+      if (!dividesAt(sv.choice, b))
+        continue;
+      SmallVector<std::string, 3> names;
+      int64_t dp;
+      model->batchScale = static_cast<double>(b) / static_cast<double>(irBatch);
+      sv.batches.push_back({b, evaluateUnits(grids[sv.grid], sv.choice, names, dp)});
+      model->batchScale = 1;
+    }
+    priceConfigs(si, first);
+  }
+}
+
+void Planner::priceConfigs(unsigned si, size_t firstBatch) {
   const Solved &sv = solved[si];
   const SearchGrid &grid = grids[sv.grid];
   const int64_t p = grid.pp;
@@ -1355,47 +1539,55 @@ void Planner::priceConfigs(unsigned si) {
       recomputes.push_back(r == "full");
   if (recomputes.empty())
     recomputes.push_back(false);
-  for (bool rc : recomputes)
-    for (int z : zeros)
-      for (PipelineSchedule sched : schedules) {
-        SmallVector<int64_t, 3> vs = {1};
-        if (sched == PipelineSchedule::Interleaved1F1B) {
-          vs = {2, 4};
-          if (microBatches % p != 0)
-            continue;
-        }
-        for (int64_t v : vs) {
-          // Pinned stages fix the number of stages (chunks, when interleaved).
-          if (pins.numStages && p * v != pins.numStages)
-            continue;
-          Config cfg;
-          cfg.solved = si;
-          cfg.schedule = sched;
-          cfg.virtualStages = v;
-          cfg.zero = z;
-          cfg.recompute = rc;
-          bool split = partitionStages(sv.units, p * v, cfg, grid, cfg.stageOfUnit);
-          if (!split) {
-            // No split fits in memory: price an even split by unit count
-            // (kept, marked as not fitting, for the shortfall report).
-            const size_t n = sv.units.size(), stages = p * v;
-            if (n < stages)
+  const int64_t global = irBatch * microBatches;
+  for (size_t bi = firstBatch; bi < sv.batches.size(); ++bi) {
+    const std::vector<Unit> &units = sv.batches[bi].units;
+    const BatchOption &batch = sv.batches[bi];
+    const int64_t m = global / batch.irBatch;
+    for (bool rc : recomputes)
+      for (int z : zeros)
+        for (PipelineSchedule sched : schedules) {
+          SmallVector<int64_t, 3> vs = {1};
+          if (sched == PipelineSchedule::Interleaved1F1B) {
+            vs = {2, 4};
+            if (m % p != 0)
               continue;
-            cfg.stageOfUnit.assign(n, 0);
-            int64_t pinned = -1; // a free unit follows the last pin before it
-            for (size_t u = 0; u < n; ++u) {
-              if (!unitStagePin.empty() && unitStagePin[u] >= 0)
-                pinned = unitStagePin[u];
-              cfg.stageOfUnit[u] = pins.numStages ? std::max<int64_t>(pinned, 0)
-                                                  : u * stages / n;
-            }
           }
-          evaluateConfig(cfg);
-          cfg.fits = cfg.fits && split;
-          ++result.configsConsidered;
-          configs.push_back(std::move(cfg));
+          for (int64_t v : vs) {
+            // Pinned stages fix the number of stages (chunks, when interleaved).
+            if (pins.numStages && p * v != pins.numStages)
+              continue;
+            Config cfg;
+            cfg.solved = si;
+            cfg.batch = bi;
+            cfg.microBatches = m;
+            cfg.schedule = sched;
+            cfg.virtualStages = v;
+            cfg.zero = z;
+            cfg.recompute = rc;
+            bool split = partitionStages(units, p * v, cfg, grid, cfg.stageOfUnit);
+            if (!split) {
+              // No split fits in memory: price an even split by unit count
+              // (kept, marked as not fitting, for the shortfall report).
+              const size_t n = units.size(), stages = p * v;
+              if (n < stages)
+                continue;
+              cfg.stageOfUnit.assign(n, 0);
+              int64_t pinned = -1; // a free unit follows the last pin before it
+              for (size_t u = 0; u < n; ++u) {
+                if (!unitStagePin.empty() && unitStagePin[u] >= 0)
+                  pinned = unitStagePin[u];
+                cfg.stageOfUnit[u] = pins.numStages ? std::max<int64_t>(pinned, 0)
+                                                    : u * stages / n;
+              }
+            }
+            evaluateConfig(cfg);
+            cfg.fits = cfg.fits && split;
+            ++result.configsConsidered;
+            configs.push_back(std::move(cfg));
+          }
         }
-      }
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -1439,7 +1631,7 @@ PlanCandidate Planner::toCandidate(const Config &cfg) const {
   c.pipeline = grid.pp;
   c.virtualStages = cfg.virtualStages;
   c.dataParallel = sv.dataParallel;
-  c.microBatches = microBatches;
+  c.microBatches = cfg.microBatches;
   c.schedule = cfg.schedule;
   c.zeroStage = cfg.zero;
   c.recompute = cfg.recompute ? "full" : "none";
@@ -1460,6 +1652,8 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
     for (auto candidate : target.getOps<func::FuncOp>())
       if (candidate.getSymName() == func.getSymName())
         f = candidate;
+  // The chosen micro-batch size (setUp checked that this rebatching works).
+  (void)rebatch(f, sv.batches[cfg.batch].irBatch);
   // Ops of `f` in the same order as model->ops / model->weights.
   SmallVector<Operation *> ops, weights;
   f.walk([&](Operation *op) {
@@ -1642,6 +1836,10 @@ LogicalResult Planner::chooseAndAnnotate() {
   std::vector<std::optional<Estimate>> estimates(finalists.size());
   if (options.verify) {
     for (auto [k, i] : llvm::enumerate(finalists)) {
+      // level=fast re-prices its first choice only (the estimator on a
+      // 96-layer model costs about as much as the whole fast search).
+      if (!options.thorough && k > 0)
+        break;
       OwningOpRef<ModuleOp> clone = cast<ModuleOp>(module->clone());
       annotate(*clone, configs[i]);
       EstimateOptions eo;
@@ -1789,6 +1987,7 @@ LogicalResult Planner::run() {
                    << "' matches the pinned grid and stages";
   for (unsigned g = 0; g < grids.size(); ++g)
     solveGrid(g);
+  priceOtherBatchSizes();
   if (configs.empty() && pins.any())
     return error() << "no plan honours the pinned shardings on any grid (a "
                       "pinned layout may split a dimension the grid does not "

@@ -364,7 +364,7 @@ double ProgramModel::localBytes(const ValueModel &v, const TensorLayout &l,
   double split = 1;
   for (const auto &axes : l.splitAxes)
     split *= static_cast<double>(grid.size(axes));
-  return v.fullBytes / split;
+  return bytesOf(v) / split;
 }
 
 StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
@@ -397,15 +397,16 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
   double bytes = 0;
   if (auto cost = dyn_cast<CostOpInterface>(op))
     bytes = cost.getBytesAccessed([&](Value v) { return local.lookup(v); });
-  c.forward = roofline(o.cls, o.totalFlops / split, bytes, o.precision);
+  const double scale = flopScale(o);
+  c.forward = roofline(o.cls, scale * o.totalFlops / split, bytes, o.precision);
   if (!reductionAxes.empty() && op->getNumResults())
     c.forwardComm = collectiveSeconds(::loom::CollectiveKind::AllReduce,
                                       reductionAxes, local.lookup(op->getResult(0)),
                                       grid);
   c.forward += c.forwardComm;
   if (o.hasBackward) {
-    double flops = o.contractionFlops * o.contractionGrads +
-                   (o.totalFlops - o.contractionFlops) * 2;
+    double flops = scale * (o.contractionFlops * o.contractionGrads +
+                            (o.totalFlops - o.contractionFlops) * 2);
     c.backward = roofline(o.cls, flops / split, 2 * bytes, o.precision);
   }
   return c;

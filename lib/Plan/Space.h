@@ -100,6 +100,15 @@ public:
   SmallVector<Operation *> weights;    // loom.weight ops, program order
 
   const ValueModel &valueOf(Value v) const { return values[valueIndex.lookup(v)]; }
+
+  /// The micro-batch size relative to the IR's. Costs scale batch-carrying
+  /// tensors and the FLOPs of ops with a batch loop by it, which prices
+  /// other micro-batch sizes of the same program without rebatching the IR.
+  double batchScale = 1;
+  double bytesOf(const ValueModel &v) const {
+    return v.batchDim >= 0 ? v.fullBytes * batchScale : v.fullBytes;
+  }
+  double flopScale(const OpModel &o) const { return o.batchLoop >= 0 ? batchScale : 1; }
   bool isParameter(Operation *weight) const;
 
   /// Enumerates the strategies of every op for `grid` (non-pipeline axes),
