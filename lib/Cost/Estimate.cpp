@@ -21,6 +21,7 @@
 
 #include "loom/Cost/Reshard.h"
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -50,12 +51,6 @@ double Estimate::peakMemory() const {
 /// The value a sharding annotation (a chain of shard.shard ops) annotates:
 /// the estimate reads shardings from the propagated clone and treats the
 /// caller's annotations as transparent.
-static Value stripShard(Value v) {
-  while (auto s = v.getDefiningOp<shard::ShardOp>())
-    v = s.getSrc();
-  return v;
-}
-
 /// The ops that read `v`, looking through sharding annotations.
 static void forEachUser(Value v, llvm::function_ref<void(Operation *)> fn) {
   for (Operation *user : v.getUsers()) {
@@ -351,18 +346,20 @@ LogicalResult Estimator::resolveBatch() {
 // Sizes, precisions, roofline, collectives
 //===----------------------------------------------------------------------===//
 
-double Estimator::elementBytes(Type t) const {
-  if (isa<FloatType>(t) && forcedPrecision)
-    return ::loom::precisionBytes(*forcedPrecision);
+double mlir::loom::elementBytes(Type t, std::optional<Precision> forced) {
+  if (isa<FloatType>(t) && forced)
+    return ::loom::precisionBytes(*forced);
   if (t.isIndex())
     return 8;
   unsigned bits = t.isIntOrFloat() ? t.getIntOrFloatBitWidth() : 32;
   return std::max(1u, bits / 8);
 }
 
-Precision Estimator::precisionOf(Type t) const {
-  if (forcedPrecision)
-    return *forcedPrecision;
+Precision mlir::loom::precisionOf(Type t, std::optional<Precision> forced) {
+  if (forced)
+    return *forced;
+  if (!t)
+    return Precision::FP32;
   if (t.isBF16())
     return Precision::BF16;
   if (t.isF16())
@@ -372,6 +369,14 @@ Precision Estimator::precisionOf(Type t) const {
   if (t.isInteger(8))
     return Precision::INT8;
   return Precision::FP32;
+}
+
+double Estimator::elementBytes(Type t) const {
+  return mlir::loom::elementBytes(t, forcedPrecision);
+}
+
+Precision Estimator::precisionOf(Type t) const {
+  return mlir::loom::precisionOf(t, forcedPrecision);
 }
 
 TensorLayout Estimator::layoutOf(const shard::Sharding &s, int64_t rank) const {
@@ -445,7 +450,7 @@ LogicalResult Estimator::collectOps() {
       param = grad;
     }
     bool anyOperand = false, allParam = true;
-    for (Value v : llvm::map_range(op->getOperands(), stripShard)) {
+    for (Value v : llvm::map_range(op->getOperands(), lookThroughShards)) {
       anyOperand = true;
       act |= activations.contains(v);
       grad |= needsGrad.contains(v);
@@ -478,13 +483,13 @@ LogicalResult Estimator::collectOps() {
       if (s.getInt() < 0)
         return error(op) << "loom.stage must be >= 0";
       stage = s.getInt();
-      for (Value v : llvm::map_range(op->getOperands(), stripShard))
+      for (Value v : llvm::map_range(op->getOperands(), lookThroughShards))
         if (auto it = stageOf.find(v); it != stageOf.end() && it->second > stage)
           return error(op) << "at loom.stage " << stage
                            << " reads a value computed at the later stage "
                            << it->second;
     } else {
-      for (Value v : llvm::map_range(op->getOperands(), stripShard))
+      for (Value v : llvm::map_range(op->getOperands(), lookThroughShards))
         if (auto it = stageOf.find(v); it != stageOf.end())
           stage = std::max(stage, it->second);
     }
@@ -672,7 +677,7 @@ LogicalResult Estimator::costOps() {
     // Backward: ops reading anything that needs a gradient.
     SmallVector<unsigned> gradOperands;
     for (auto [i, v] : llvm::enumerate(op->getOperands()))
-      if (needsGrad.contains(stripShard(v)))
+      if (needsGrad.contains(lookThroughShards(v)))
         gradOperands.push_back(i);
     if (gradOperands.empty())
       continue;
@@ -708,7 +713,7 @@ LogicalResult Estimator::costOps() {
       if (!plannedOperand.getDefiningOp<shard::ShardOp>())
         to = operandLayouts[i];
       Value v = op->getOperand(i);
-      bool isParameter = paramDerived.contains(stripShard(v));
+      bool isParameter = paramDerived.contains(lookThroughShards(v));
       for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
                fullBytes(v), from, to, [&](int16_t a) { return grid.axisSize(a); })) {
         if (!isParameter) {
@@ -810,12 +815,12 @@ LogicalResult Estimator::assemble() {
         SmallVector<Value> keep;
         if (auto cost = dyn_cast<CostOpInterface>(info.op))
           cost.getSavedForBackward(keep);
-        for (Value v : llvm::map_range(keep, stripShard))
+        for (Value v : llvm::map_range(keep, lookThroughShards))
           if (isActivation(v) && !info.recompute)
             saved.insert(v);
       }
       st.gradSync += info.gradSync;
-      for (Value v : llvm::map_range(info.op->getOperands(), stripShard)) {
+      for (Value v : llvm::map_range(info.op->getOperands(), lookThroughShards)) {
         if (auto w = v.getDefiningOp<WeightOp>())
           weightsHere.insert(w);
         if (isActivation(v))

@@ -28,6 +28,7 @@
 #include "loom/Plan/Fold.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -56,14 +57,6 @@ constexpr int64_t kSmallConstantElements = 64;
 /// How many earlier occurrences of the same hash propose a period. A run is
 /// found as long as one op of its period occurs at most this often per copy.
 constexpr unsigned kPeriodSeeds = 16;
-
-/// The value a sharding annotation annotates: folding sees through
-/// shard.shard so that planned and unplanned IR fold alike.
-Value stripShard(Value v) {
-  while (auto shardOp = v.getDefiningOp<shard::ShardOp>())
-    v = shardOp.getSrc();
-  return v;
-}
 
 bool isSource(Operation *op) {
   return isa<WeightOp, ConstantOp>(op) || op->hasTrait<OpTrait::ConstantLike>();
@@ -298,7 +291,8 @@ void Folder::computeHashes() {
     keyHash.push_back(key);
     llvm::hash_code h = key;
     for (Value operand : op->getOperands()) {
-      Value v = stripShard(operand);
+      // Through shard.shard: planned and unplanned IR fold alike.
+      Value v = lookThroughShards(operand);
       llvm::hash_code token;
       if (auto blockArg = dyn_cast<BlockArgument>(v)) {
         token = llvm::hash_combine(1, blockArg.getArgNumber());
@@ -412,7 +406,7 @@ CopyForm Folder::describe(unsigned begin, unsigned end) const {
   DenseMap<Value, unsigned> inputIndex;
   for (unsigned i = begin; i < end; ++i) {
     for (Value operand : ops[i]->getOperands()) {
-      Value v = stripShard(operand);
+      Value v = lookThroughShards(operand);
       Operation *def = v.getDefiningOp();
       if (def) {
         auto it = indexOf.find(def);
@@ -570,7 +564,7 @@ bool Folder::process(const Candidate &cand) {
   SmallVector<int> readsDelta(p + 1, 0);
   for (unsigned i = firstCut, e = std::min(n, firstCut + 2 * p); i < e; ++i)
     for (Value operand : ops[i]->getOperands()) {
-      auto it = indexOf.find(stripShard(operand).getDefiningOp());
+      auto it = indexOf.find(lookThroughShards(operand).getDefiningOp());
       if (it == indexOf.end() || it->second >= i)
         continue;
       // Cuts b with def < b <= i < b + p, within [firstCut, firstCut + p).

@@ -25,6 +25,7 @@
 
 #include "Space.h"
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Cost/Collectives.h"
 #include "loom/Plan/Fold.h"
 #include "loom/Plan/StrategyGraph.h"
@@ -55,12 +56,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-Value stripShard(Value v) {
-  while (auto s = v.getDefiningOp<shard::ShardOp>())
-    v = s.getSrc();
-  return v;
 }
 
 /// A node of the strategy graph: a function input, a weight or a compute op
@@ -405,7 +400,7 @@ LogicalResult Planner::readPins() {
       }
       layout.splitAxes.push_back(dim);
     }
-    Value src = stripShard(op.getSrc());
+    Value src = lookThroughShards(op.getSrc());
     if (op.getAnnotateForUsers()) {
       for (OpOperand &use : op.getResult().getUses())
         if (!isa<shard::ShardOp>(use.getOwner()))
@@ -758,7 +753,7 @@ void Planner::buildGraphNodes() {
     if (auto it = folded.position.find(o.op); options.fold && it != folded.position.end())
       block = &folded.blocks[it->second.block];
     for (unsigned i = 0; i < o.op->getNumOperands(); ++i) {
-      Value v = stripShard(o.op->getOperand(i));
+      Value v = lookThroughShards(o.op->getOperand(i));
       Operation *def = v.getDefiningOp();
       if (isa_and_nonnull<ConstantOp>(def))
         continue;
@@ -952,7 +947,7 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
   for (const GraphEdge &e : edges) {
     const Node &pn = nodes[e.producer], &cn = nodes[e.consumer];
     const OpModel &co = model->ops[cn.index];
-    Value v = stripShard(co.op->getOperand(e.operand));
+    Value v = lookThroughShards(co.op->getOperand(e.operand));
     const ValueModel &vm = model->valueOf(v);
     size_t np = strategyCount(*model, pn), nc = co.strategies.size();
     // Distinct producer layouts.
@@ -1053,7 +1048,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
       for (unsigned i = 0; i < o.op->getNumOperands(); ++i) {
         if (!o.maps[i].isFunctionOfDim(loop))
           continue;
-        const ValueModel &vm = model->valueOf(stripShard(o.op->getOperand(i)));
+        const ValueModel &vm = model->valueOf(lookThroughShards(o.op->getOperand(i)));
         (vm.activation ? inActivation : inWeight) = true;
       }
       splitsExperts[a] = splitsExperts[a] || (inWeight && inActivation);
@@ -1108,7 +1103,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     const Strategy &cs = co.strategies[choice[cnode]];
     Unit &u = units[unitOfOp[i]];
     for (unsigned k = 0; k < o.op->getNumOperands(); ++k) {
-      Value v = stripShard(o.op->getOperand(k));
+      Value v = lookThroughShards(o.op->getOperand(k));
       Operation *def = v.getDefiningOp();
       if (isa_and_nonnull<ConstantOp>(def))
         continue;

@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Space.h"
+#include "loom/Cost/Estimate.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Cost/Collectives.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -94,12 +96,6 @@ std::vector<TensorLayout> search::tensorLayouts(ArrayRef<int64_t> shape,
 // The program
 //===----------------------------------------------------------------------===//
 
-static Value stripShard(Value v) {
-  while (auto s = v.getDefiningOp<shard::ShardOp>())
-    v = s.getSrc();
-  return v;
-}
-
 ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster,
                            std::optional<::loom::Precision> forcedPrecision,
                            bool training)
@@ -112,13 +108,7 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
     vm.value = v;
     if (auto t = dyn_cast<RankedTensorType>(v.getType())) {
       vm.shape.assign(t.getShape().begin(), t.getShape().end());
-      Type e = t.getElementType();
-      if (isa<FloatType>(e) && forcedPrecision)
-        vm.elementBytes = ::loom::precisionBytes(*forcedPrecision);
-      else if (e.isIndex())
-        vm.elementBytes = 8;
-      else
-        vm.elementBytes = std::max(1u, e.isIntOrFloat() ? e.getIntOrFloatBitWidth() / 8 : 4u);
+      vm.elementBytes = elementBytes(t.getElementType(), forcedPrecision);
       vm.fullBytes = static_cast<double>(t.getNumElements()) * vm.elementBytes;
     }
     return vm;
@@ -141,7 +131,7 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
       param = grad;
     }
     bool anyOperand = false, allParam = true;
-    for (Value v : llvm::map_range(op->getOperands(), stripShard)) {
+    for (Value v : llvm::map_range(op->getOperands(), lookThroughShards)) {
       const ValueModel &vm = values[valueIndex.lookup(v)];
       anyOperand = true;
       act |= vm.activation;
@@ -185,7 +175,7 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
       }
       // The batch: a loop indexing an operand's batch dim directly.
       for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-        const ValueModel &vm = values[valueIndex.lookup(stripShard(v))];
+        const ValueModel &vm = values[valueIndex.lookup(lookThroughShards(v))];
         if (vm.batchDim < 0 || i >= om.maps.size() ||
             vm.batchDim >= static_cast<int>(om.maps[i].getNumResults()))
           continue;
@@ -213,20 +203,11 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
                                         : Type();
       if (isa<CastOp>(op))
         elemTy = getElementTypeOrSelf(op->getOperand(0).getType());
-      if (forcedPrecision)
-        om.precision = *forcedPrecision;
-      else if (elemTy && elemTy.isBF16())
-        om.precision = ::loom::Precision::BF16;
-      else if (elemTy && elemTy.isF16())
-        om.precision = ::loom::Precision::FP16;
-      else if (elemTy && isa<FloatType>(elemTy) && elemTy.getIntOrFloatBitWidth() == 8)
-        om.precision = ::loom::Precision::FP8;
-      else if (elemTy && elemTy.isInteger(8))
-        om.precision = ::loom::Precision::INT8;
+      om.precision = precisionOf(elemTy, forcedPrecision);
     }
     if (training) {
       for (auto [i, v] : llvm::enumerate(op->getOperands()))
-        if (values[valueIndex.lookup(stripShard(v))].needsGrad)
+        if (values[valueIndex.lookup(lookThroughShards(v))].needsGrad)
           om.gradOperands.push_back(i);
       om.hasBackward = !om.gradOperands.empty();
       om.contractionGrads =
@@ -239,7 +220,7 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
           SmallVector<Value> keep;
           cost.getSavedForBackward(keep);
           for (Value v : keep) {
-            ValueModel &vm = values[valueIndex.lookup(stripShard(v))];
+            ValueModel &vm = values[valueIndex.lookup(lookThroughShards(v))];
             vm.saved |= vm.activation;
           }
         }
@@ -305,7 +286,7 @@ static TensorLayout layoutThroughMap(AffineMap map, const Strategy &s,
 
 TensorLayout ProgramModel::operandLayout(const OpModel &o, const Strategy &s,
                                          unsigned i) const {
-  unsigned rank = valueOf(stripShard(o.op->getOperand(i))).shape.size();
+  unsigned rank = valueOf(lookThroughShards(o.op->getOperand(i))).shape.size();
   if (i >= o.maps.size())
     return layoutThroughMap(AffineMap(), {}, rank);
   return layoutThroughMap(o.maps[i], s, rank);
@@ -383,7 +364,7 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
   DenseMap<Value, double> local;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     Value v = op->getOperand(i);
-    local[v] = localBytes(valueOf(stripShard(v)), operandLayout(o, s, i), grid);
+    local[v] = localBytes(valueOf(lookThroughShards(v)), operandLayout(o, s, i), grid);
   }
   for (unsigned r = 0; r < op->getNumResults(); ++r) {
     const ValueModel &vm = valueOf(op->getResult(r));
@@ -433,7 +414,7 @@ std::string ProgramModel::describe(const OpModel &o, const Strategy &s,
     printLayout(resultLayout(o, s, 0));
   }
   for (unsigned i = 0; i < o.op->getNumOperands(); ++i)
-    if (stripShard(o.op->getOperand(i)).getDefiningOp<WeightOp>()) {
+    if (lookThroughShards(o.op->getOperand(i)).getDefiningOp<WeightOp>()) {
       os << " weight ";
       printLayout(operandLayout(o, s, i));
     }

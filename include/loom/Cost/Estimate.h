@@ -139,6 +139,12 @@ private:
 /// `main`). Diagnostics go to the module's context.
 FailureOr<Estimate> estimateModule(ModuleOp module, const EstimateOptions &options);
 
+/// Bytes per element of type `t` as the cost model counts them: a forced
+/// precision overrides floats, index is 8 bytes. Shared with the search.
+double elementBytes(Type t, std::optional<::loom::Precision> forced);
+/// The precision an op whose values have element type `t` computes in.
+::loom::Precision precisionOf(Type t, std::optional<::loom::Precision> forced);
+
 /// The readable table and the JSON document (keys in docs/cost-model.md).
 void printEstimate(const Estimate &estimate, llvm::raw_ostream &os);
 llvm::json::Value estimateToJSON(const Estimate &estimate);
