@@ -344,6 +344,9 @@ LogicalResult Planner::readPins() {
     return error() << "the module has " << gridOps.size()
                    << " shard.grid ops; a pinned plan uses one grid";
   std::optional<int64_t> pipelineAxis;
+  // User grid axis -> search axis: the pipeline axis and size-1 axes map to
+  // -1 (the plan puts the pipeline axis last).
+  SmallVector<int, 4> searchAxisOf;
   if (!gridOps.empty()) {
     shard::GridOp g = gridOps.front();
     pins.gridName = g.getSymName().str();
@@ -351,15 +354,20 @@ LogicalResult Planner::readPins() {
       pipelineAxis = a.getInt();
     SmallVector<int64_t, 3> axes;
     for (auto [i, d] : llvm::enumerate(g.getShape())) {
-      if (ShapedType::isDynamic(d) || d < 2)
+      if (ShapedType::isDynamic(d) || d < 1)
         return g.emitError("loom-plan: pinned grid @")
                << pins.gridName << " has axis " << i << " of size "
                << (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d))
-               << "; every axis must be static and larger than 1";
-      if (pipelineAxis && static_cast<int64_t>(i) == *pipelineAxis)
+               << "; every axis must have a static positive size";
+      if (pipelineAxis && static_cast<int64_t>(i) == *pipelineAxis) {
         pins.gridPP = d;
-      else
+        searchAxisOf.push_back(-1);
+      } else if (d == 1) {
+        searchAxisOf.push_back(-1); // splits nothing: dropped
+      } else {
+        searchAxisOf.push_back(axes.size());
         axes.push_back(d);
+      }
     }
     if (axes.size() > 3)
       return g.emitError("loom-plan: pinned grid @")
@@ -367,10 +375,6 @@ LogicalResult Planner::readPins() {
              << " non-pipeline axes; the search handles at most 3";
     pins.gridAxes = axes;
   }
-  // User grid axis -> search axis (the pipeline axis is last in the plan).
-  auto searchAxis = [&](int16_t a) -> int16_t {
-    return pipelineAxis && a > *pipelineAxis ? a - 1 : a;
-  };
 
   SmallVector<shard::ShardOp> shardOps;
   func.walk([&](shard::ShardOp op) { shardOps.push_back(op); });
@@ -392,11 +396,15 @@ LogicalResult Planner::readPins() {
     for (shard::GridAxesAttr axes : sharding.getSplitAxes().getAxes()) {
       ::loom::GridAxes dim;
       for (int16_t a : axes.asArrayRef()) {
-        if (pipelineAxis && a == *pipelineAxis)
+        if (a < 0 || static_cast<size_t>(a) >= searchAxisOf.size())
+          return op.emitError("loom-plan: a pinned sharding names grid axis ")
+                 << a << ", which grid @" << pins.gridName << " does not have";
+        if (pipelineAxis && a == *pipelineAxis && pins.gridPP != 1)
           return op.emitError("loom-plan: a pinned sharding splits a tensor over "
                               "the pipeline axis ")
                  << a;
-        dim.push_back(searchAxis(a));
+        if (searchAxisOf[a] >= 0)
+          dim.push_back(searchAxisOf[a]);
       }
       layout.splitAxes.push_back(dim);
     }

@@ -47,11 +47,23 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// expected-error @+1 {{pinned grid @g has axis 1 of size 1}}
-shard.grid @g(shape = 8x1)
+// expected-error @+1 {{pinned grid @g has axis 1 of size ?; every axis must have a static positive size}}
+shard.grid @g(shape = 8x?)
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = loom.unary relu %x : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A sharding over an axis the grid does not have.
+shard.grid @g(shape = 8)
+func.func @main(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %s = shard.sharding @g split_axes = [[1]] : !shard.sharding
+  // expected-error @+1 {{a pinned sharding names grid axis 1, which grid @g does not have}}
+  %a = shard.shard %x to %s : tensor<8x8xf32>
+  %y = loom.unary relu %a : tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
 }
 
 // -----
