@@ -23,7 +23,8 @@ a timeout and reads `search_seconds` and `total_seconds` from the JSON report
 (searched for anywhere in the report); without a report the cell has only the
 wall time of the whole process (parsing and printing included). A timed-out
 cell prints as `>T s`, a failing one as `error` (its message follows the
-table). The pass/fail lines use `--metric` (default: total_seconds, else
+table); a search that ends without a plan fitting memory (loom-opt exits 1
+but writes its report) prints its times with `(no fit)`. The pass/fail lines use `--metric` (default: total_seconds, else
 wall). Standard library only.
 """
 
@@ -179,15 +180,18 @@ class Bench:
                             os.remove(report)
                         rc, err, wall = run_cmd(cmd, a.timeout)
                         rec["wall_seconds"] = wall
+                        # A search that finds no plan fitting memory still
+                        # ran to the end and wrote its report: its time counts.
+                        no_fit = rc not in (None, 0) and "no plan fits" in err and os.path.exists(report)
                         if rc is None:
                             rec["status"] = "timeout"
-                        elif rc != 0:
+                        elif rc != 0 and not no_fit:
                             rec["status"] = "error"
                             rec["error"] = err.strip()
                             self.errors.append(("%d layers, %d devices, %s, fold %s" % (layers, devices, level, fold),
                                                 first_line(err) or "exit status %d" % rc))
                         else:
-                            rec["status"] = "ok"
+                            rec["status"] = "no-fit" if no_fit else "ok"
                             rep = None
                             if os.path.exists(report):
                                 try:
@@ -205,7 +209,7 @@ class Bench:
 
     def metric(self, rec):
         """The seconds the targets are checked on; records where they came from."""
-        if rec.get("status") != "ok":
+        if rec.get("status") not in ("ok", "no-fit"):
             return None
         for key in (self.a.metric, "total_seconds", "wall_seconds"):
             if rec.get(key) is not None:
@@ -221,8 +225,8 @@ class Bench:
             return ">%s s" % fmt_s(self.a.timeout)
         if st == "error":
             return "error"
-        return "%s / %s / %s" % (fmt_s(rec.get("search_seconds")), fmt_s(rec.get("total_seconds")),
-                                 fmt_s(rec.get("wall_seconds")))
+        return "%s / %s / %s%s" % (fmt_s(rec.get("search_seconds")), fmt_s(rec.get("total_seconds")),
+                                   fmt_s(rec.get("wall_seconds")), " (no fit)" if st == "no-fit" else "")
 
     def find(self, layers, devices, level, fold):
         for r in self.results:

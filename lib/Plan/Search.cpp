@@ -896,7 +896,12 @@ void Planner::activateGrid(unsigned g) {
     return;
   activeGrid = g;
   const SearchGrid &grid = grids[g];
-  model->enumerateStrategies(grid, options.maxTP);
+  // Only the graph's ops (representatives, when folded) need strategies.
+  SmallVector<bool> wanted(model->ops.size(), false);
+  for (const Node &n : nodes)
+    if (n.kind == Node::Op)
+      wanted[n.index] = true;
+  model->enumerateStrategies(grid, options.maxTP, wanted);
   for (Node &n : nodes) {
     if (n.kind == Node::Arg)
       n.layouts = tensorLayouts(model->valueOf(func.getArgument(n.index)).shape, grid);
@@ -1087,14 +1092,13 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
 
   // Op costs, one per copy; copies of a folded block cost what their
   // representative does, so each is priced once.
-  DenseMap<unsigned, StrategyCost> opCost;
+  std::vector<std::optional<StrategyCost>> opCost(nodes.size());
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     unsigned node = repNode(o.op);
     const OpModel &ro = model->ops[nodes[node].index];
-    auto [it, inserted] = opCost.try_emplace(node);
-    if (inserted)
-      it->second = model->strategyCost(ro, ro.strategies[choice[node]], grid);
-    const StrategyCost &c = it->second;
+    if (!opCost[node])
+      opCost[node] = model->strategyCost(ro, ro.strategies[choice[node]], grid);
+    const StrategyCost &c = *opCost[node];
     Unit &u = units[unitOfOp[i]];
     u.forward += c.forward;
     u.backward += c.backward;
@@ -1104,7 +1108,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     u.footprint = std::max(u.footprint, c.footprint);
   }
   // Edge costs (resharding, gradients) go to the consumer's unit.
-  std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, std::pair<double, double>> edgeCost;
+  DenseMap<uint64_t, std::pair<double, double>> edgeCost;
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     unsigned cnode = repNode(o.op);
     const OpModel &co = model->ops[nodes[cnode].index];
@@ -1119,8 +1123,9 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
       unsigned pnode = def ? repNode(def) : cast<BlockArgument>(v).getArgNumber();
       unsigned res = isa<OpResult>(v) ? cast<OpResult>(v).getResultNumber() : 0;
       // Same producer and consumer nodes, same layouts: priced once.
-      auto [it, inserted] = edgeCost.try_emplace(
-          std::make_tuple(pnode, res, cnode, k), std::make_pair(0.0, 0.0));
+      uint64_t key = (uint64_t(pnode) << 40) | (uint64_t(res) << 32) |
+                     (uint64_t(cnode) << 8) | k;
+      auto [it, inserted] = edgeCost.try_emplace(key, std::make_pair(0.0, 0.0));
       if (inserted) {
         TensorLayout from = producedLayout(*model, nodes[pnode], choice[pnode], res);
         TensorLayout want = model->operandLayout(co, cs, k);

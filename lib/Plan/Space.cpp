@@ -238,9 +238,12 @@ bool ProgramModel::isParameter(Operation *weight) const {
 // Strategies
 //===----------------------------------------------------------------------===//
 
-void ProgramModel::enumerateStrategies(const SearchGrid &grid, int64_t maxTP) {
-  for (OpModel &o : ops) {
+void ProgramModel::enumerateStrategies(const SearchGrid &grid, int64_t maxTP,
+                                       ArrayRef<bool> wanted) {
+  for (auto [i, o] : llvm::enumerate(ops)) {
     o.strategies.clear();
+    if (!wanted.empty() && !wanted[i])
+      continue;
     Strategy cur(grid.axes.size(), -1);
     SmallVector<int64_t, 6> splitBy(o.loopSizes.size(), 1);
     std::function<void(unsigned)> rec = [&](unsigned a) {

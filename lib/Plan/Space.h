@@ -112,8 +112,10 @@ public:
   bool isParameter(Operation *weight) const;
 
   /// Enumerates the strategies of every op for `grid` (non-pipeline axes),
-  /// honouring `maxTP` (product of axes on non-batch loops).
-  void enumerateStrategies(const SearchGrid &grid, int64_t maxTP);
+  /// honouring `maxTP` (product of axes on non-batch loops); with `wanted`,
+  /// only of the ops it marks (the others get none).
+  void enumerateStrategies(const SearchGrid &grid, int64_t maxTP,
+                           ArrayRef<bool> wanted = {});
 
   /// The layout op `o` (its strategy `s`) wants for operand `i` / gives
   /// result `r` (no partial axes: split reductions are all-reduced).
