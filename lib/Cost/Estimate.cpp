@@ -669,7 +669,8 @@ LogicalResult Estimator::costOps() {
                                 operandLayouts[i],
                                 [&](int16_t a) { return grid.axisSize(a); }))
         info.fwdComm += collective(step.kind, step.axes, step.bytes, info.stage,
-                                   /*perStep=*/false);
+                                   /*perStep=*/false) +
+                        ::loom::rearrangeSeconds(result.cluster.device, step.rearrangedBytes);
     }
 
     if (!training)
@@ -717,7 +718,8 @@ LogicalResult Estimator::costOps() {
       for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
                fullBytes(v), from, to, [&](int16_t a) { return grid.axisSize(a); })) {
         if (!isParameter) {
-          info.bwdComm += collective(step.kind, step.axes, step.bytes, info.stage, false);
+          info.bwdComm += collective(step.kind, step.axes, step.bytes, info.stage, false) +
+                          ::loom::rearrangeSeconds(result.cluster.device, step.rearrangedBytes);
           continue;
         }
         // Parameter gradients accumulate over micro-batches and are

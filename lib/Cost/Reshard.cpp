@@ -51,14 +51,21 @@ loom::reshardSteps(double fullBytes, const TensorLayout &from,
 
   // 2. Axes that change dimension: one all-to-all over all of them.
   GridAxes moved;
+  bool pack = false, unpack = false;
   for (const GridAxes &axes : from.splitAxes)
     for (int16_t a : axes) {
       int src = dimOf(from, a), dst = dimOf(to, a);
-      if (dst >= 0 && dst != src)
+      if (dst >= 0 && dst != src) {
         moved.push_back(a);
+        pack |= dst != 0;
+        unpack |= src != 0;
+      }
     }
-  if (!moved.empty())
-    steps.push_back({CollectiveKind::AllToAll, moved, local()});
+  if (!moved.empty()) {
+    CollectiveStep step{CollectiveKind::AllToAll, moved, local()};
+    step.rearrangedBytes = (double(pack) + double(unpack)) * local();
+    steps.push_back(step);
+  }
 
   // 3. Axes the target no longer splits on: all-gather (bytes = output).
   GridAxes gathered;
@@ -73,4 +80,10 @@ loom::reshardSteps(double fullBytes, const TensorLayout &from,
   }
   // 4. Axes only the target splits on: each device slices locally, free.
   return steps;
+}
+
+double loom::rearrangeSeconds(const DeviceSpec &device, double bytes) {
+  if (bytes <= 0)
+    return 0;
+  return 2 * bytes / (device.memoryBandwidth * device.eff(OpClass::DataMovement).memory);
 }

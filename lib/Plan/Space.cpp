@@ -339,7 +339,8 @@ double ProgramModel::reshardSeconds(double fullBytes, const TensorLayout &from,
   double t = 0;
   for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
            fullBytes, from, to, [&](int16_t a) { return grid.axes[a]; }))
-    t += collectiveSeconds(step.kind, step.axes, step.bytes, grid);
+    t += collectiveSeconds(step.kind, step.axes, step.bytes, grid) +
+         ::loom::rearrangeSeconds(cluster.device, step.rearrangedBytes);
   return t;
 }
 

@@ -61,6 +61,22 @@ TEST(Reshard, MovingAnAxisIsAllToAll) {
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0].kind, CollectiveKind::AllToAll);
   EXPECT_DOUBLE_EQ(steps[0].bytes, 128);
+  // The chunks for dim 1 are strided: packed before sending; they arrive
+  // in dim 0 order, the leading one, so no unpack.
+  EXPECT_DOUBLE_EQ(steps[0].rearrangedBytes, 128);
+}
+
+TEST(Reshard, AllToAllBetweenInnerDimsPacksAndUnpacks) {
+  // Heads split (dim 2) -> sequence split (dim 1), as a row of attention
+  // moving to sequence parallelism: both sides are strided.
+  auto steps = reshardSteps(1024, layout({{}, {}, {1}}), layout({{}, {1}, {}}), axisSize);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].kind, CollectiveKind::AllToAll);
+  EXPECT_DOUBLE_EQ(steps[0].rearrangedBytes, 2 * steps[0].bytes);
+  // Nothing moves between dims: nothing to rearrange.
+  for (const CollectiveStep &step :
+       reshardSteps(1024, layout({{1}, {}}), layout({{}, {}}), axisSize))
+    EXPECT_DOUBLE_EQ(step.rearrangedBytes, 0);
 }
 
 TEST(Reshard, PartialGatherAndKeep) {

@@ -3,8 +3,9 @@
 // The collectives needed to turn a tensor laid out as `from` (per-dimension
 // grid axes, plus axes over which it holds partial sums) into `to`:
 // partial axes become all-reduces, or reduce-scatters where `to` splits on
-// them; axes moving between dimensions become all-to-alls; axes `to` no
-// longer splits become all-gathers; axes only `to` splits are local slices.
+// them; axes moving between dimensions become all-to-alls (with the local
+// pack/unpack copies they need); axes `to` no longer splits become
+// all-gathers; axes only `to` splits are local slices.
 // The estimator uses the same function for forward resharding and for the
 // gradient of every edge (grads flow `to` -> `from` with partial axes).
 //
@@ -13,6 +14,7 @@
 #ifndef LOOM_COST_RESHARD_H
 #define LOOM_COST_RESHARD_H
 
+#include "loom/Cost/Cluster.h"
 #include "loom/Cost/Collectives.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -31,7 +33,16 @@ struct CollectiveStep {
   CollectiveKind kind;
   GridAxes axes;
   double bytes; // per device, as collectiveCost() takes them
+  /// Local bytes copied in device memory around the collective: an
+  /// all-to-all sends contiguous chunks, so a split moving to a dimension
+  /// other than the leading one is packed (transposed) first, and one
+  /// leaving a dimension other than the leading one is unpacked after.
+  double rearrangedBytes = 0;
 };
+
+/// Seconds `device` spends copying `bytes` in its memory (read and write at
+/// the data-movement efficiency of its bandwidth).
+double rearrangeSeconds(const DeviceSpec &device, double bytes);
 
 /// `fullBytes` is the size of the unsharded tensor; `axisSize(a)` the size
 /// of grid axis a.
