@@ -85,6 +85,7 @@ struct Unit {
   double gradSync = 0;              // per step
   double footprint = 0;             // largest op working set
   double boundaryOut = 0;           // activation bytes crossing its end
+  double sendOut = 0;               // seconds to send them to the next stage
   std::string label;
 };
 
@@ -212,6 +213,23 @@ private:
   std::vector<unsigned> unitOfOp; // by model op index
   size_t numUnits = 0;
   std::vector<std::string> unitLabels;
+
+  /// The program flattened once for evaluateUnits, which runs per solution
+  /// and micro-batch size: per op its node, every non-constant operand use,
+  /// every activation that outlives its unit, every weight's first unit.
+  struct ProgramIndex {
+    struct Use {
+      unsigned unit, pnode, result, cnode, operand, value;
+    };
+    struct Crossing {
+      unsigned op, result, lastUnit, value;
+    };
+    std::vector<unsigned> nodeOfOp, nodeOfWeight;
+    std::vector<Use> uses;
+    std::vector<Crossing> crossings;
+    std::vector<int> weightUnit; // -1: no compute user
+  } program;
+  void indexProgram();
 
   Pins pins;
   DenseMap<unsigned, NodePins> nodePins;
@@ -1091,10 +1109,10 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   }
 
   // Op costs, one per copy; copies of a folded block cost what their
-  // representative does, so each is priced once.
+  // representative does, so each node is priced once.
   std::vector<std::optional<StrategyCost>> opCost(nodes.size());
   for (auto [i, o] : llvm::enumerate(model->ops)) {
-    unsigned node = repNode(o.op);
+    unsigned node = program.nodeOfOp[i];
     const OpModel &ro = model->ops[nodes[node].index];
     if (!opCost[node])
       opCost[node] = model->strategyCost(ro, ro.strategies[choice[node]], grid);
@@ -1107,58 +1125,44 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     u.saved += c.savedBytes;
     u.footprint = std::max(u.footprint, c.footprint);
   }
-  // Edge costs (resharding, gradients) go to the consumer's unit.
+  // Edge costs (resharding, gradients) go to the consumer's unit; the same
+  // producer and consumer nodes (so the same layouts) are priced once.
   DenseMap<uint64_t, std::pair<double, double>> edgeCost;
-  for (auto [i, o] : llvm::enumerate(model->ops)) {
-    unsigned cnode = repNode(o.op);
-    const OpModel &co = model->ops[nodes[cnode].index];
-    const Strategy &cs = co.strategies[choice[cnode]];
-    Unit &u = units[unitOfOp[i]];
-    for (unsigned k = 0; k < o.op->getNumOperands(); ++k) {
-      Value v = lookThroughShards(o.op->getOperand(k));
-      Operation *def = v.getDefiningOp();
-      if (isa_and_nonnull<ConstantOp>(def))
-        continue;
-      const ValueModel &vm = model->valueOf(v);
-      unsigned pnode = def ? repNode(def) : cast<BlockArgument>(v).getArgNumber();
-      unsigned res = isa<OpResult>(v) ? cast<OpResult>(v).getResultNumber() : 0;
-      // Same producer and consumer nodes, same layouts: priced once.
-      uint64_t key = (uint64_t(pnode) << 40) | (uint64_t(res) << 32) |
-                     (uint64_t(cnode) << 8) | k;
-      auto [it, inserted] = edgeCost.try_emplace(key, std::make_pair(0.0, 0.0));
-      if (inserted) {
-        TensorLayout from = producedLayout(*model, nodes[pnode], choice[pnode], res);
-        TensorLayout want = model->operandLayout(co, cs, k);
-        it->second.first = model->reshardSeconds(model->bytesOf(vm), from, want, grid);
-        if (options.training && vm.needsGrad) {
-          TensorLayout gradFrom = want;
-          gradFrom.partialAxes = model->gradientPartialAxes(co, cs, k);
-          it->second.second = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid);
-        }
+  for (const ProgramIndex::Use &use : program.uses) {
+    const ValueModel &vm = model->values[use.value];
+    const OpModel &co = model->ops[nodes[use.cnode].index];
+    uint64_t key = (uint64_t(use.pnode) << 40) | (uint64_t(use.result) << 32) |
+                   (uint64_t(use.cnode) << 8) | use.operand;
+    auto [it, inserted] = edgeCost.try_emplace(key, std::make_pair(0.0, 0.0));
+    if (inserted) {
+      const Strategy &cs = co.strategies[choice[use.cnode]];
+      TensorLayout from = producedLayout(*model, nodes[use.pnode], choice[use.pnode], use.result);
+      TensorLayout want = model->operandLayout(co, cs, use.operand);
+      it->second.first = model->reshardSeconds(model->bytesOf(vm), from, want, grid);
+      if (options.training && vm.needsGrad) {
+        TensorLayout gradFrom = want;
+        gradFrom.partialAxes = model->gradientPartialAxes(co, cs, use.operand);
+        it->second.second = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid);
       }
-      auto [fwd, bwd] = it->second;
-      u.forward += fwd;
-      if (options.training && vm.needsGrad && vm.parameterDerived)
-        u.gradSync += bwd;
-      else
-        u.backward += bwd;
     }
+    auto [fwd, bwd] = it->second;
+    Unit &u = units[use.unit];
+    u.forward += fwd;
+    if (options.training && vm.needsGrad && vm.parameterDerived)
+      u.gradSync += bwd;
+    else
+      u.backward += bwd;
   }
   // Weights: held by the unit of their first user.
-  for (Operation *w : model->weights) {
-    unsigned wn = repNode(w);
-    const ValueModel &vm = model->valueOf(w->getResult(0));
-    double local = model->localBytes(vm, nodes[wn].layouts[choice[wn]], grid);
-    int first = -1;
-    for (Operation *user : w->getResult(0).getUsers()) {
-      if (auto it = model->opIndex.find(user); it != model->opIndex.end())
-        first = first < 0 ? static_cast<int>(unitOfOp[it->second])
-                          : std::min(first, static_cast<int>(unitOfOp[it->second]));
-    }
+  for (auto [w, first] : llvm::enumerate(program.weightUnit)) {
     if (first < 0)
       continue;
+    Operation *op = model->weights[w];
+    unsigned wn = program.nodeOfWeight[w];
+    const ValueModel &vm = model->valueOf(op->getResult(0));
+    double local = model->localBytes(vm, nodes[wn].layouts[choice[wn]], grid);
     units[first].weightBytes += local;
-    if (model->isParameter(w)) {
+    if (model->isParameter(op)) {
       units[first].paramBytes += local;
       units[first].params += local / vm.elementBytes;
     }
@@ -1167,33 +1171,64 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   // full-recompute checkpoints): a value lives from its unit to its last
   // reader's unit.
   std::vector<double> delta(numUnits + 1, 0);
-  for (auto [i, o] : llvm::enumerate(model->ops)) {
-    unsigned node = repNode(o.op);
+  for (const ProgramIndex::Crossing &x : program.crossings) {
+    unsigned node = program.nodeOfOp[x.op];
     const OpModel &ro = model->ops[nodes[node].index];
-    for (unsigned r = 0; r < o.op->getNumResults(); ++r) {
-      Value res = o.op->getResult(r);
-      if (!model->valueOf(res).activation)
-        continue;
-      unsigned last = unitOfOp[i];
-      for (Operation *user : res.getUsers()) {
-        if (auto it = model->opIndex.find(user); it != model->opIndex.end())
-          last = std::max(last, unitOfOp[it->second]);
-      }
-      if (last == unitOfOp[i])
-        continue;
-      double b = model->localBytes(model->valueOf(res),
-                                   model->resultLayout(ro, ro.strategies[choice[node]], r),
-                                   grid);
-      delta[unitOfOp[i]] += b;
-      delta[last] -= b;
-    }
+    double b = model->localBytes(model->values[x.value],
+                                 model->resultLayout(ro, ro.strategies[choice[node]], x.result),
+                                 grid);
+    delta[unitOfOp[x.op]] += b;
+    delta[x.lastUnit] -= b;
   }
   double live = 0;
   for (size_t u = 0; u < numUnits; ++u) {
     live += delta[u];
     units[u].boundaryOut = live;
+    units[u].sendOut = sendSeconds(live, grid);
   }
   return units;
+}
+
+void Planner::indexProgram() {
+  auto repNode = [&](Operation *op) {
+    auto it = representative.find(op);
+    return nodeOfOp.lookup(it == representative.end() ? op : it->second);
+  };
+  program.nodeOfOp.resize(model->ops.size());
+  for (auto [i, o] : llvm::enumerate(model->ops)) {
+    program.nodeOfOp[i] = repNode(o.op);
+    for (unsigned k = 0; k < o.op->getNumOperands(); ++k) {
+      Value v = lookThroughShards(o.op->getOperand(k));
+      Operation *def = v.getDefiningOp();
+      if (isa_and_nonnull<ConstantOp>(def))
+        continue;
+      unsigned pnode = def ? repNode(def) : cast<BlockArgument>(v).getArgNumber();
+      unsigned res = isa<OpResult>(v) ? cast<OpResult>(v).getResultNumber() : 0;
+      program.uses.push_back({unitOfOp[i], pnode, res, program.nodeOfOp[i], k,
+                              model->valueIndex.lookup(v)});
+    }
+    for (unsigned r = 0; r < o.op->getNumResults(); ++r) {
+      Value res = o.op->getResult(r);
+      if (!model->valueOf(res).activation)
+        continue;
+      unsigned last = unitOfOp[i];
+      for (Operation *user : res.getUsers())
+        if (auto it = model->opIndex.find(user); it != model->opIndex.end())
+          last = std::max(last, unitOfOp[it->second]);
+      if (last != unitOfOp[i])
+        program.crossings.push_back({static_cast<unsigned>(i), r, last,
+                                     model->valueIndex.lookup(res)});
+    }
+  }
+  for (Operation *w : model->weights) {
+    program.nodeOfWeight.push_back(repNode(w));
+    int first = -1;
+    for (Operation *user : w->getResult(0).getUsers())
+      if (auto it = model->opIndex.find(user); it != model->opIndex.end())
+        first = first < 0 ? static_cast<int>(unitOfOp[it->second])
+                          : std::min(first, static_cast<int>(unitOfOp[it->second]));
+    program.weightUnit.push_back(first);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -1359,7 +1394,7 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   for (size_t u = 0; u < n; ++u)
     prefix[u + 1] = prefix[u] + unitTime(units[u]);
   auto sendAt = [&](size_t end) {
-    return end < n ? 2 * sendSeconds(units[end - 1].boundaryOut, grid) : 0;
+    return end < n ? 2 * units[end - 1].sendOut : 0;
   };
   // Greedy check: can `stages` contiguous stages each take at most T? With
   // several chunks per device, memory is checked per chunk against cap / v.
@@ -1444,7 +1479,7 @@ void Planner::evaluateConfig(Config &cfg) {
     stageSeg[s] = std::max(stageSeg[s], un.saved);
     stageTemp[s] = std::max(stageTemp[s], un.footprint);
     if (u + 1 < units.size() && cfg.stageOfUnit[u + 1] != s)
-      stageTime[s] += (options.training ? 2 : 1) * sendSeconds(un.boundaryOut, grid);
+      stageTime[s] += (options.training ? 2 : 1) * un.sendOut;
   }
   // Per pipeline device.
   const ::loom::DeviceSpec &dev = cluster.device;
@@ -1988,6 +2023,7 @@ LogicalResult Planner::run() {
   auto searchStart = Clock::now();
   enumerateGrids();
   buildGraphNodes();
+  indexProgram();
   if (failed(mapPins()))
     return failure();
   if (grids.empty() && pins.any())
