@@ -24,7 +24,9 @@ a timeout and reads `search_seconds` and `total_seconds` from the JSON report
 wall time of the whole process (parsing and printing included). A timed-out
 cell prints as `>T s`, a failing one as `error` (its message follows the
 table); a search that ends without a plan fitting memory (loom-opt exits 1
-but writes its report) prints its times with `(no fit)`. The pass/fail lines use `--metric` (default: total_seconds, else
+but writes its report) prints its times with `(no fit)`. With `--repeat N`
+each cell runs N times and keeps the best time of each kind (timing noise on
+a shared machine only ever slows a run). The pass/fail lines use `--metric` (default: total_seconds, else
 wall). Standard library only.
 """
 
@@ -176,36 +178,55 @@ class Bench:
                             rec["status"] = "dry-run"
                             self.results.append(rec)
                             continue
-                        if os.path.exists(report):
-                            os.remove(report)
-                        rc, err, wall = run_cmd(cmd, a.timeout)
-                        rec["wall_seconds"] = wall
-                        # A search that finds no plan fitting memory still
-                        # ran to the end and wrote its report: its time counts.
-                        no_fit = rc not in (None, 0) and "no plan fits" in err and os.path.exists(report)
-                        if rc is None:
-                            rec["status"] = "timeout"
-                        elif rc != 0 and not no_fit:
-                            rec["status"] = "error"
-                            rec["error"] = err.strip()
-                            self.errors.append(("%d layers, %d devices, %s, fold %s" % (layers, devices, level, fold),
-                                                first_line(err) or "exit status %d" % rc))
-                        else:
-                            rec["status"] = "no-fit" if no_fit else "ok"
-                            rep = None
-                            if os.path.exists(report):
-                                try:
-                                    with open(report) as f:
-                                        rep = json.load(f)
-                                except ValueError as e:
-                                    rec["report_error"] = str(e)
-                            rec["search_seconds"] = find_key(rep, "search_seconds") if rep is not None else None
-                            rec["total_seconds"] = find_key(rep, "total_seconds") if rep is not None else None
-                            rec["report"] = rep is not None
+                        # The best of --repeat runs: this machine's timing
+                        # noise is one-sided (other load only slows a run).
+                        for attempt in range(max(1, a.repeat)):
+                            one = self.run_once(cmd, report, layers, devices, level, fold,
+                                                record_error=(attempt == 0))
+                            if attempt == 0:
+                                rec.update(one)
+                            if one["status"] not in ("ok", "no-fit"):
+                                break
+                            for key in ("search_seconds", "total_seconds", "wall_seconds"):
+                                if one.get(key) is not None and rec.get(key) is not None:
+                                    rec[key] = min(rec[key], one[key])
+                        rec["runs"] = max(1, a.repeat)
                         rec["metric_seconds"] = self.metric(rec)
                         self.results.append(rec)
                         self.log("%4d layers %5d devices %-8s fold %-3s: %s" % (
                             layers, devices, level, fold, self.cell(rec)))
+
+    def run_once(self, cmd, report, layers, devices, level, fold, record_error):
+        a = self.a
+        rec = {}
+        if os.path.exists(report):
+            os.remove(report)
+        rc, err, wall = run_cmd(cmd, a.timeout)
+        rec["wall_seconds"] = wall
+        # A search that finds no plan fitting memory still ran to the end and
+        # wrote its report: its time counts.
+        no_fit = rc not in (None, 0) and "no plan fits" in err and os.path.exists(report)
+        if rc is None:
+            rec["status"] = "timeout"
+        elif rc != 0 and not no_fit:
+            rec["status"] = "error"
+            rec["error"] = err.strip()
+            if record_error:
+                self.errors.append(("%d layers, %d devices, %s, fold %s" % (layers, devices, level, fold),
+                                    first_line(err) or "exit status %d" % rc))
+        else:
+            rec["status"] = "no-fit" if no_fit else "ok"
+            rep = None
+            if os.path.exists(report):
+                try:
+                    with open(report) as f:
+                        rep = json.load(f)
+                except ValueError as e:
+                    rec["report_error"] = str(e)
+            rec["search_seconds"] = find_key(rep, "search_seconds") if rep is not None else None
+            rec["total_seconds"] = find_key(rep, "total_seconds") if rep is not None else None
+            rec["report"] = rep is not None
+        return rec
 
     def metric(self, rec):
         """The seconds the targets are checked on; records where they came from."""
@@ -340,6 +361,8 @@ def main(argv=None):
     ap.add_argument("--loom-opt", default=os.path.join(ROOT, "build", "bin", "loom-opt"))
     ap.add_argument("--gpt-plan", default=os.path.join(HERE, "gpt_plan.py"), help=argparse.SUPPRESS)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per loom-opt run")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per cell; times are the best of them (default 1)")
     ap.add_argument("--json", help="write every cell (times, status, command, error) here")
     ap.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     ap.add_argument("--cpu", type=int, default=0, help="core to pin to with taskset (-1: no pinning)")
