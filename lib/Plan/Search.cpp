@@ -27,6 +27,7 @@
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Cost/Collectives.h"
+#include "loom/Cost/Pipeline.h"
 #include "loom/Plan/Fold.h"
 #include "loom/Plan/StrategyGraph.h"
 
@@ -182,6 +183,12 @@ private:
                        std::vector<unsigned> &stageOfUnit);
   void evaluateConfig(Config &cfg);
   double sendSeconds(double bytes, const SearchGrid &grid) const;
+  /// Micro-batches chunk `chunk` of pipeline device `d` holds at its worst
+  /// moment under `schedule` (m micro-batches, p devices, v chunks each).
+  int64_t inFlight(PipelineSchedule schedule, int64_t m, int64_t p, int64_t d,
+                   int64_t v, int64_t chunk);
+  std::map<std::tuple<int, int64_t, int64_t, int64_t>, std::vector<std::vector<int64_t>>>
+      inFlightCache;
   PlanCandidate toCandidate(const Config &cfg) const;
   void annotate(ModuleOp target, const Config &cfg);
   LogicalResult chooseAndAnnotate();
@@ -1316,19 +1323,34 @@ double Planner::sendSeconds(double bytes, const SearchGrid &grid) const {
 
 /// Micro-batches whose activations chunk `chunk` of pipeline device `d`
 /// holds at its peak.
-static int64_t inFlight(PipelineSchedule s, int64_t m, int64_t p, int64_t d,
-                        int64_t v, int64_t chunk) {
-  switch (s) {
-  case PipelineSchedule::GPipe:
-    return m;
-  case PipelineSchedule::KFKB:
-    return std::min(m, 2 * (p - d));
-  case PipelineSchedule::Interleaved1F1B:
-    return std::min(m, chunk + 1 < v ? p : p - d);
-  case PipelineSchedule::OneFOneB:
-    return std::min(m, p - d);
+int64_t Planner::inFlight(PipelineSchedule schedule, int64_t m, int64_t p,
+                          int64_t d, int64_t v, int64_t chunk) {
+  if (p == 1)
+    return 1; // micro-batches run one after another
+  // The schedule's per-device task order alone fixes how many micro-batches
+  // each chunk holds at its worst moment (forwards done, backwards not), so
+  // one simulation with unit costs per (schedule, m, p, v) gives the counts
+  // the estimator's simulation of the real costs will find.
+  auto key = std::make_tuple(static_cast<int>(schedule), m, p, v);
+  auto it = inFlightCache.find(key);
+  if (it == inFlightCache.end()) {
+    std::vector<::loom::StageCost> stages(p * v, {1.0, 2.0, 0.0, 0.0});
+    ::loom::PipelineOptions po;
+    po.schedule = schedule;
+    po.microBatches = m;
+    po.devices = p;
+    po.training = true;
+    po.recordTasks = false;
+    std::vector<std::vector<int64_t>> counts;
+    if (auto sim = ::loom::simulatePipeline(stages, po)) {
+      counts = std::move(sim->peakInFlight);
+    } else {
+      llvm::consumeError(sim.takeError());
+      counts.assign(p, std::vector<int64_t>(v, m)); // all of them: safe
+    }
+    it = inFlightCache.emplace(key, std::move(counts)).first;
   }
-  return m;
+  return it->second[d][chunk];
 }
 
 double Planner::staticBytes(const Unit &u, const Config &cfg,
