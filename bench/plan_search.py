@@ -180,9 +180,11 @@ class Bench:
                             continue
                         # The best of --repeat runs: this machine's timing
                         # noise is one-sided (other load only slows a run).
+                        where = "%d layers, %d devices, %s, fold %s" % (layers, devices, level, fold)
+                        rec["runs"] = 0
                         for attempt in range(max(1, a.repeat)):
-                            one = self.run_once(cmd, report, layers, devices, level, fold,
-                                                record_error=(attempt == 0))
+                            one = self.run_once(cmd, report, where, record_error=(attempt == 0))
+                            rec["runs"] += 1
                             if attempt == 0:
                                 rec.update(one)
                             if one["status"] not in ("ok", "no-fit"):
@@ -190,13 +192,13 @@ class Bench:
                             for key in ("search_seconds", "total_seconds", "wall_seconds"):
                                 if one.get(key) is not None and rec.get(key) is not None:
                                     rec[key] = min(rec[key], one[key])
-                        rec["runs"] = max(1, a.repeat)
                         rec["metric_seconds"] = self.metric(rec)
                         self.results.append(rec)
                         self.log("%4d layers %5d devices %-8s fold %-3s: %s" % (
                             layers, devices, level, fold, self.cell(rec)))
 
-    def run_once(self, cmd, report, layers, devices, level, fold, record_error):
+    def run_once(self, cmd, report, where, record_error):
+        """One loom-opt run of a cell; `where` names the cell in errors."""
         a = self.a
         rec = {}
         if os.path.exists(report):
@@ -212,8 +214,7 @@ class Bench:
             rec["status"] = "error"
             rec["error"] = err.strip()
             if record_error:
-                self.errors.append(("%d layers, %d devices, %s, fold %s" % (layers, devices, level, fold),
-                                    first_line(err) or "exit status %d" % rc))
+                self.errors.append((where, first_line(err) or "exit status %d" % rc))
         else:
             rec["status"] = "no-fit" if no_fit else "ok"
             rep = None

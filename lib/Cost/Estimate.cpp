@@ -134,6 +134,8 @@ private:
   double fullBytes(Value v) const;
   double collective(CollectiveKind kind, ArrayRef<int16_t> axes, double bytes,
                     int64_t stage, bool perStep);
+  /// One step of a resharding: its collective plus the local copies it needs.
+  double reshardStep(const ::loom::CollectiveStep &step, int64_t stage, bool perStep);
   double roofline(OpClass cls, double flops, double bytes,
                   Precision p) const;
   bool isActivation(Value v) const { return activations.contains(v); }
@@ -420,6 +422,12 @@ double Estimator::collective(CollectiveKind kind, ArrayRef<int16_t> axes,
   return c.seconds;
 }
 
+double Estimator::reshardStep(const ::loom::CollectiveStep &step, int64_t stage,
+                              bool perStep) {
+  return collective(step.kind, step.axes, step.bytes, stage, perStep) +
+         ::loom::rearrangeSeconds(result.cluster.device, step.rearrangedBytes);
+}
+
 //===----------------------------------------------------------------------===//
 // Ops: what each one costs
 //===----------------------------------------------------------------------===//
@@ -668,9 +676,7 @@ LogicalResult Estimator::costOps() {
            ::loom::reshardSteps(fullBytes(op->getOperand(i)), from,
                                 operandLayouts[i],
                                 [&](int16_t a) { return grid.axisSize(a); }))
-        info.fwdComm += collective(step.kind, step.axes, step.bytes, info.stage,
-                                   /*perStep=*/false) +
-                        ::loom::rearrangeSeconds(result.cluster.device, step.rearrangedBytes);
+        info.fwdComm += reshardStep(step, info.stage, /*perStep=*/false);
     }
 
     if (!training)
@@ -718,8 +724,7 @@ LogicalResult Estimator::costOps() {
       for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
                fullBytes(v), from, to, [&](int16_t a) { return grid.axisSize(a); })) {
         if (!isParameter) {
-          info.bwdComm += collective(step.kind, step.axes, step.bytes, info.stage, false) +
-                          ::loom::rearrangeSeconds(result.cluster.device, step.rearrangedBytes);
+          info.bwdComm += reshardStep(step, info.stage, /*perStep=*/false);
           continue;
         }
         // Parameter gradients accumulate over micro-batches and are
@@ -731,7 +736,7 @@ LogicalResult Estimator::costOps() {
           info.gradSync += collective(CollectiveKind::AllGather, step.axes,
                                       step.bytes, info.stage, true);
         } else {
-          info.gradSync += collective(step.kind, step.axes, step.bytes, info.stage, true);
+          info.gradSync += reshardStep(step, info.stage, /*perStep=*/true);
         }
       }
     }

@@ -59,6 +59,10 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+/// Step times within this factor of each other are equal within the cost
+/// model's resolution; among such plans the simplest grid wins.
+constexpr double kEqualWithin = 1.005;
+
 /// A node of the strategy graph: a function input, a weight or a compute op
 /// (the representative of its block, when folded).
 struct Node {
@@ -87,7 +91,6 @@ struct Unit {
   double footprint = 0;             // largest op working set
   double boundaryOut = 0;           // activation bytes crossing its end
   double sendOut = 0;               // seconds to send them to the next stage
-  std::string label;
 };
 
 /// A solution's units at one micro-batch size (the IR's batch rescaled).
@@ -100,8 +103,7 @@ struct BatchOption {
 struct Solved {
   unsigned grid;
   std::vector<unsigned> choice;
-  std::vector<Unit> units;           // at the IR's micro-batch size
-  std::vector<BatchOption> batches;  // every micro-batch size it allows
+  std::vector<BatchOption> batches;  // the IR's micro-batch size first
   SmallVector<std::string, 3> axisNames;
   int64_t dataParallel = 1;
   bool exact = true;
@@ -162,6 +164,10 @@ private:
   void enumerateGrids();
   void buildGraphNodes();
   unsigned nodeOfValue(Value v) const;
+  /// The graph node of an op or weight: its block representative's.
+  unsigned repNode(Operation *op) const;
+  /// `func` in `target` (the module itself, or a clone of it).
+  func::FuncOp plannedFunction(ModuleOp target) const;
   void solveGrid(unsigned g);
   /// Makes the op strategies and node layouts those of grid `g` (they are
   /// enumerated per grid; solutions index into them).
@@ -306,9 +312,6 @@ LogicalResult Planner::setUp() {
   if (model->ops.empty())
     return error() << "the function has no loom ops to plan";
 
-  // The repeated blocks are found either way: they are the pipeline's
-  // units (stages cut between layers, not inside them) in both modes; only
-  // with fold=true do copies also share one set of strategies.
   // Micro-batch sizes: the IR's, halved or doubled up to twice, where the
   // global batch divides and the rebatched IR verifies.
   batchCandidates.push_back(irBatch);
@@ -317,16 +320,15 @@ LogicalResult Planner::setUp() {
         (b < irBatch ? irBatch % b : b % irBatch) != 0)
       continue;
     OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
-    func::FuncOp f = *copy->getOps<func::FuncOp>().begin();
-    for (auto candidate : copy->getOps<func::FuncOp>())
-      if (candidate.getSymName() == func.getSymName())
-        f = candidate;
     ScopedDiagnosticHandler quiet(module.getContext(),
                                   [](Diagnostic &) { return success(); });
-    if (succeeded(rebatch(f, b)) && succeeded(mlir::verify(*copy)))
+    if (succeeded(rebatch(plannedFunction(*copy), b)) && succeeded(mlir::verify(*copy)))
       batchCandidates.push_back(b);
   }
 
+  // The repeated blocks are found either way: they are the pipeline's
+  // units (stages cut between layers, not inside them) in both modes; only
+  // with fold=true do copies also share one set of strategies.
   auto t0 = Clock::now();
   folded = foldRepeatedBlocks(func);
   result.foldSeconds = secondsSince(t0);
@@ -338,15 +340,21 @@ LogicalResult Planner::setUp() {
 // Pins: choices the input already makes
 //===----------------------------------------------------------------------===//
 
+using SplitDims = SmallVector<::loom::GridAxes, 4>;
+
+/// Split axes per dimension without trailing unsplit dimensions (which do
+/// not change a sharding).
+static SplitDims trimmedDims(const SplitDims &dims) {
+  SplitDims d(dims);
+  while (!d.empty() && d.back().empty())
+    d.pop_back();
+  return d;
+}
+
 /// Layouts compare without trailing unsplit dimensions.
 static bool sameLayout(const TensorLayout &a, const TensorLayout &b) {
-  auto trimmed = [](const TensorLayout &l) {
-    SmallVector<::loom::GridAxes, 4> d(l.splitAxes);
-    while (!d.empty() && d.back().empty())
-      d.pop_back();
-    return d;
-  };
-  return trimmed(a) == trimmed(b) && a.partialAxes == b.partialAxes;
+  return trimmedDims(a.splitAxes) == trimmedDims(b.splitAxes) &&
+         a.partialAxes == b.partialAxes;
 }
 
 static std::string layoutText(const TensorLayout &l) {
@@ -480,10 +488,6 @@ LogicalResult Planner::readPins() {
 }
 
 LogicalResult Planner::mapPins() {
-  auto repNode = [&](Operation *op) {
-    auto it = representative.find(op);
-    return nodeOfOp.lookup(it == representative.end() ? op : it->second);
-  };
   auto addPin = [&](SmallVector<std::pair<unsigned, TensorLayout>, 1> &list,
                     unsigned index, const TensorLayout &l, Location loc) -> LogicalResult {
     for (auto &[i, have] : list)
@@ -837,10 +841,22 @@ void Planner::buildGraphNodes() {
 unsigned Planner::nodeOfValue(Value v) const {
   if (auto arg = dyn_cast<BlockArgument>(v))
     return arg.getArgNumber();
-  Operation *def = v.getDefiningOp();
-  auto it = representative.find(def);
-  Operation *rep = it == representative.end() ? def : it->second;
-  return nodeOfOp.lookup(rep);
+  return repNode(v.getDefiningOp());
+}
+
+unsigned Planner::repNode(Operation *op) const {
+  auto it = representative.find(op);
+  return nodeOfOp.lookup(it == representative.end() ? op : it->second);
+}
+
+func::FuncOp Planner::plannedFunction(ModuleOp target) const {
+  if (target == module)
+    return func;
+  StringRef name = func::FuncOp(func).getSymName(); // (accessors are not const)
+  for (auto candidate : target.getOps<func::FuncOp>())
+    if (candidate.getSymName() == name)
+      return candidate;
+  return func::FuncOp();
 }
 
 /// Whether upstream `shard-partition` can turn a value laid out as `from`
@@ -854,18 +870,12 @@ unsigned Planner::nodeOfValue(Value v) const {
 /// offers such an edge.
 static bool upstreamReshardable(const TensorLayout &from, const TensorLayout &to) {
   using ::loom::GridAxes;
-  using Dims = SmallVector<GridAxes, 4>;
-  auto normalized = [](const Dims &d) {
-    Dims n(d);
-    while (!n.empty() && n.back().empty())
-      n.pop_back();
-    return n;
-  };
-  Dims src = normalized(from.splitAxes), dst = normalized(to.splitAxes);
+  using Dims = SplitDims;
+  Dims src = trimmedDims(from.splitAxes), dst = trimmedDims(to.splitAxes);
   if (src == dst)
     return true;
   auto at = [](const Dims &d, size_t i) { return i < d.size() ? d[i] : GridAxes(); };
-  auto lands = [&](Dims result) { return normalized(result) == dst; };
+  auto lands = [&](const Dims &result) { return trimmedDims(result) == dst; };
   auto prefixEqual = [](ArrayRef<int16_t> a, ArrayRef<int16_t> b) {
     return a.drop_back() == b.drop_back();
   };
@@ -1047,12 +1057,6 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
                                          SmallVector<std::string, 3> &names,
                                          int64_t &dp) {
   std::vector<Unit> units(numUnits);
-  for (size_t u = 0; u < numUnits; ++u)
-    units[u].label = unitLabels[u];
-  auto repNode = [&](Operation *op) {
-    auto it = representative.find(op);
-    return nodeOfOp.lookup(it == representative.end() ? op : it->second);
-  };
   // Axis roles, for names and data parallelism: an axis splitting the batch
   // loop of ops carrying most of the FLOPs is data-parallel (dp); one
   // splitting a weight is tensor-parallel (tp); anything else splits
@@ -1197,10 +1201,6 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
 }
 
 void Planner::indexProgram() {
-  auto repNode = [&](Operation *op) {
-    auto it = representative.find(op);
-    return nodeOfOp.lookup(it == representative.end() ? op : it->second);
-  };
   program.nodeOfOp.resize(model->ops.size());
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     program.nodeOfOp[i] = repNode(o.op);
@@ -1279,8 +1279,8 @@ void Planner::solveGrid(unsigned gi) {
     sv.grid = gi;
     sv.choice = s.choice;
     sv.exact = exact;
-    sv.units = evaluateUnits(grid, sv.choice, sv.axisNames, sv.dataParallel);
-    sv.batches.push_back({irBatch, sv.units});
+    sv.batches.push_back(
+        {irBatch, evaluateUnits(grid, sv.choice, sv.axisNames, sv.dataParallel)});
     solved.push_back(std::move(sv));
     priceConfigs(solved.size() - 1, 0);
   };
@@ -1389,8 +1389,8 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   const int64_t p = grid.pp, v = stages / std::max<int64_t>(1, p);
   // Memory of a stage, grown one unit at a time.
   struct StageMemory {
-    StageMemory(const Planner &planner, const std::vector<Unit> &units,
-                const Config &cfg, int64_t dataParallel, int64_t held)
+    StageMemory(const Planner &planner, const Config &cfg, int64_t dataParallel,
+                int64_t held)
         : planner(planner), cfg(cfg), dataParallel(dataParallel), held(held) {}
     double add(const Unit &u) {
       st += planner.staticBytes(u, cfg, dataParallel);
@@ -1426,7 +1426,7 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   std::vector<size_t> pinnedEnd(stages, 0);
   std::vector<size_t> firstLater(stages, n);
   for (size_t u = 0; u < n; ++u)
-    if (int64_t pin = unitStagePin.empty() ? -1 : unitStagePin[u]; pin >= 0) {
+    if (int64_t pin = unitStagePin[u]; pin >= 0) {
       pinnedEnd[pin] = u + 1;
       for (int64_t s = 0; s < pin; ++s)
         firstLater[s] = std::min(firstLater[s], u);
@@ -1438,7 +1438,7 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
       size_t maxEnd = std::min(n - left, firstLater[s]);
       size_t b = a;
       size_t best = a;
-      StageMemory mem(*this, units, cfg, sv.dataParallel, held(s));
+      StageMemory mem(*this, cfg, sv.dataParallel, held(s));
       while (b < maxEnd) {
         ++b;
         if (prefix[b] - prefix[a] > T)
@@ -1607,8 +1607,7 @@ void Planner::priceConfigs(unsigned si, size_t firstBatch) {
   const int64_t global = irBatch * microBatches;
   for (size_t bi = firstBatch; bi < sv.batches.size(); ++bi) {
     const std::vector<Unit> &units = sv.batches[bi].units;
-    const BatchOption &batch = sv.batches[bi];
-    const int64_t m = global / batch.irBatch;
+    const int64_t m = global / sv.batches[bi].irBatch;
     for (bool rc : recomputes)
       for (int z : zeros)
         for (PipelineSchedule sched : schedules) {
@@ -1640,7 +1639,7 @@ void Planner::priceConfigs(unsigned si, size_t firstBatch) {
               cfg.stageOfUnit.assign(n, 0);
               int64_t pinned = -1; // a free unit follows the last pin before it
               for (size_t u = 0; u < n; ++u) {
-                if (!unitStagePin.empty() && unitStagePin[u] >= 0)
+                if (unitStagePin[u] >= 0)
                   pinned = unitStagePin[u];
                 cfg.stageOfUnit[u] = pins.numStages ? std::max<int64_t>(pinned, 0)
                                                     : u * stages / n;
@@ -1712,11 +1711,7 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
   const Solved &sv = solved[cfg.solved];
   activateGrid(sv.grid);
   const SearchGrid &grid = grids[sv.grid];
-  func::FuncOp f = func;
-  if (target != module)
-    for (auto candidate : target.getOps<func::FuncOp>())
-      if (candidate.getSymName() == func.getSymName())
-        f = candidate;
+  func::FuncOp f = plannedFunction(target);
   // The chosen micro-batch size (setUp checked that this rebatching works).
   (void)rebatch(f, sv.batches[cfg.batch].irBatch);
   // Ops of `f` in the same order as model->ops / model->weights.
@@ -1732,10 +1727,6 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
   MLIRContext *ctx = target.getContext();
   OpBuilder b(ctx);
   PlanCandidate cand = toCandidate(cfg);
-  auto repNode = [&](Operation *op) {
-    auto it = representative.find(op);
-    return nodeOfOp.lookup(it == representative.end() ? op : it->second);
-  };
 
   // Stages.
   std::vector<int64_t> stageOfOp(ops.size(), 0);
@@ -1866,7 +1857,7 @@ LogicalResult Planner::chooseAndAnnotate() {
   };
   auto rankKey = [&](unsigned i) {
     const Config &c = configs[i];
-    bool top = c.fits && c.stepTime <= fastest * 1.005;
+    bool top = c.fits && c.stepTime <= fastest * kEqualWithin;
     return std::make_tuple(!c.fits, !top, top ? axisCount(c) : 0,
                            c.fits ? c.stepTime : c.peakMemory);
   };
@@ -1944,7 +1935,7 @@ LogicalResult Planner::chooseAndAnnotate() {
     if (found) {
       double verifiedFastest = estimates[chosen]->stepTime;
       for (size_t k = 0; k < finalists.size(); ++k)
-        if (verifiedFits(k) && estimates[k]->stepTime <= verifiedFastest * 1.005 &&
+        if (verifiedFits(k) && estimates[k]->stepTime <= verifiedFastest * kEqualWithin &&
             axisCount(configs[finalists[k]]) < axisCount(configs[finalists[chosen]]))
           chosen = k;
     }
