@@ -51,3 +51,13 @@ if shutil.which("nvidia-smi") and subprocess.call(
     config.available_features.add("cuda")
 if shutil.which("mpirun"):
     config.available_features.add("mpi")
+
+# Execution tests of the CPU lowering: mlir-runner JIT-runs a lowered module
+# with upstream's printing helpers (%mlir_runner ... | FileCheck).
+runner_libs = ",".join(
+    os.path.join(config.llvm_lib_dir, lib)
+    for lib in ["libmlir_runner_utils.so", "libmlir_c_runner_utils.so"])
+config.substitutions.append(
+    ("%mlir_runner",
+     os.path.join(config.llvm_tools_dir, "mlir-runner") +
+     " -e main -entry-point-result=void -shared-libs=" + runner_libs))

@@ -8,6 +8,7 @@
 
 #include "dialects/Loom/IR/LoomDialect.h"
 #include "loom/Passes/Estimate.h"
+#include "loom/Passes/Lower.h"
 #include "loom/Passes/Plan.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -23,4 +24,6 @@ void mlir::loom::registerAllPasses() {
   mlir::registerAllPasses();
   registerLoomEstimatePasses();
   registerLoomPlanPasses();
+  registerLoomLowerPasses();
+  registerLoomLowerPipelines();
 }

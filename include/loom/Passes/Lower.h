@@ -1,0 +1,50 @@
+//===- Lower.h - lowering the planned program to native code ----*- C++ -*-===//
+//
+// Passes and the `loom-lower-to-cpu` pipeline that take partitioned (or
+// single-device) loom IR to the LLVM dialect, ready to be compiled into an
+// artifact that `loom-run` executes on N MPI ranks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_PASSES_LOWER_H
+#define LOOM_PASSES_LOWER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::loom {
+#define GEN_PASS_DECL
+#include "passes/Lower/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Lower/Passes.h.inc"
+
+struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
+  PassOptions::Option<std::string> entry{*this, "entry",
+                                         llvm::cl::desc("The entry function"),
+                                         llvm::cl::init("main")};
+};
+
+/// loom IR (planned or not) -> LLVM dialect: weights to arguments; if the
+/// module has a grid, sharding propagation, boundary shardings and
+/// partitioning; loom-to-linalg; collectives to MPI/loomrt; bufferization;
+/// loops; LLVM; the entry ABI.
+void buildLowerToCPUPipeline(OpPassManager &pm, const LowerToCPUOptions &options);
+
+/// Registers `loom-lower-to-cpu` (the passes register with
+/// registerLoomLowerPasses()).
+void registerLoomLowerPipelines();
+
+} // namespace mlir::loom
+
+#endif // LOOM_PASSES_LOWER_H

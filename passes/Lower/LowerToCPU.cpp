@@ -1,0 +1,57 @@
+//===- LowerToCPU.cpp - the loom-lower-to-cpu pipeline ---------------------===//
+//
+// loom IR, planned or not, to the LLVM dialect:
+//   1. weights become entry arguments;
+//   2. partition (a no-op without a grid): upstream sharding propagation,
+//      boundary shardings recorded for the manifest, upstream
+//      shard-partition, now still in loom ops plus shard collectives;
+//   3. loom -> linalg/tensor/arith/math;
+//   4. collectives: ours (all-gather, reduce-scatter, all-to-all) to loomrt
+//      calls, then upstream convert-shard-to-mpi for all-reduce and indices;
+//   5. bufferization with identity layouts at function boundaries, results
+//      as out-parameters, ownership-based deallocation;
+//   6. the entry ABI, loops, and upstream's conversions to LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Passes/Lower.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+static void addUpstream(OpPassManager &pm, StringRef pipeline) {
+  // The strings below are fixed; a parse failure is a bug in this file.
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    llvm::report_fatal_error("loom-lower-to-cpu: bad upstream pipeline");
+}
+
+void mlir::loom::buildLowerToCPUPipeline(OpPassManager &pm,
+                                         const LowerToCPUOptions &options) {
+  pm.addPass(createLoomWeightsToArguments({options.entry}));
+  pm.addPass(createLoomPartition({options.entry}));
+  pm.addPass(createLoomToLinalg());
+  pm.addPass(createLoomCollectivesToRuntime());
+  addUpstream(pm, "convert-shard-to-mpi,canonicalize,"
+                  "func.func(linalg-fuse-elementwise-ops),"
+                  "one-shot-bufferize{bufferize-function-boundaries=1 "
+                  "function-boundary-type-conversion=identity-layout-map},"
+                  "buffer-results-to-out-params{hoist-static-allocs=1},"
+                  "buffer-deallocation-pipeline");
+  pm.addPass(createLoomEntryABI({options.entry}));
+  addUpstream(pm, "func.func(convert-linalg-to-loops),lower-affine,"
+                  "expand-strided-metadata,convert-scf-to-cf,"
+                  "func.func(math-expand-ops),convert-math-to-llvm,"
+                  "convert-math-to-libm,convert-to-llvm,"
+                  "reconcile-unrealized-casts");
+}
+
+void mlir::loom::registerLoomLowerPipelines() {
+  PassPipelineRegistration<LowerToCPUOptions>(
+      "loom-lower-to-cpu",
+      "Lower loom IR (planned or not) to the LLVM dialect for loom-run",
+      buildLowerToCPUPipeline);
+}

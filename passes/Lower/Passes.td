@@ -1,0 +1,123 @@
+//===- Passes.td - lowering the planned program to native code -*- tablegen -*-===//
+
+#ifndef LOOM_PASSES_LOWER_PASSES_TD
+#define LOOM_PASSES_LOWER_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LoomToLinalg : Pass<"loom-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower every loom op to linalg, tensor, arith, math and scf";
+  let description = [{
+    Rewrites each loom op into upstream value-semantic ops (named or generic
+    linalg ops on tensors, tensor reshapes and slices, arith/math bodies), and
+    drops the signedness of integer types in function signatures, so that
+    upstream `one-shot-bufferize` and the LLVM conversions can compile the
+    program. `loom.weight` must have been turned into arguments first
+    (`--loom-weights-to-arguments`). Shard ops pass through unchanged.
+
+    Before:
+    ```mlir
+    %y = loom.unary relu %x : tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %e = tensor.empty() : tensor<4xf32>
+    %y = linalg.generic {...} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %m = arith.maximumf %in, %zero : f32
+        linalg.yield %m : f32
+    } -> tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::bufferization::BufferizationDialect"
+  ];
+}
+
+def LoomWeightsToArguments : Pass<"loom-weights-to-arguments", "::mlir::ModuleOp"> {
+  let summary = "Turn the entry function's loom.weight ops into arguments";
+  let description = [{
+    A compiled program does not read files: the runtime loads each rank's
+    shard of every weight and passes it in. This pass replaces every
+    `loom.weight` of the entry function with a new trailing argument (one per
+    distinct weight, in first-use order) carrying a `loom.weight` argument
+    attribute `{role, name, file, offset}`, so that partitioning shards it like
+    any other argument and the artifact's manifest can say where its bytes are.
+
+    Before:
+    ```mlir
+    func.func @main(%x: tensor<2x4xf32>) -> tensor<2x8xf32> {
+      %w = loom.weight parameter "fc.weight" from "m.bin"[0] : tensor<4x8xf32>
+      ...
+    ```
+    After:
+    ```mlir
+    func.func @main(%x: tensor<2x4xf32>,
+                    %w: tensor<4x8xf32> {loom.weight = {file = "m.bin", name = "fc.weight", offset = 0 : i64, role = "parameter"}})
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,
+  ];
+}
+
+def LoomPartition : Pass<"loom-partition", "::mlir::ModuleOp"> {
+  let summary = "Partition a planned program into its per-device SPMD form";
+  let description = [{
+    A no-op for a module without a `shard.grid`. Otherwise runs upstream
+    `sharding-propagation`, makes the entry's results replicated (each rank
+    returns the whole output; partitioning inserts the gathers), records how
+    every argument and result of the entry is split, and runs upstream
+    `shard-partition` and `canonicalize`. The result is still loom ops plus
+    `shard` collectives, the form both backends start from.
+
+    The record is a `loom.sharding` argument/result attribute: the global
+    shape and, per dimension, the grid axes it is split over (major to
+    minor), e.g. `{grid = @g, shape = array<i64: 8, 16>, split = [[0], []]}`.
+    The artifact's manifest copies it so the runtime can give each rank its
+    slice of every input and weight.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+def LoomCollectivesToRuntime
+    : Pass<"loom-collectives-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lower shard collectives upstream cannot lower to loomrt calls";
+  let description = [{
+    Upstream `convert-shard-to-mpi` lowers `shard.all_reduce` and the process
+    index ops; it has no pattern for `all_gather`, `reduce_scatter` or
+    `all_to_all`. This pass rewrites those into calls of the runtime's C ABI
+    (`loomrt_all_gather`, `loomrt_reduce_scatter`, `loomrt_all_to_all`) on
+    contiguous buffers, with the layout changes around them (moving the
+    gathered/scattered dimension to the front and back) done in linalg, and
+    lowers `shard.all_slice` with upstream's pattern.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::bufferization::BufferizationDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::affine::AffineDialect"
+  ];
+}
+
+def LoomEntryABI : Pass<"loom-entry-abi", "::mlir::ModuleOp"> {
+  let summary = "Give the lowered entry function the runtime's calling convention";
+  let description = [{
+    Runs on the LLVM dialect. Adds `void loom_entry(void **buffers)`, which
+    loads one pointer per argument (inputs, weights, then outputs, as the
+    manifest lists them) and calls the entry function, lowered with bare
+    pointers and its results turned into out-parameters. The runtime calls
+    it through `dlsym` without knowing anything about MLIR's memref ABI.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // LOOM_PASSES_LOWER_PASSES_TD

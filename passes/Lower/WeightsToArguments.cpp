@@ -1,0 +1,82 @@
+//===- WeightsToArguments.cpp - loom.weight ops become entry arguments ----===//
+//
+// The compiled program never opens a file; the runtime passes every weight
+// in, already cut to the rank's shard. This pass appends one argument per
+// distinct weight (same name, file and offset) to the entry function, in
+// first-use order, replaces the ops with it, and records where the bytes
+// live in a `loom.weight` argument attribute for the manifest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Passes/Lower.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_LOOMWEIGHTSTOARGUMENTS
+#include "passes/Lower/Passes.h.inc"
+} // namespace mlir::loom
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+struct WeightsToArgumentsPass
+    : mlir::loom::impl::LoomWeightsToArgumentsBase<WeightsToArgumentsPass> {
+  using LoomWeightsToArgumentsBase::LoomWeightsToArgumentsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func || func.isExternal()) {
+      mlir::emitError(module.getLoc(), "loom-weights-to-arguments: no entry function '")
+          << entry << "' with a body";
+      return signalPassFailure();
+    }
+    // Weights outside the entry function would need the runtime to pass
+    // them through every call; the importers never produce that.
+    WalkResult stray = module.walk([&](WeightOp op) {
+      if (op->getParentOfType<func::FuncOp>() == func)
+        return WalkResult::advance();
+      op.emitOpError("is outside the entry function '")
+          << entry << "'; only the entry function may load weights";
+      return WalkResult::interrupt();
+    });
+    if (stray.wasInterrupted())
+      return signalPassFailure();
+
+    using Key = std::tuple<StringRef, StringRef, int64_t>;
+    llvm::MapVector<Key, SmallVector<WeightOp>> weights;
+    func.walk([&](WeightOp op) {
+      weights[{op.getName(), op.getFile(), op.getOffset()}].push_back(op);
+    });
+    Builder builder(&getContext());
+    for (auto &[key, ops] : weights) {
+      WeightOp first = ops.front();
+      unsigned index = func.getNumArguments();
+      NamedAttribute fields[] = {
+          builder.getNamedAttr("role", builder.getStringAttr(
+                                           stringifyWeightRole(first.getRole()))),
+          builder.getNamedAttr("name", first.getNameAttr()),
+          builder.getNamedAttr("file", first.getFileAttr()),
+          builder.getNamedAttr("offset", builder.getI64IntegerAttr(first.getOffset()))};
+      DictionaryAttr attrs = builder.getDictionaryAttr(
+          builder.getNamedAttr("loom.weight", builder.getDictionaryAttr(fields)));
+      if (failed(func.insertArgument(index, first.getType(), attrs, first.getLoc())))
+        return signalPassFailure();
+      for (WeightOp op : ops) {
+        if (op.getType() != first.getType()) {
+          op.emitOpError("reads weight '")
+              << op.getName() << "' as " << op.getType() << " but another use reads it as "
+              << first.getType();
+          return signalPassFailure();
+        }
+        op.replaceAllUsesWith(func.getArgument(index));
+        op.erase();
+      }
+    }
+  }
+};
+} // namespace
