@@ -1,4 +1,15 @@
-//===- EntryABI.cpp - TODO ---===//
+//===- EntryABI.cpp - void loom_entry(void **buffers) ---------------------===//
+//
+// The runtime must call the compiled program without knowing MLIR's memref
+// descriptors. After bufferization the entry takes one static, identity-
+// layout memref per input, weight and (out-parameter) output; this pass adds
+//   func.func @loom_entry(%buffers: !llvm.ptr)
+// which loads the i-th pointer, wraps it in a descriptor (allocated = aligned
+// = the pointer, offset 0, the static sizes and row-major strides) and calls
+// the entry. The descriptor is built in the LLVM dialect and cast to the
+// memref type; the LLVM conversion folds the cast pair away.
+//
+//===----------------------------------------------------------------------===//
 
 #include "loom/Passes/Lower.h"
 
@@ -11,8 +22,82 @@ using namespace mlir;
 using namespace mlir::loom;
 
 namespace {
-struct LoomEntryABIPass : mlir::loom::impl::LoomEntryABIBase<LoomEntryABIPass> {
+struct EntryABIPass : mlir::loom::impl::LoomEntryABIBase<EntryABIPass> {
   using LoomEntryABIBase::LoomEntryABIBase;
-  void runOnOperation() override {}
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func) {
+      mlir::emitError(module.getLoc(), "loom-entry-abi: no entry function '")
+          << entry << "'";
+      return signalPassFailure();
+    }
+    if (func.getNumResults() != 0) {
+      func.emitOpError("still returns values after bufferization; the entry "
+                       "ABI needs every result as an out-parameter");
+      return signalPassFailure();
+    }
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      auto memref = dyn_cast<MemRefType>(type);
+      if (!memref || !memref.hasStaticShape() ||
+          !memref.getLayout().isIdentity()) {
+        func.emitOpError("argument #")
+            << i << " has type " << type
+            << "; the entry ABI passes only static, identity-layout buffers";
+        return signalPassFailure();
+      }
+    }
+    if (module.lookupSymbol("loom_entry")) {
+      func.emitOpError("cannot get an entry wrapper: the module already "
+                       "defines 'loom_entry'");
+      return signalPassFailure();
+    }
+
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    Location loc = func.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = b.getI64Type();
+    auto wrapper = func::FuncOp::create(b, loc, "loom_entry",
+                                        b.getFunctionType({ptr}, {}));
+    Block *body = wrapper.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    Value buffers = body->getArgument(0);
+    auto constant = [&](int64_t v) {
+      return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+    };
+    SmallVector<Value> args;
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      auto memref = cast<MemRefType>(type);
+      Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, buffers,
+                                       ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      Value data = LLVM::LoadOp::create(b, loc, ptr, slot);
+      int64_t rank = memref.getRank();
+      SmallVector<Type> fields = {ptr, ptr, i64};
+      if (rank > 0) {
+        fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+        fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+      }
+      auto descType = LLVM::LLVMStructType::getLiteral(ctx, fields);
+      Value desc = LLVM::PoisonOp::create(b, loc, descType);
+      desc = LLVM::InsertValueOp::create(b, loc, desc, data, ArrayRef<int64_t>{0});
+      desc = LLVM::InsertValueOp::create(b, loc, desc, data, ArrayRef<int64_t>{1});
+      desc = LLVM::InsertValueOp::create(b, loc, desc, constant(0), ArrayRef<int64_t>{2});
+      int64_t stride = 1;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        desc = LLVM::InsertValueOp::create(
+            b, loc, desc, constant(memref.getDimSize(d)),
+            ArrayRef<int64_t>{3, d});
+        desc = LLVM::InsertValueOp::create(b, loc, desc, constant(stride),
+                                           ArrayRef<int64_t>{4, d});
+        stride *= memref.getDimSize(d);
+      }
+      args.push_back(
+          UnrealizedConversionCastOp::create(b, loc, memref, desc).getResult(0));
+    }
+    func::CallOp::create(b, loc, func, args);
+    func::ReturnOp::create(b, loc);
+  }
 };
 } // namespace

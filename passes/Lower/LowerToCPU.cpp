@@ -29,17 +29,22 @@ static void addUpstream(OpPassManager &pm, StringRef pipeline) {
     llvm::report_fatal_error("loom-lower-to-cpu: bad upstream pipeline");
 }
 
-void mlir::loom::buildLowerToCPUPipeline(OpPassManager &pm,
-                                         const LowerToCPUOptions &options) {
+void mlir::loom::buildPartitionPipeline(OpPassManager &pm,
+                                        const LowerToCPUOptions &options) {
   pm.addPass(createLoomWeightsToArguments({options.entry}));
   pm.addPass(createLoomPartition({options.entry}));
+}
+
+void mlir::loom::buildPartitionedToLLVMPipeline(
+    OpPassManager &pm, const LowerToCPUOptions &options) {
   pm.addPass(createLoomToLinalg());
   pm.addPass(createLoomCollectivesToRuntime());
   addUpstream(pm, "convert-shard-to-mpi,canonicalize,"
                   "func.func(linalg-fuse-elementwise-ops),"
                   "one-shot-bufferize{bufferize-function-boundaries=1 "
                   "function-boundary-type-conversion=identity-layout-map},"
-                  "buffer-results-to-out-params{hoist-static-allocs=1},"
+                  "buffer-results-to-out-params{hoist-static-allocs=1 "
+                  "modify-public-functions=1},"
                   "buffer-deallocation-pipeline");
   pm.addPass(createLoomEntryABI({options.entry}));
   addUpstream(pm, "func.func(convert-linalg-to-loops),lower-affine,"
@@ -47,6 +52,12 @@ void mlir::loom::buildLowerToCPUPipeline(OpPassManager &pm,
                   "func.func(math-expand-ops),convert-math-to-llvm,"
                   "convert-math-to-libm,convert-to-llvm,"
                   "reconcile-unrealized-casts");
+}
+
+void mlir::loom::buildLowerToCPUPipeline(OpPassManager &pm,
+                                         const LowerToCPUOptions &options) {
+  buildPartitionPipeline(pm, options);
+  buildPartitionedToLLVMPipeline(pm, options);
 }
 
 void mlir::loom::registerLoomLowerPipelines() {

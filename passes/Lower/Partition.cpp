@@ -1,8 +1,23 @@
-//===- Partition.cpp - TODO ---===//
+//===- Partition.cpp - --loom-partition: planned IR to per-device SPMD ----===//
+//
+// Wraps upstream's partitioning (`sharding-propagation`, `shard-partition`)
+// with the two things a runnable program needs beyond it:
+//  * the entry returns whole outputs: each result gets a replicated
+//    annotation for its user (the return), so partitioning inserts the
+//    gathers/all-reduces that assemble it on every rank;
+//  * the boundary is recorded: every argument and result of the entry gets
+//    `loom.sharding = {grid, shape, split}` (global shape, grid axes per
+//    dimension), which the artifact manifest copies so the runtime can cut
+//    each rank's slice of inputs and weights.
+// A module without a grid is left alone (single-device program).
+//
+//===----------------------------------------------------------------------===//
 
 #include "loom/Passes/Lower.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::loom {
 #define GEN_PASS_DEF_LOOMPARTITION
@@ -12,9 +27,121 @@ namespace mlir::loom {
 using namespace mlir;
 using namespace mlir::loom;
 
+/// `[[0], []]`-style record of a sharding's split axes, padded to `rank`.
+static ArrayAttr splitRecord(Builder &b, ArrayRef<shard::GridAxesAttr> axes,
+                             int64_t rank) {
+  SmallVector<Attribute> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    SmallVector<Attribute> list;
+    if (d < static_cast<int64_t>(axes.size()))
+      for (int16_t axis : axes[d].asArrayRef())
+        list.push_back(b.getI64IntegerAttr(axis));
+    dims.push_back(b.getArrayAttr(list));
+  }
+  return b.getArrayAttr(dims);
+}
+
+static DictionaryAttr shardingRecord(Builder &b, FlatSymbolRefAttr grid,
+                                     RankedTensorType type,
+                                     ArrayRef<shard::GridAxesAttr> axes) {
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("grid", grid),
+       b.getNamedAttr("shape", b.getDenseI64ArrayAttr(type.getShape())),
+       b.getNamedAttr("split", splitRecord(b, axes, type.getRank()))});
+}
+
 namespace {
-struct LoomPartitionPass : mlir::loom::impl::LoomPartitionBase<LoomPartitionPass> {
+struct LoomPartitionPass
+    : mlir::loom::impl::LoomPartitionBase<LoomPartitionPass> {
   using LoomPartitionBase::LoomPartitionBase;
-  void runOnOperation() override {}
+
+  LogicalResult runUpstream(StringRef pipeline) {
+    OpPassManager pm(ModuleOp::getOperationName());
+    if (failed(parsePassPipeline(pipeline, pm)))
+      return failure();
+    return runPipeline(pm, getOperation());
+  }
+
+  /// The sharding an argument is used with: the first `annotate_for_users`
+  /// annotation (upstream partitions the argument by it); none = replicated.
+  FailureOr<shard::Sharding> argumentSharding(BlockArgument arg) {
+    std::optional<shard::Sharding> found;
+    for (Operation *user : arg.getUsers()) {
+      auto annotation = dyn_cast<shard::ShardOp>(user);
+      if (!annotation || !annotation.getAnnotateForUsers())
+        continue;
+      shard::Sharding sharding(annotation.getSharding());
+      if (found && !(*found == sharding))
+        return annotation.emitOpError(
+            "is one of two different annotations of entry argument #")
+               << arg.getArgNumber()
+               << "; the runtime can give a rank only one slice of it";
+      found = sharding;
+    }
+    if (!found)
+      return shard::Sharding();
+    return *found;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
+    if (grids.empty())
+      return;
+    if (grids.size() > 1) {
+      grids[1].emitOpError("is a second grid; a runnable program has one");
+      return signalPassFailure();
+    }
+    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func || func.isExternal()) {
+      mlir::emitError(module.getLoc(), "loom-partition: no entry function '")
+          << entry << "' with a body";
+      return signalPassFailure();
+    }
+    if (failed(runUpstream("func.func(sharding-propagation)")))
+      return signalPassFailure();
+
+    Builder b(&getContext());
+    auto grid = FlatSymbolRefAttr::get(grids.front().getSymNameAttr());
+    for (BlockArgument arg : func.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type)
+        continue;
+      FailureOr<shard::Sharding> sharding = argumentSharding(arg);
+      if (failed(sharding))
+        return signalPassFailure();
+      if (!sharding->getStaticHaloSizes().empty() ||
+          !sharding->getStaticShardedDimsOffsets().empty()) {
+        func.emitOpError("argument #")
+            << arg.getArgNumber()
+            << " is sharded with halos or uneven offsets, which the runtime "
+               "cannot slice";
+        return signalPassFailure();
+      }
+      func.setArgAttr(arg.getArgNumber(), "loom.sharding",
+                      shardingRecord(b, grid, type, sharding->getSplitAxes()));
+    }
+
+    // Replicated results: annotate each returned value for its user.
+    func.walk([&](func::ReturnOp ret) {
+      OpBuilder builder(ret);
+      Value replicated = shard::ShardingOp::create(
+          builder, ret.getLoc(), grid, ArrayRef<shard::GridAxesAttr>{});
+      for (OpOperand &operand : ret->getOpOperands()) {
+        if (!isa<RankedTensorType>(operand.get().getType()))
+          continue;
+        operand.set(shard::ShardOp::create(builder, ret.getLoc(), operand.get(),
+                                           replicated,
+                                           /*annotate_for_users=*/true));
+      }
+    });
+    for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+      if (auto tensor = dyn_cast<RankedTensorType>(type))
+        func.setResultAttr(index, "loom.sharding",
+                           shardingRecord(b, grid, tensor, {}));
+
+    if (failed(runUpstream("func.func(shard-partition,canonicalize)")))
+      return signalPassFailure();
+  }
 };
 } // namespace

@@ -101,7 +101,8 @@ def LoomCollectivesToRuntime
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect",
     "::mlir::bufferization::BufferizationDialect", "::mlir::func::FuncDialect",
-    "::mlir::LLVM::LLVMDialect", "::mlir::affine::AffineDialect"
+    "::mlir::LLVM::LLVMDialect", "::mlir::affine::AffineDialect",
+    "::mlir::DLTIDialect"
   ];
 }
 

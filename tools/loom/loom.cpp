@@ -6,7 +6,9 @@
 // list the cluster presets and print a spec (docs/cluster-spec.md).
 // `loom estimate MODEL --cluster NAME` prices one step of the model's plan (a
 // single device until it carries one) with the cost model
-// (docs/cost-model.md). Later phases add planning verbs beside them. Every failure is a diagnostic naming
+// (docs/cost-model.md). `loom compile MODEL -o DIR` lowers the model (and
+// its plan, if it carries one or `--plan` asks for one) to a loom-run
+// artifact (docs/artifact.md). Every failure is a diagnostic naming
 // the file (or the field of a spec) and exits 1; output files are written
 // only on success.
 //
@@ -16,11 +18,14 @@
 #include "loom/Cost/Cluster.h"
 #include "loom/Cost/Estimate.h"
 #include "loom/InitAll.h"
+#include "loom/Target/CPUArtifact.h"
 #include "loom/Translate/Import.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -40,22 +45,28 @@ static cl::SubCommand summarizeCmd("summarize",
 static cl::SubCommand
     estimateCmd("estimate", "Import a model and estimate the time and memory "
                             "of one step of its plan on a cluster");
+static cl::SubCommand
+    compileCmd("compile", "Import a model, partition it by its plan, and "
+                          "compile it into a loom-run artifact directory");
 static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
                                       cl::desc("<model.onnx|trace.json|.mlir>"),
-                                      cl::sub(summarizeCmd), cl::sub(estimateCmd));
+                                      cl::sub(summarizeCmd), cl::sub(estimateCmd),
+                                      cl::sub(compileCmd));
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Pin an input's shape: NAME=D0xD1x... (repeatable)"),
-                cl::sub(summarizeCmd), cl::sub(estimateCmd));
+                cl::sub(summarizeCmd), cl::sub(estimateCmd), cl::sub(compileCmd));
 static cl::opt<int64_t>
     defaultDim("default-dim",
                cl::desc("Value for dynamic dims not pinned by --input-shape"),
-               cl::init(-1), cl::sub(summarizeCmd), cl::sub(estimateCmd));
+               cl::init(-1), cl::sub(summarizeCmd), cl::sub(estimateCmd),
+               cl::sub(compileCmd));
 static cl::opt<bool> jsonOutput("json", cl::desc("Print the summary as JSON"),
                                 cl::sub(summarizeCmd), cl::sub(estimateCmd));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
-                                       cl::sub(summarizeCmd), cl::sub(estimateCmd));
+                                       cl::sub(summarizeCmd), cl::sub(estimateCmd),
+                                       cl::sub(compileCmd));
 static cl::opt<bool> emitIR("emit-mlir",
                             cl::desc("Also print the imported loom IR"),
                             cl::sub(summarizeCmd));
@@ -70,6 +81,21 @@ static cl::opt<int64_t>
     estimateGlobalBatch("global-batch",
                         cl::desc("Samples per step (default: the IR's batch)"),
                         cl::init(0), cl::sub(estimateCmd));
+
+static cl::opt<std::string>
+    compilePlan("plan",
+                cl::desc("Plan first with --loom-plan and these options, e.g. "
+                         "'cluster=NAME mode=infer global-batch=8'"),
+                cl::sub(compileCmd));
+static cl::opt<std::string> compileEntry("entry", cl::desc("Entry function"),
+                                         cl::init("main"), cl::sub(compileCmd));
+static cl::opt<unsigned> compileOptLevel("O", cl::desc("LLVM optimization level"),
+                                         cl::init(2), cl::Prefix,
+                                         cl::sub(compileCmd));
+static cl::opt<std::string>
+    compileDumpLLVM("dump-llvm-dialect",
+                    cl::desc("Also write the lowered LLVM-dialect module here"),
+                    cl::sub(compileCmd));
 
 static cl::SubCommand
     clusterCmd("cluster", "Cluster specs: 'cluster list' prints the presets, "
@@ -184,6 +210,34 @@ static int runEstimate(MLIRContext &ctx) {
   });
 }
 
+static int runCompile(MLIRContext &ctx) {
+  SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  if (outputPath == "-") {
+    errs() << "loom: error: compile needs -o ARTIFACT_DIR\n";
+    return 1;
+  }
+  OwningOpRef<ModuleOp> module = importFromOptions(ctx);
+  if (!module)
+    return 1;
+  if (!compilePlan.empty()) {
+    PassManager pm(&ctx);
+    if (failed(parsePassPipeline("loom-plan{" + compilePlan + "}", pm, errs())))
+      return 1;
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  mlir::loom::CPUArtifactOptions options;
+  options.outputDir = outputPath;
+  options.entry = compileEntry;
+  options.optLevel = compileOptLevel;
+  options.dumpLLVMDialect = compileDumpLLVM;
+  SmallString<256> dir(modelPath.getValue());
+  sys::path::remove_filename(dir);
+  options.weightsDir = dir.empty() ? "." : dir.str().str();
+  return failed(mlir::loom::writeCPUArtifact(*module, options)) ? 1 : 0;
+}
+
 /// A number with up to 4 significant digits after unit scaling.
 static std::string num(double v) {
   std::string s;
@@ -293,7 +347,12 @@ int main(int argc, char **argv) {
     return runEstimate(ctx);
   if (summarizeCmd)
     return runSummarize(ctx);
+  if (compileCmd) {
+    mlir::loom::registerAllPasses();
+    return runCompile(ctx);
+  }
   errs() << "loom: no command given; try 'loom summarize MODEL', "
-            "'loom estimate MODEL --cluster NAME', 'loom cluster list' or --help\n";
+            "'loom estimate MODEL --cluster NAME', 'loom compile MODEL -o DIR', "
+            "'loom cluster list' or --help\n";
   return 1;
 }

@@ -35,7 +35,15 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                                          llvm::cl::init("main")};
 };
 
-/// loom IR (planned or not) -> LLVM dialect: weights to arguments; if the
+/// Weights to arguments, then partitioning (a no-op without a grid). The
+/// entry's signature after it is what the artifact manifest describes.
+void buildPartitionPipeline(OpPassManager &pm, const LowerToCPUOptions &options);
+
+/// The per-device program (loom ops + shard collectives) -> LLVM dialect.
+void buildPartitionedToLLVMPipeline(OpPassManager &pm,
+                                    const LowerToCPUOptions &options);
+
+/// Both of the above: loom IR (planned or not) -> LLVM dialect: weights to arguments; if the
 /// module has a grid, sharding propagation, boundary shardings and
 /// partitioning; loom-to-linalg; collectives to MPI/loomrt; bufferization;
 /// loops; LLVM; the entry ABI.

@@ -1,0 +1,333 @@
+//===- CPUArtifact.cpp - compile loom IR into a loom-run artifact ---------===//
+//
+// Runs the loom-lower-to-cpu pipeline in two halves. Between them the entry
+// function's signature is the per-device interface: its arguments (inputs,
+// then weights) and results carry `loom.name`, `loom.weight` and
+// `loom.sharding`, which become manifest.json. The LLVM dialect is then
+// translated to LLVM IR, optimized and compiled to an object for the host
+// in-process; the system linker driver (`cc`) turns the object into
+// program.so. Undefined MPI and loomrt symbols are left for the dynamic
+// loader: loom-run loads the program into a process that already holds
+// libmpi and libloomrt.
+//
+// Everything is written into a temporary sibling directory that replaces
+// the artifact directory only once complete.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Target/CPUArtifact.h"
+
+#include "loom/Passes/Lower.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+/// The manifest's dtype names (runtime/include/loomrt.h).
+static std::optional<StringRef> dtypeName(Type type) {
+  if (type.isF32()) return StringRef("float32");
+  if (type.isF64()) return StringRef("float64");
+  if (type.isF16()) return StringRef("float16");
+  if (type.isBF16()) return StringRef("bfloat16");
+  if (type.isInteger(1)) return StringRef("bool");
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    bool isUnsigned = integer.isUnsigned();
+    switch (integer.getWidth()) {
+    case 8: return StringRef(isUnsigned ? "uint8" : "int8");
+    case 16: return StringRef(isUnsigned ? "uint16" : "int16");
+    case 32: return StringRef(isUnsigned ? "uint32" : "int32");
+    case 64: return StringRef(isUnsigned ? "uint64" : "int64");
+    default: break;
+    }
+  }
+  return std::nullopt;
+}
+
+static llvm::json::Array toJSON(ArrayRef<int64_t> values) {
+  llvm::json::Array array;
+  for (int64_t v : values)
+    array.push_back(v);
+  return array;
+}
+
+/// One manifest tensor: name, dtype, global and local shape, split axes.
+static FailureOr<llvm::json::Object>
+describeTensor(func::FuncOp func, StringRef what, unsigned index, Type type,
+               DictionaryAttr attrs, StringRef fallbackName) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::optional<StringRef> dtype =
+      tensor ? dtypeName(tensor.getElementType()) : std::nullopt;
+  if (!tensor || !tensor.hasStaticShape() || !dtype)
+    return func.emitOpError() << what << " #" << index << " has type " << type
+                              << "; an artifact passes static tensors of "
+                                 "float, integer or bool elements only";
+  std::string name = fallbackName.str();
+  if (auto attr = attrs ? attrs.getAs<StringAttr>("loom.name") : nullptr)
+    name = attr.str();
+  llvm::json::Object record{{"name", name},
+                            {"dtype", *dtype},
+                            {"local_shape", toJSON(tensor.getShape())}};
+  auto sharding =
+      attrs ? attrs.getAs<DictionaryAttr>("loom.sharding") : nullptr;
+  llvm::json::Array split;
+  if (sharding) {
+    record["shape"] = toJSON(sharding.getAs<DenseI64ArrayAttr>("shape").asArrayRef());
+    for (Attribute dim : sharding.getAs<ArrayAttr>("split")) {
+      llvm::json::Array axes;
+      for (Attribute axis : cast<ArrayAttr>(dim))
+        axes.push_back(cast<IntegerAttr>(axis).getInt());
+      split.push_back(std::move(axes));
+    }
+  } else {
+    record["shape"] = toJSON(tensor.getShape());
+    for (int64_t d = 0; d < tensor.getRank(); ++d)
+      split.push_back(llvm::json::Array());
+  }
+  record["split"] = std::move(split);
+  return record;
+}
+
+/// The manifest of the partitioned entry function.
+static FailureOr<llvm::json::Object>
+describeEntry(ModuleOp module, func::FuncOp func, const CPUArtifactOptions &options) {
+  llvm::json::Object manifest{{"format", "loom-artifact"},
+                              {"version", 1},
+                              {"backend", "cpu"},
+                              {"library", "program.so"},
+                              {"entry", "loom_entry"}};
+  int64_t ranks = 1;
+  auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
+  if (grids.empty()) {
+    manifest["grid"] = llvm::json::Object{{"name", ""}, {"shape", llvm::json::Array()}};
+  } else {
+    ArrayRef<int64_t> shape = grids.front().getShape();
+    for (int64_t size : shape)
+      ranks *= size;
+    manifest["grid"] = llvm::json::Object{
+        {"name", grids.front().getSymName()}, {"shape", toJSON(shape)}};
+  }
+  manifest["ranks"] = ranks;
+
+  llvm::json::Array inputs, weights, outputs;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    DictionaryAttr attrs = func.getArgAttrDict(i);
+    auto weight = attrs ? attrs.getAs<DictionaryAttr>("loom.weight") : nullptr;
+    if (!weight && !weights.empty())
+      return func.emitOpError("input argument #")
+             << i << " follows a weight argument; the runtime passes all "
+                     "inputs before all weights";
+    FailureOr<llvm::json::Object> record =
+        describeTensor(func, "argument", i, func.getArgumentTypes()[i], attrs,
+                       ("input_" + Twine(i)).str());
+    if (failed(record))
+      return failure();
+    if (!weight) {
+      inputs.push_back(std::move(*record));
+      continue;
+    }
+    SmallString<256> file(weight.getAs<StringAttr>("file").getValue());
+    if (!llvm::sys::path::is_absolute(file)) {
+      SmallString<256> joined(options.weightsDir);
+      llvm::sys::path::append(joined, file);
+      file = joined;
+    }
+    llvm::sys::fs::make_absolute(file);
+    (*record)["name"] = weight.getAs<StringAttr>("name").getValue();
+    (*record)["file"] = file.str();
+    (*record)["offset"] = weight.getAs<IntegerAttr>("offset").getInt();
+    (*record)["role"] = weight.getAs<StringAttr>("role").getValue();
+    weights.push_back(std::move(*record));
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    FailureOr<llvm::json::Object> record =
+        describeTensor(func, "result", i, func.getResultTypes()[i],
+                       func.getResultAttrDict(i), ("output_" + Twine(i)).str());
+    if (failed(record))
+      return failure();
+    outputs.push_back(std::move(*record));
+  }
+  manifest["inputs"] = std::move(inputs);
+  manifest["weights"] = std::move(weights);
+  manifest["outputs"] = std::move(outputs);
+  return manifest;
+}
+
+/// LLVM dialect -> optimized native object at `path`.
+static LogicalResult emitObject(ModuleOp module, unsigned optLevel,
+                                StringRef path) {
+  MLIRContext *ctx = module.getContext();
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "loom-program");
+  if (!llvmModule)
+    return mlir::emitError(module.getLoc(), "cannot translate to LLVM IR");
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return mlir::emitError(module.getLoc(), "no LLVM target for the host: ")
+           << error;
+  llvm::SubtargetFeatures features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature.first(), feature.second);
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(),
+      llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+      optLevel >= 2 ? llvm::CodeGenOptLevel::Aggressive
+                    : llvm::CodeGenOptLevel::Default));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  if (llvm::Error err = makeOptimizingTransformer(optLevel, 0, machine.get())(
+          llvmModule.get()))
+    return mlir::emitError(module.getLoc(), "LLVM optimization failed: ")
+           << llvm::toString(std::move(err));
+
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return mlir::emitError(module.getLoc(), "cannot write '")
+           << path << "': " << ec.message();
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, out, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return mlir::emitError(module.getLoc(),
+                           "the host target cannot emit object files");
+  codegen.run(*llvmModule);
+  out.close();
+  if (out.has_error())
+    return mlir::emitError(module.getLoc(), "cannot write '") << path << "'";
+  return success();
+}
+
+static LogicalResult linkSharedLibrary(Location loc, StringRef linker,
+                                       StringRef object, StringRef library) {
+  llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(linker);
+  if (!program)
+    return mlir::emitError(loc, "linker driver '")
+           << linker << "' not found on PATH";
+  SmallVector<StringRef> args = {*program, "-shared", "-o", library, object,
+                                 "-lm"};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, {}, 0, 0,
+                                     &error);
+  if (rc != 0)
+    return mlir::emitError(loc, "linking '")
+           << library << "' failed (" << *program << " exit " << rc
+           << (error.empty() ? "" : ": " + error) << ")";
+  return success();
+}
+
+/// Runs `build` into a fresh sibling of `dir`, then swaps it in.
+static LogicalResult
+writeDirectoryAtomically(Location loc, StringRef dir,
+                         llvm::function_ref<LogicalResult(StringRef)> build) {
+  if (llvm::sys::fs::exists(dir) &&
+      !llvm::sys::fs::exists(dir + "/manifest.json")) {
+    llvm::sys::fs::file_status status;
+    bool isEmptyDir = false;
+    if (llvm::sys::fs::is_directory(dir)) {
+      std::error_code ec;
+      isEmptyDir = llvm::sys::fs::directory_iterator(dir, ec) ==
+                   llvm::sys::fs::directory_iterator();
+    }
+    if (!isEmptyDir)
+      return mlir::emitError(loc, "'")
+             << dir << "' exists and is not an artifact; not replacing it";
+  }
+  std::string staging =
+      (dir + ".partial-" + Twine(llvm::sys::Process::getProcessId())).str();
+  llvm::sys::fs::remove_directories(staging);
+  if (std::error_code ec = llvm::sys::fs::create_directories(staging))
+    return mlir::emitError(loc, "cannot create '")
+           << staging << "': " << ec.message();
+  if (failed(build(staging))) {
+    llvm::sys::fs::remove_directories(staging);
+    return failure();
+  }
+  llvm::sys::fs::remove_directories(dir);
+  if (std::error_code ec = llvm::sys::fs::rename(staging, dir)) {
+    llvm::sys::fs::remove_directories(staging);
+    return mlir::emitError(loc, "cannot move the artifact into '")
+           << dir << "': " << ec.message();
+  }
+  return success();
+}
+
+LogicalResult mlir::loom::writeCPUArtifact(ModuleOp module,
+                                           const CPUArtifactOptions &options) {
+  LowerToCPUOptions lowerOptions;
+  lowerOptions.entry = options.entry;
+  PassManager partition(module.getContext());
+  buildPartitionPipeline(partition, lowerOptions);
+  if (failed(partition.run(module)))
+    return failure();
+  auto func = module.lookupSymbol<func::FuncOp>(options.entry);
+  if (!func)
+    return mlir::emitError(module.getLoc(), "no entry function '")
+           << options.entry << "'";
+  FailureOr<llvm::json::Object> manifest = describeEntry(module, func, options);
+  if (failed(manifest))
+    return failure();
+
+  PassManager lower(module.getContext());
+  buildPartitionedToLLVMPipeline(lower, lowerOptions);
+  if (failed(lower.run(module)))
+    return failure();
+  if (!options.dumpLLVMDialect.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream dump(options.dumpLLVMDialect, ec);
+    if (ec)
+      return mlir::emitError(module.getLoc(), "cannot write '")
+             << options.dumpLLVMDialect << "': " << ec.message();
+    module.print(dump);
+  }
+
+  return writeDirectoryAtomically(
+      module.getLoc(), options.outputDir, [&](StringRef staging) {
+        SmallString<256> object(staging), library(staging), manifestPath(staging);
+        llvm::sys::path::append(object, "program.o");
+        llvm::sys::path::append(library, "program.so");
+        llvm::sys::path::append(manifestPath, "manifest.json");
+        if (failed(emitObject(module, options.optLevel, object)) ||
+            failed(linkSharedLibrary(module.getLoc(), options.linker, object,
+                                     library)))
+          return failure();
+        llvm::sys::fs::remove(object);
+        std::error_code ec;
+        llvm::raw_fd_ostream out(manifestPath, ec);
+        if (ec) {
+          mlir::emitError(module.getLoc(), "cannot write '")
+              << manifestPath << "': " << ec.message();
+          return failure();
+        }
+        out << llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest)))
+            << "\n";
+        return success();
+      });
+}
