@@ -1,0 +1,312 @@
+/* loomrt.h - the C ABI of the Loom runtime (libloomrt.so).
+ *
+ * The runtime executes what the Loom compiler produces: it initialises MPI,
+ * describes the device grid, owns tensors (opaque handles, 64-byte aligned
+ * row-major data), reads and writes .npy and ONNX TensorProto (.pb) files,
+ * cuts the shard of a global tensor that belongs to a rank (reading only
+ * the bytes of that shard from a file), loads compiled artifacts
+ * (manifest.json + program.so) and provides the collectives the compiled
+ * program calls back into. It depends on MPI and the C library only (no MLIR,
+ * no LLVM) so that it builds and ships alone.
+ *
+ * Conventions
+ *  - Every function that can fail returns a loomrt_status (LOOMRT_OK == 0);
+ *    the message of the last failure on the calling thread is returned by
+ *    loomrt_last_error(). No C++ exception ever crosses this interface.
+ *  - Handles are opaque; they are created by *_create/*_open/*_read functions
+ *    and released by the matching *_destroy/*_close function.
+ *  - dtype codes (loomrt_dtype) are the manifest's dtype list in order.
+ *  - A "split" describes how a tensor is sharded over the grid: for each
+ *    dimension d, split_naxes[d] grid axes (major to minor) packed into
+ *    split_axes[d], axis i in bits [8*i, 8*i+8) - the same packing as the
+ *    collectives below. A replicated dimension has split_naxes[d] == 0.
+ *    A rank's grid coordinate is the row-major delinearisation of its world
+ *    rank over the grid shape; along dim d the shard index is the row-major
+ *    linearisation of the coordinates on the listed axes, and the slice
+ *    starts at shard_index * local_shape[d].
+ *
+ * The collective callbacks at the end (loomrt_all_gather ... loomrt_recv)
+ * are called by compiled programs; they never return an error: on any
+ * failure they print "loom-run: rank R: <what failed>" and MPI_Abort.
+ */
+#ifndef LOOM_RUNTIME_INCLUDE_LOOMRT_H
+#define LOOM_RUNTIME_INCLUDE_LOOMRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define LOOMRT_API __attribute__((visibility("default")))
+#else
+#define LOOMRT_API
+#endif
+
+/* ---- status and errors -------------------------------------------------- */
+
+typedef enum loomrt_status {
+  LOOMRT_OK = 0,
+  LOOMRT_ERR_INVALID = 1, /* bad argument, shape, dtype or manifest */
+  LOOMRT_ERR_IO = 2,      /* a file could not be opened/read/written */
+  LOOMRT_ERR_FORMAT = 3,  /* a file is not a valid .npy/.pb/manifest */
+  LOOMRT_ERR_MPI = 4,     /* an MPI call failed */
+  LOOMRT_ERR_NOMEM = 5,   /* allocation failed */
+  LOOMRT_ERR_STATE = 6,   /* called in the wrong state (e.g. before init) */
+  LOOMRT_ERR_LOAD = 7,    /* program library or symbol could not be loaded */
+  LOOMRT_ERR_INTERNAL = 8 /* an unexpected internal failure */
+} loomrt_status;
+
+/* Message of the last failure on this thread ("" if none). Valid until the
+ * next loomrt call on the same thread. */
+LOOMRT_API const char *loomrt_last_error(void);
+
+/* ---- dtypes ------------------------------------------------------------- */
+
+typedef enum loomrt_dtype {
+  LOOMRT_FLOAT32 = 0,
+  LOOMRT_FLOAT64 = 1,
+  LOOMRT_FLOAT16 = 2,
+  LOOMRT_BFLOAT16 = 3,
+  LOOMRT_INT8 = 4,
+  LOOMRT_INT16 = 5,
+  LOOMRT_INT32 = 6,
+  LOOMRT_INT64 = 7,
+  LOOMRT_UINT8 = 8,
+  LOOMRT_UINT16 = 9,
+  LOOMRT_UINT32 = 10,
+  LOOMRT_UINT64 = 11,
+  LOOMRT_BOOL = 12, /* one byte, 0 or 1 */
+  LOOMRT_NUM_DTYPES = 13
+} loomrt_dtype;
+
+/* Reduction ops of the collectives. */
+typedef enum loomrt_op {
+  LOOMRT_SUM = 0,
+  LOOMRT_MAX = 1,
+  LOOMRT_MIN = 2,
+  LOOMRT_PROD = 3
+} loomrt_op;
+
+/* Size in bytes of one element; 0 for an unknown code. */
+LOOMRT_API int64_t loomrt_dtype_size(int32_t dtype);
+/* Manifest name ("float32", ...); NULL for an unknown code. */
+LOOMRT_API const char *loomrt_dtype_name(int32_t dtype);
+/* Code of a manifest name, or -1. */
+LOOMRT_API int32_t loomrt_dtype_from_name(const char *name);
+
+/* ---- process, MPI and grid ---------------------------------------------- */
+
+/* Initialises MPI (MPI_Init_thread, MPI_THREAD_MULTIPLE requested) unless
+ * it is already initialised; works as a singleton without a launcher.
+ * argc/argv may be NULL. Sets MPI_ERRORS_RETURN on MPI_COMM_WORLD. */
+LOOMRT_API loomrt_status loomrt_init(int *argc, char ***argv);
+/* Frees communicators and finalises MPI if loomrt_init initialised it. */
+LOOMRT_API loomrt_status loomrt_finalize(void);
+/* World rank and size (0 and 1 before init). */
+LOOMRT_API int loomrt_world_rank(void);
+LOOMRT_API int loomrt_world_size(void);
+/* MPI_Abort(MPI_COMM_WORLD, code); exits the process if MPI is not running. */
+LOOMRT_API void loomrt_abort(int code);
+/* MPI_Barrier on the world. */
+LOOMRT_API loomrt_status loomrt_barrier(void);
+
+/* Sets the device grid. ndims == 0 is the single-device grid. The grid may
+ * differ from the world size (e.g. to compute shards offline); collectives
+ * abort unless its product equals the world size. Frees cached
+ * communicators. */
+LOOMRT_API loomrt_status loomrt_set_grid(int64_t ndims, const int64_t *shape);
+/* Number of grid axes (0 before loomrt_set_grid). */
+LOOMRT_API int64_t loomrt_grid_ndims(void);
+/* Grid coordinate of a world rank, written to coords[0..ndims). */
+LOOMRT_API loomrt_status loomrt_grid_coords(int64_t world_rank,
+                                            int64_t *coords);
+
+/* ---- timing -------------------------------------------------------------- */
+
+/* Monotonic clock (CLOCK_MONOTONIC) in nanoseconds. */
+LOOMRT_API int64_t loomrt_now_ns(void);
+
+/* ---- tensors --------------------------------------------------------------
+ */
+
+typedef struct loomrt_tensor loomrt_tensor;
+
+/* New zero-filled tensor, data 64-byte aligned. rank may be 0 (a scalar). */
+LOOMRT_API loomrt_status loomrt_tensor_create(int32_t dtype, int64_t rank,
+                                              const int64_t *shape,
+                                              loomrt_tensor **out);
+LOOMRT_API void loomrt_tensor_destroy(loomrt_tensor *t);
+LOOMRT_API int32_t loomrt_tensor_dtype(const loomrt_tensor *t);
+LOOMRT_API int64_t loomrt_tensor_rank(const loomrt_tensor *t);
+/* Pointer to rank dims, owned by the tensor. */
+LOOMRT_API const int64_t *loomrt_tensor_shape(const loomrt_tensor *t);
+LOOMRT_API int64_t loomrt_tensor_numel(const loomrt_tensor *t);
+LOOMRT_API int64_t loomrt_tensor_nbytes(const loomrt_tensor *t);
+LOOMRT_API void *loomrt_tensor_data(loomrt_tensor *t);
+
+/* ---- files: .npy and ONNX TensorProto .pb ---------------------------------
+ */
+
+/* File format from the extension: 0 = .npy, 1 = .pb, -1 = unknown. */
+LOOMRT_API int loomrt_file_format(const char *path);
+
+/* Reads a .npy file (format 1.0/2.0/3.0, little-endian, C order). Fortran
+ * order and big-endian data are rejected. bfloat16 has no numpy dtype: it is
+ * stored as '<u2' (the raw bits); reading gives LOOMRT_UINT16. */
+LOOMRT_API loomrt_status loomrt_npy_read(const char *path, loomrt_tensor **out);
+/* Writes a .npy file atomically (temp file in the same directory, then
+ * rename); on failure no file is left behind. */
+LOOMRT_API loomrt_status loomrt_npy_write(const char *path,
+                                          const loomrt_tensor *t);
+
+/* Reads an ONNX TensorProto. name_out (may be NULL) receives the tensor's
+ * name, truncated to name_cap bytes including the terminating NUL. */
+LOOMRT_API loomrt_status loomrt_pb_read(const char *path, loomrt_tensor **out,
+                                        char *name_out, size_t name_cap);
+/* Writes an ONNX TensorProto (dims, data_type, name, raw_data) atomically. */
+LOOMRT_API loomrt_status loomrt_pb_write(const char *path,
+                                         const loomrt_tensor *t,
+                                         const char *name);
+
+/* Reads or writes by extension (.npy or .pb). */
+LOOMRT_API loomrt_status loomrt_tensor_read(const char *path,
+                                            loomrt_tensor **out);
+LOOMRT_API loomrt_status loomrt_tensor_write(const char *path,
+                                             const loomrt_tensor *t,
+                                             const char *name);
+
+/* Describes a tensor file without reading its data: dtype, rank, dims
+ * (shape must hold 64 entries) and, when the data is stored as raw
+ * little-endian row-major bytes at a known position, the byte offset of the
+ * data in data_offset (else -1: the file must be read whole). */
+#define LOOMRT_MAX_RANK 64
+LOOMRT_API loomrt_status loomrt_file_info(const char *path, int32_t *dtype,
+                                          int64_t *rank, int64_t *shape,
+                                          int64_t *data_offset);
+
+/* ---- shards ----------------------------------------------------------------
+ */
+
+/* Computes the slice of a global tensor that world_rank holds under the
+ * current grid: offsets[d] and local_shape[d] for each of rank dims.
+ * Fails if a dimension is not divisible or an axis is out of range or
+ * repeated. */
+LOOMRT_API loomrt_status
+loomrt_shard_slice(int64_t rank, const int64_t *global_shape,
+                   const int64_t *split_naxes, const int64_t *split_axes,
+                   int64_t world_rank, int64_t *offsets, int64_t *local_shape);
+
+/* Reads the shard of world_rank from a global row-major tensor stored at
+ * path + offset, into dst (dst_bytes must equal the shard's size). Only the
+ * contiguous runs of the shard are read (pread). `what` names the tensor in
+ * error messages. Fails with a message naming what, the file, the offset
+ * and the expected bytes if the file is missing or too short. */
+LOOMRT_API loomrt_status
+loomrt_shard_read_file(const char *what, const char *path, int64_t offset,
+                       int32_t dtype, int64_t rank, const int64_t *global_shape,
+                       const int64_t *split_naxes, const int64_t *split_axes,
+                       int64_t world_rank, void *dst, int64_t dst_bytes);
+
+/* Copies the shard of world_rank out of an in-memory global tensor. */
+LOOMRT_API loomrt_status loomrt_shard_copy(const loomrt_tensor *global,
+                                           const int64_t *split_naxes,
+                                           const int64_t *split_axes,
+                                           int64_t world_rank, void *dst,
+                                           int64_t dst_bytes);
+
+/* Collective over the world: every rank passes its shard (local_bytes
+ * bytes); on `root` a new global tensor is assembled into *out (elsewhere
+ * *out is set to NULL). */
+LOOMRT_API loomrt_status loomrt_gather_shards(
+    const void *local, int64_t local_bytes, int32_t dtype, int64_t rank,
+    const int64_t *global_shape, const int64_t *split_naxes,
+    const int64_t *split_axes, int root, loomrt_tensor **out);
+
+/* ---- artifacts -------------------------------------------------------------
+ */
+
+typedef struct loomrt_artifact loomrt_artifact;
+
+/* What kind of buffer of the entry. */
+typedef enum loomrt_kind {
+  LOOMRT_INPUT = 0,
+  LOOMRT_WEIGHT = 1,
+  LOOMRT_OUTPUT = 2
+} loomrt_kind;
+
+/* Description of one manifest tensor; pointers owned by the artifact. */
+typedef struct loomrt_tensor_info {
+  const char *name;
+  int32_t dtype;
+  int64_t rank;
+  const int64_t *shape;       /* global */
+  const int64_t *local_shape; /* per rank */
+  const int64_t *split_naxes; /* per dim */
+  const int64_t *split_axes;  /* per dim, packed */
+  const char *file;           /* weights: absolute path; else NULL */
+  int64_t offset;             /* weights: byte offset; else 0 */
+} loomrt_tensor_info;
+
+/* Parses and validates ARTIFACT/manifest.json (format, version, backend,
+ * grid, ranks, every tensor's dtype/shape/split/local_shape). Does not look
+ * at MPI. Relative weight files resolve against the artifact directory. */
+LOOMRT_API loomrt_status loomrt_artifact_open(const char *dir,
+                                              loomrt_artifact **out);
+LOOMRT_API void loomrt_artifact_close(loomrt_artifact *a);
+LOOMRT_API int64_t loomrt_artifact_ranks(const loomrt_artifact *a);
+LOOMRT_API int64_t loomrt_artifact_grid_ndims(const loomrt_artifact *a);
+LOOMRT_API const int64_t *loomrt_artifact_grid_shape(const loomrt_artifact *a);
+LOOMRT_API int64_t loomrt_artifact_count(const loomrt_artifact *a,
+                                         int32_t kind);
+LOOMRT_API loomrt_status loomrt_artifact_info(const loomrt_artifact *a,
+                                              int32_t kind, int64_t index,
+                                              loomrt_tensor_info *info);
+/* Checks world size == ranks, sets the grid, dlopens the program library
+ * (RTLD_NOW | RTLD_GLOBAL) and resolves the entry, and allocates every
+ * local buffer (zero-filled). */
+LOOMRT_API loomrt_status loomrt_artifact_load(loomrt_artifact *a);
+/* The local buffer of a tensor (after load); owned by the artifact. */
+LOOMRT_API loomrt_tensor *loomrt_artifact_buffer(loomrt_artifact *a,
+                                                 int32_t kind, int64_t index);
+/* Reads this rank's shard of every weight from its file. */
+LOOMRT_API loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a);
+/* Calls entry(buffers): inputs, weights, outputs in manifest order. */
+LOOMRT_API loomrt_status loomrt_artifact_run(loomrt_artifact *a);
+
+/* ---- collectives called by compiled programs -------------------------------
+ */
+/* axes: naxes grid axes, axis i in bits [8*i, 8*i+8); the group is every
+ * rank that shares this rank's coordinates on the other axes, ordered by the
+ * row-major linearisation of the coordinates on the listed axes, in the
+ * listed order. Communicators are created once per axis list and cached. */
+
+/* out = concatenation of every group member's `in`, in group order. */
+LOOMRT_API void loomrt_all_gather(const void *in, void *out,
+                                  int64_t bytes_per_rank, int64_t naxes,
+                                  int64_t axes);
+/* Block j of `in` goes to member j; block i of `out` came from member i. */
+LOOMRT_API void loomrt_all_to_all(const void *in, void *out,
+                                  int64_t bytes_per_peer, int64_t naxes,
+                                  int64_t axes);
+/* out = block (my group index) of the elementwise reduction of `in`
+ * (group size * count_per_rank elements). */
+LOOMRT_API void loomrt_reduce_scatter(const void *in, void *out,
+                                      int64_t count_per_rank, int32_t dtype,
+                                      int32_t op, int64_t naxes, int64_t axes);
+/* In-place elementwise reduction over the group. */
+LOOMRT_API void loomrt_all_reduce(void *inout, int64_t count, int32_t dtype,
+                                  int32_t op, int64_t naxes, int64_t axes);
+/* Point to point on the world communicator. */
+LOOMRT_API void loomrt_send(const void *buf, int64_t bytes,
+                            int64_t dest_world_rank, int64_t tag);
+LOOMRT_API void loomrt_recv(void *buf, int64_t bytes, int64_t src_world_rank,
+                            int64_t tag);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LOOM_RUNTIME_INCLUDE_LOOMRT_H */

@@ -1,0 +1,402 @@
+//===- Artifact.cpp - compiled artifacts: manifest, program, buffers
+//-------===//
+//
+// Reads ARTIFACT/manifest.json (the compiler's contract with the runtime),
+// validates every field before anything runs (grid, rank count, dtypes,
+// shapes, splits and the local shapes they imply), loads program.so with
+// dlopen(RTLD_NOW | RTLD_GLOBAL) so that it binds to the already loaded
+// libloomrt and libmpi, allocates the entry's buffers (inputs, weights,
+// outputs in manifest order) and loads each rank's weight shards.
+//
+//===----------------------------------------------------------------------===//
+#include "Internal.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <sstream>
+
+using namespace loom::runtime;
+using json = nlohmann::json;
+
+namespace {
+
+struct TensorDesc {
+  std::string name;
+  int32_t dtype = 0;
+  std::vector<int64_t> shape, local, naxes, axes;
+  std::string file; // weights only
+  int64_t offset = 0;
+};
+
+const char *kindName(int kind) {
+  static const char *names[] = {"inputs", "weights", "outputs"};
+  return names[kind];
+}
+
+} // namespace
+
+struct loomrt_artifact {
+  std::string dir, manifestPath, library, entry;
+  std::vector<int64_t> grid;
+  int64_t ranks = 1;
+  std::vector<TensorDesc> tensors[3];
+  void *handle = nullptr;
+  void (*entryFn)(void **) = nullptr;
+  std::vector<loomrt_tensor *> buffers[3];
+  std::vector<void *> pointers;
+};
+
+namespace {
+
+bool intArray(const json &j, std::vector<int64_t> &out, bool allowNeg = false) {
+  if (!j.is_array())
+    return false;
+  out.clear();
+  for (const json &e : j) {
+    if (!e.is_number_integer())
+      return false;
+    int64_t v = e.get<int64_t>();
+    if (v < 0 && !allowNeg)
+      return false;
+    out.push_back(v);
+  }
+  return true;
+}
+
+std::string splitString(const TensorDesc &t) {
+  std::string s = "[";
+  for (size_t d = 0; d < t.naxes.size(); ++d) {
+    s += d ? ", [" : "[";
+    for (int64_t i = 0; i < t.naxes[d]; ++i)
+      s += (i ? ", " : "") + std::to_string((t.axes[d] >> (8 * i)) & 0xff);
+    s += "]";
+  }
+  return s + "]";
+}
+
+loomrt_status parseTensor(loomrt_artifact &a, int kind, size_t i, const json &j,
+                          TensorDesc &t) {
+  std::string where = format("%s[%zu]", kindName(kind), i);
+  auto bad = [&](const std::string &why) {
+    return fail(LOOMRT_ERR_INVALID,
+                format("manifest '%s': %s: %s", a.manifestPath.c_str(),
+                       where.c_str(), why.c_str()));
+  };
+  if (!j.is_object())
+    return bad("not an object");
+  if (!j.contains("name") || !j["name"].is_string())
+    return bad("missing string 'name'");
+  t.name = j["name"].get<std::string>();
+  where += " ('" + t.name + "')";
+  if (!j.contains("dtype") || !j["dtype"].is_string())
+    return bad("missing string 'dtype'");
+  std::string dt = j["dtype"].get<std::string>();
+  t.dtype = loomrt_dtype_from_name(dt.c_str());
+  if (t.dtype < 0)
+    return bad("unknown dtype '" + dt + "'");
+  if (!j.contains("shape") || !intArray(j["shape"], t.shape))
+    return bad("'shape' must be an array of non-negative integers");
+  if (t.shape.size() > LOOMRT_MAX_RANK)
+    return bad("too many dimensions");
+  if (numel(t.shape) < 0)
+    return bad("shape too large");
+  if (!j.contains("local_shape") || !intArray(j["local_shape"], t.local))
+    return bad("'local_shape' must be an array of non-negative integers");
+  if (t.local.size() != t.shape.size())
+    return bad(format("local_shape has %zu dims but shape has %zu",
+                      t.local.size(), t.shape.size()));
+  t.naxes.assign(t.shape.size(), 0);
+  t.axes.assign(t.shape.size(), 0);
+  if (j.contains("split") && !j["split"].is_null()) {
+    const json &s = j["split"];
+    if (!s.is_array() || s.size() != t.shape.size())
+      return bad(format("'split' must be an array of %zu axis lists (one per "
+                        "dimension)",
+                        t.shape.size()));
+    std::vector<bool> used(a.grid.size(), false);
+    for (size_t d = 0; d < s.size(); ++d) {
+      std::vector<int64_t> list;
+      if (!intArray(s[d], list))
+        return bad(format("split[%zu] must be an array of grid axes", d));
+      for (int64_t ax : list) {
+        if (ax >= (int64_t)a.grid.size())
+          return bad(format("split[%zu] names grid axis %lld but the grid "
+                            "has %zu axes",
+                            d, (long long)ax, a.grid.size()));
+        if (used[ax])
+          return bad(
+              format("grid axis %lld is used twice in 'split'", (long long)ax));
+        used[ax] = true;
+      }
+      t.naxes[d] = (int64_t)list.size();
+      for (size_t k = 0; k < list.size(); ++k)
+        t.axes[d] |= list[k] << (8 * k);
+    }
+  } else if (!t.shape.empty()) {
+    return bad("missing 'split'");
+  }
+  // The local shape the split implies must match the manifest's.
+  std::vector<int64_t> expect(t.shape.size());
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    int64_t parts = 1;
+    for (int64_t k = 0; k < t.naxes[d]; ++k)
+      parts *= a.grid[(t.axes[d] >> (8 * k)) & 0xff];
+    if (t.shape[d] % parts != 0)
+      return bad(format("dimension %zu of size %lld is not divisible by the "
+                        "%lld shards of split %s",
+                        d, (long long)t.shape[d], (long long)parts,
+                        splitString(t).c_str()));
+    expect[d] = t.shape[d] / parts;
+  }
+  if (expect != t.local)
+    return bad(format("local_shape %s does not match shape %s split %s over "
+                      "grid %s (expected %s)",
+                      shapeString(t.local.data(), t.local.size()).c_str(),
+                      shapeString(t.shape.data(), t.shape.size()).c_str(),
+                      splitString(t).c_str(),
+                      shapeString(a.grid.data(), a.grid.size()).c_str(),
+                      shapeString(expect.data(), expect.size()).c_str()));
+  if (kind == LOOMRT_WEIGHT) {
+    if (!j.contains("file") || !j["file"].is_string() ||
+        j["file"].get<std::string>().empty())
+      return bad("missing string 'file'");
+    t.file = j["file"].get<std::string>();
+    if (t.file[0] != '/')
+      t.file = a.dir + "/" + t.file;
+    if (!j.contains("offset"))
+      t.offset = 0;
+    else if (!j["offset"].is_number_integer() || j["offset"].get<int64_t>() < 0)
+      return bad("'offset' must be a non-negative integer");
+    else
+      t.offset = j["offset"].get<int64_t>();
+  }
+  return ok();
+}
+
+loomrt_status parseManifest(loomrt_artifact &a) {
+  std::ifstream in(a.manifestPath);
+  if (!in)
+    return fail(LOOMRT_ERR_IO, format("cannot open manifest '%s': %s",
+                                      a.manifestPath.c_str(), strerror(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json m = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  auto bad = [&](const std::string &why) {
+    return fail(
+        LOOMRT_ERR_INVALID,
+        format("manifest '%s': %s", a.manifestPath.c_str(), why.c_str()));
+  };
+  if (m.is_discarded())
+    return fail(LOOMRT_ERR_FORMAT, format("manifest '%s' is not valid JSON",
+                                          a.manifestPath.c_str()));
+  if (!m.is_object())
+    return bad("not a JSON object");
+  auto str = [&](const char *key, std::string &out) {
+    if (!m.contains(key) || !m[key].is_string())
+      return false;
+    out = m[key].get<std::string>();
+    return true;
+  };
+  std::string fmt, backend;
+  if (!str("format", fmt) || fmt != "loom-artifact")
+    return bad("'format' must be \"loom-artifact\"");
+  if (!m.contains("version") || !m["version"].is_number_integer() ||
+      m["version"].get<int64_t>() != 1)
+    return bad("unsupported 'version' (this loom-run reads version 1)");
+  if (!str("backend", backend) || backend != "cpu")
+    return bad("'backend' must be \"cpu\" (got " +
+               (m.contains("backend") ? m["backend"].dump() : "nothing") + ")");
+  if (!str("library", a.library) || a.library.empty())
+    return bad("missing string 'library'");
+  if (!str("entry", a.entry) || a.entry.empty())
+    return bad("missing string 'entry'");
+  a.grid.clear();
+  if (m.contains("grid") && !m["grid"].is_null()) {
+    const json &g = m["grid"];
+    if (!g.is_object() || !g.contains("shape") || !intArray(g["shape"], a.grid))
+      return bad("'grid' must be null or an object with an integer 'shape'");
+    if (a.grid.size() > 8)
+      return bad("grids of more than 8 axes are not supported");
+    for (int64_t d : a.grid)
+      if (d <= 0)
+        return bad("grid shape " + shapeString(a.grid.data(), a.grid.size()) +
+                   " has a non-positive axis");
+  }
+  int64_t product = numel(a.grid);
+  if (!m.contains("ranks") || !m["ranks"].is_number_integer())
+    return bad("missing integer 'ranks'");
+  a.ranks = m["ranks"].get<int64_t>();
+  if (a.ranks != product)
+    return bad(format(
+        "'ranks' is %lld but grid %s has %lld devices", (long long)a.ranks,
+        shapeString(a.grid.data(), a.grid.size()).c_str(), (long long)product));
+  for (int kind = 0; kind < 3; ++kind) {
+    const char *key = kindName(kind);
+    if (!m.contains(key) || !m[key].is_array())
+      return bad(format("missing array '%s'", key));
+    const json &list = m[key];
+    for (size_t i = 0; i < list.size(); ++i) {
+      TensorDesc t;
+      if (loomrt_status s = parseTensor(a, kind, i, list[i], t))
+        return s;
+      a.tensors[kind].push_back(std::move(t));
+    }
+  }
+  if (a.tensors[LOOMRT_OUTPUT].empty())
+    return bad("the program has no outputs");
+  return ok();
+}
+
+bool validKind(const loomrt_artifact *a, int32_t kind, int64_t index) {
+  return a && kind >= 0 && kind < 3 && index >= 0 &&
+         index < (int64_t)a->tensors[kind].size();
+}
+
+} // namespace
+
+extern "C" {
+
+loomrt_status loomrt_artifact_open(const char *dir, loomrt_artifact **out) {
+  LOOMRT_GUARD({
+    if (!dir || !out)
+      return fail(LOOMRT_ERR_INVALID, "null argument");
+    *out = nullptr;
+    auto *a = new loomrt_artifact;
+    a->dir = dir;
+    while (a->dir.size() > 1 && a->dir.back() == '/')
+      a->dir.pop_back();
+    a->manifestPath = a->dir + "/manifest.json";
+    if (loomrt_status s = parseManifest(*a)) {
+      delete a;
+      return s;
+    }
+    *out = a;
+    return ok();
+  })
+}
+
+void loomrt_artifact_close(loomrt_artifact *a) {
+  if (!a)
+    return;
+  for (auto &list : a->buffers)
+    for (loomrt_tensor *t : list)
+      loomrt_tensor_destroy(t);
+  // The program library stays loaded: MPI and atexit handlers may still
+  // reference it.
+  delete a;
+}
+
+int64_t loomrt_artifact_ranks(const loomrt_artifact *a) {
+  return a ? a->ranks : 0;
+}
+int64_t loomrt_artifact_grid_ndims(const loomrt_artifact *a) {
+  return a ? (int64_t)a->grid.size() : 0;
+}
+const int64_t *loomrt_artifact_grid_shape(const loomrt_artifact *a) {
+  return a ? a->grid.data() : nullptr;
+}
+int64_t loomrt_artifact_count(const loomrt_artifact *a, int32_t kind) {
+  if (!a || kind < 0 || kind > 2)
+    return 0;
+  return (int64_t)a->tensors[kind].size();
+}
+
+loomrt_status loomrt_artifact_info(const loomrt_artifact *a, int32_t kind,
+                                   int64_t index, loomrt_tensor_info *info) {
+  if (!validKind(a, kind, index) || !info)
+    return fail(LOOMRT_ERR_INVALID, "invalid artifact tensor");
+  const TensorDesc &t = a->tensors[kind][index];
+  info->name = t.name.c_str();
+  info->dtype = t.dtype;
+  info->rank = (int64_t)t.shape.size();
+  info->shape = t.shape.data();
+  info->local_shape = t.local.data();
+  info->split_naxes = t.naxes.data();
+  info->split_axes = t.axes.data();
+  info->file = kind == LOOMRT_WEIGHT ? t.file.c_str() : nullptr;
+  info->offset = t.offset;
+  return ok();
+}
+
+loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
+  if (!a)
+    return fail(LOOMRT_ERR_INVALID, "null artifact");
+  if (a->handle)
+    return fail(LOOMRT_ERR_STATE, "artifact already loaded");
+  int size = loomrt_world_size();
+  if (a->ranks != size)
+    return fail(LOOMRT_ERR_INVALID,
+                format("artifact '%s' is compiled for %lld ranks (grid %s) "
+                       "but this job has %d; run it with mpirun -np %lld",
+                       a->dir.c_str(), (long long)a->ranks,
+                       shapeString(a->grid.data(), a->grid.size()).c_str(),
+                       size, (long long)a->ranks));
+  if (loomrt_status s =
+          loomrt_set_grid((int64_t)a->grid.size(), a->grid.data()))
+    return s;
+  std::string lib =
+      a->library[0] == '/' ? a->library : a->dir + "/" + a->library;
+  dlerror();
+  void *h = dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!h) {
+    const char *e = dlerror();
+    return fail(LOOMRT_ERR_LOAD, format("cannot load program library '%s': %s",
+                                        lib.c_str(), e ? e : "unknown error"));
+  }
+  dlerror();
+  void *sym = dlsym(h, a->entry.c_str());
+  if (!sym)
+    return fail(LOOMRT_ERR_LOAD,
+                format("program library '%s' has no entry symbol '%s'",
+                       lib.c_str(), a->entry.c_str()));
+  a->handle = h;
+  a->entryFn = reinterpret_cast<void (*)(void **)>(sym);
+  a->pointers.clear();
+  for (int kind = 0; kind < 3; ++kind)
+    for (const TensorDesc &t : a->tensors[kind]) {
+      loomrt_tensor *b = nullptr;
+      if (loomrt_status s = makeTensor(t.dtype, t.local, &b))
+        return fail(s, format("%s '%s': %s", kindName(kind), t.name.c_str(),
+                              loomrt_last_error()));
+      a->buffers[kind].push_back(b);
+      a->pointers.push_back(b->data);
+    }
+  return ok();
+})}
+
+loomrt_tensor *loomrt_artifact_buffer(loomrt_artifact *a, int32_t kind,
+                                      int64_t index) {
+  if (!validKind(a, kind, index) || index >= (int64_t)a->buffers[kind].size())
+    return nullptr;
+  return a->buffers[kind][index];
+}
+
+loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a){LOOMRT_GUARD({
+  if (!a || !a->handle)
+    return fail(LOOMRT_ERR_STATE, "artifact not loaded");
+  int me = loomrt_world_rank();
+  for (size_t i = 0; i < a->tensors[LOOMRT_WEIGHT].size(); ++i) {
+    const TensorDesc &t = a->tensors[LOOMRT_WEIGHT][i];
+    loomrt_tensor *b = a->buffers[LOOMRT_WEIGHT][i];
+    std::string what = "weight '" + t.name + "'";
+    if (loomrt_status s = loomrt_shard_read_file(
+            what.c_str(), t.file.c_str(), t.offset, t.dtype,
+            (int64_t)t.shape.size(), t.shape.data(), t.naxes.data(),
+            t.axes.data(), me, b->data, b->nbytes))
+      return s;
+  }
+  return ok();
+})}
+
+loomrt_status loomrt_artifact_run(loomrt_artifact *a) {
+  if (!a || !a->entryFn)
+    return fail(LOOMRT_ERR_STATE, "artifact not loaded");
+  a->entryFn(a->pointers.data());
+  return ok();
+}
+
+} // extern "C"

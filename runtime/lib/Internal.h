@@ -1,0 +1,71 @@
+//===- Internal.h - shared helpers of the Loom runtime ----------*- C++ -*-===//
+//
+// Private to libloomrt: the per-thread error string, the tensor struct behind
+// the opaque handle, grid state and small helpers shared by the runtime's
+// translation units. Nothing here is part of the C ABI.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_LIB_INTERNAL_H
+#define LOOM_RUNTIME_LIB_INTERNAL_H
+
+#include "loomrt.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct loomrt_tensor {
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  int64_t nbytes = 0;
+  void *data = nullptr;
+};
+
+namespace loom::runtime {
+
+/// Records `msg` as the calling thread's last error and returns `code`.
+loomrt_status fail(loomrt_status code, const std::string &msg);
+/// Clears the last error and returns LOOMRT_OK.
+loomrt_status ok();
+
+/// printf-style std::string.
+std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/// Product of dims; -1 on overflow or a negative dim.
+int64_t numel(const std::vector<int64_t> &shape);
+
+/// Shape as "[2, 3]".
+std::string shapeString(const int64_t *shape, int64_t rank);
+
+/// Allocates a zero-filled tensor (64-byte aligned data).
+loomrt_status makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
+                         loomrt_tensor **out);
+
+/// Grid state (set by loomrt_set_grid).
+const std::vector<int64_t> &gridShape();
+bool mpiRunning();
+
+/// Writes `bytes` to `path` atomically (temp file + rename).
+loomrt_status writeFileAtomic(const std::string &path,
+                              const std::vector<const void *> &parts,
+                              const std::vector<size_t> &sizes);
+
+/// Frees cached communicators (Collectives.cpp).
+void freeCommunicators();
+
+} // namespace loom::runtime
+
+/// Runs `body` and turns any C++ exception into a status + message.
+#define LOOMRT_GUARD(...)                                                      \
+  try {                                                                        \
+    __VA_ARGS__                                                                \
+  } catch (const std::bad_alloc &) {                                           \
+    return ::loom::runtime::fail(LOOMRT_ERR_NOMEM, "out of memory");           \
+  } catch (const std::exception &e) {                                          \
+    return ::loom::runtime::fail(LOOMRT_ERR_INTERNAL,                          \
+                                 std::string("internal error: ") + e.what());  \
+  } catch (...) {                                                              \
+    return ::loom::runtime::fail(LOOMRT_ERR_INTERNAL, "internal error");       \
+  }
+
+#endif // LOOM_RUNTIME_LIB_INTERNAL_H

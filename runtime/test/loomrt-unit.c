@@ -1,0 +1,262 @@
+/* loomrt-unit.c - C-level unit test of the loomrt API (no MPI launcher).
+ *
+ * Exercises what can be checked in one process: dtype tables, tensors,
+ * .npy and .pb round trips (including hand-written protobuf with typed and
+ * packed fields), file_info offsets, rejection of Fortran-order/big-endian
+ * .npy, shard slicing over a 2x2 grid (from a file and from memory) and the
+ * too-short-file message. Usage: loomrt-unit SCRATCH_DIR. Prints "ok" lines
+ * and exits non-zero at the first failure.
+ */
+#include "loomrt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, \
+              #cond, loomrt_last_error());                                     \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+static char dir[4096];
+static const char *path(const char *name) {
+  static char buf[2][8192];
+  static int which = 0;
+  which ^= 1;
+  snprintf(buf[which], sizeof(buf[which]), "%s/%s", dir, name);
+  return buf[which];
+}
+
+static void writeBytes(const char *p, const void *data, size_t n) {
+  FILE *f = fopen(p, "wb");
+  CHECK(f);
+  CHECK(fwrite(data, 1, n, f) == n);
+  fclose(f);
+}
+
+static void testDtypes(void) {
+  for (int i = 0; i < LOOMRT_NUM_DTYPES; ++i)
+    CHECK(loomrt_dtype_from_name(loomrt_dtype_name(i)) == i);
+  CHECK(loomrt_dtype_size(LOOMRT_BFLOAT16) == 2);
+  CHECK(loomrt_dtype_size(LOOMRT_BOOL) == 1);
+  CHECK(loomrt_dtype_from_name("complex64") == -1);
+  printf("ok dtypes\n");
+}
+
+static void roundTrip(const char *file, int32_t dtype, int64_t rank,
+                      const int64_t *shape) {
+  loomrt_tensor *t, *u;
+  CHECK(loomrt_tensor_create(dtype, rank, shape, &t) == LOOMRT_OK);
+  CHECK(((uintptr_t)loomrt_tensor_data(t) & 63) == 0);
+  unsigned char *d = loomrt_tensor_data(t);
+  for (int64_t i = 0; i < loomrt_tensor_nbytes(t); ++i)
+    d[i] = (unsigned char)(dtype == LOOMRT_BOOL ? i % 2 : i * 7 + 1);
+  CHECK(loomrt_tensor_write(path(file), t, "tensor_name") == LOOMRT_OK);
+  CHECK(loomrt_tensor_read(path(file), &u) == LOOMRT_OK);
+  int32_t expect = dtype;
+  if (dtype == LOOMRT_BFLOAT16 && loomrt_file_format(file) == 0)
+    expect = LOOMRT_UINT16; /* numpy has no bfloat16 */
+  CHECK(loomrt_tensor_dtype(u) == expect);
+  CHECK(loomrt_tensor_rank(u) == rank);
+  for (int64_t i = 0; i < rank; ++i)
+    CHECK(loomrt_tensor_shape(u)[i] == shape[i]);
+  CHECK(loomrt_tensor_nbytes(u) == loomrt_tensor_nbytes(t));
+  CHECK(memcmp(loomrt_tensor_data(u), d, loomrt_tensor_nbytes(t)) == 0);
+  int32_t fdt;
+  int64_t frank, fshape[LOOMRT_MAX_RANK], off;
+  CHECK(loomrt_file_info(path(file), &fdt, &frank, fshape, &off) == LOOMRT_OK);
+  CHECK(fdt == expect && frank == rank && off > 0);
+  loomrt_tensor_destroy(t);
+  loomrt_tensor_destroy(u);
+}
+
+static void testRoundTrips(void) {
+  int64_t s3[3] = {2, 3, 5}, s1[1] = {7}, s0[1] = {0};
+  char name[64];
+  for (int dt = 0; dt < LOOMRT_NUM_DTYPES; ++dt) {
+    snprintf(name, sizeof(name), "rt%d.npy", dt);
+    roundTrip(name, dt, 3, s3);
+    snprintf(name, sizeof(name), "rt%d.pb", dt);
+    roundTrip(name, dt, 3, s3);
+  }
+  roundTrip("scalar.npy", LOOMRT_FLOAT32, 0, s0);
+  roundTrip("scalar.pb", LOOMRT_INT64, 0, s0);
+  roundTrip("vec.npy", LOOMRT_FLOAT64, 1, s1);
+  roundTrip("empty.npy", LOOMRT_FLOAT32, 1, s0);
+  /* pb name */
+  loomrt_tensor *t;
+  char got[32];
+  CHECK(loomrt_pb_read(path("rt0.pb"), &t, got, sizeof(got)) == LOOMRT_OK);
+  CHECK(strcmp(got, "tensor_name") == 0);
+  loomrt_tensor_destroy(t);
+  printf("ok round trips\n");
+}
+
+static void testTypedPb(void) {
+  /* dims [3] (unpacked), data_type INT8 (3), int32_data unpacked -1, 2, -3. */
+  unsigned char int8pb[] = {0x08, 3,    0x10, 3,    0x28, 0xff, 0xff,
+                            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                            0x01, 0x28, 2,    0x28, 0xfd, 0xff, 0xff,
+                            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+  writeBytes(path("int8.pb"), int8pb, sizeof(int8pb));
+  loomrt_tensor *t;
+  CHECK(loomrt_tensor_read(path("int8.pb"), &t) == LOOMRT_OK);
+  CHECK(loomrt_tensor_dtype(t) == LOOMRT_INT8);
+  int8_t *v = loomrt_tensor_data(t);
+  CHECK(v[0] == -1 && v[1] == 2 && v[2] == -3);
+  loomrt_tensor_destroy(t);
+  int32_t fdt;
+  int64_t frank, fshape[LOOMRT_MAX_RANK], off;
+  CHECK(loomrt_file_info(path("int8.pb"), &fdt, &frank, fshape, &off) ==
+        LOOMRT_OK);
+  CHECK(off == -1 && frank == 1 && fshape[0] == 3);
+
+  /* dims packed [2, 2], FLOAT, float_data packed 1 2 3 4, name "x". */
+  unsigned char fpb[64];
+  int n = 0;
+  fpb[n++] = 0x0a;
+  fpb[n++] = 2;
+  fpb[n++] = 2;
+  fpb[n++] = 2;
+  fpb[n++] = 0x10;
+  fpb[n++] = 1;
+  fpb[n++] = 0x42;
+  fpb[n++] = 1;
+  fpb[n++] = 'x';
+  fpb[n++] = 0x22;
+  fpb[n++] = 16;
+  float fl[4] = {1, 2, 3, 4};
+  memcpy(fpb + n, fl, 16);
+  n += 16;
+  writeBytes(path("float.pb"), fpb, n);
+  CHECK(loomrt_tensor_read(path("float.pb"), &t) == LOOMRT_OK);
+  CHECK(loomrt_tensor_rank(t) == 2 && loomrt_tensor_shape(t)[1] == 2);
+  CHECK(memcmp(loomrt_tensor_data(t), fl, 16) == 0);
+  loomrt_tensor_destroy(t);
+
+  /* Too few elements for the dims. */
+  fpb[10] = 12;
+  writeBytes(path("short.pb"), fpb, n - 4);
+  CHECK(loomrt_tensor_read(path("short.pb"), &t) == LOOMRT_ERR_FORMAT);
+  CHECK(strstr(loomrt_last_error(), "3 data elements"));
+  printf("ok typed pb\n");
+}
+
+static void testNpyRejects(void) {
+  const char *hdr[] = {
+      "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
+      "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }",
+      "{'descr': '<c8', 'fortran_order': False, 'shape': (2, 2), }"};
+  const char *expect[] = {"Fortran-order", "big-endian", "unsupported .npy"};
+  for (int i = 0; i < 3; ++i) {
+    unsigned char buf[256] = "\x93NUMPY\x01\x00";
+    size_t len = strlen(hdr[i]);
+    buf[8] = (unsigned char)(len + 1);
+    buf[9] = 0;
+    memcpy(buf + 10, hdr[i], len);
+    buf[10 + len] = '\n';
+    memset(buf + 11 + len, 0, 16);
+    writeBytes(path("bad.npy"), buf, 11 + len + 16);
+    loomrt_tensor *t;
+    CHECK(loomrt_npy_read(path("bad.npy"), &t) == LOOMRT_ERR_FORMAT);
+    CHECK(strstr(loomrt_last_error(), expect[i]));
+  }
+  writeBytes(path("junk.npy"), "hello", 5);
+  loomrt_tensor *t;
+  CHECK(loomrt_npy_read(path("junk.npy"), &t) == LOOMRT_ERR_FORMAT);
+  CHECK(loomrt_npy_read(path("missing.npy"), &t) == LOOMRT_ERR_IO);
+  CHECK(strstr(loomrt_last_error(), "missing.npy"));
+  printf("ok npy rejects\n");
+}
+
+static void testShards(void) {
+  int64_t grid[2] = {2, 2};
+  CHECK(loomrt_set_grid(2, grid) == LOOMRT_OK);
+  int64_t coords[2];
+  CHECK(loomrt_grid_coords(2, coords) == LOOMRT_OK);
+  CHECK(coords[0] == 1 && coords[1] == 0);
+
+  /* Global [4, 6] int32 = 0..23, written at offset 100 of a raw file. */
+  int64_t shape[2] = {4, 6};
+  int32_t global[24];
+  for (int i = 0; i < 24; ++i)
+    global[i] = i;
+  unsigned char raw[100 + sizeof(global)];
+  memset(raw, 0xee, 100);
+  memcpy(raw + 100, global, sizeof(global));
+  writeBytes(path("w.bin"), raw, sizeof(raw));
+  loomrt_tensor *g;
+  CHECK(loomrt_tensor_create(LOOMRT_INT32, 2, shape, &g) == LOOMRT_OK);
+  memcpy(loomrt_tensor_data(g), global, sizeof(global));
+
+  /* split [[0], [1]]: rank r holds rows 2*c0.., cols 3*c1.. */
+  int64_t naxes[2] = {1, 1}, axes[2] = {0, 1};
+  /* split [[1, 0], []]: dim 0 over axes (1, 0): shard = c1 * 2 + c0. */
+  int64_t naxes2[2] = {2, 0}, axes2[2] = {1 | (0 << 8), 0};
+  for (int r = 0; r < 4; ++r) {
+    int64_t c0 = r / 2, c1 = r % 2, off[2], loc[2];
+    CHECK(loomrt_shard_slice(2, shape, naxes, axes, r, off, loc) == LOOMRT_OK);
+    CHECK(loc[0] == 2 && loc[1] == 3 && off[0] == 2 * c0 && off[1] == 3 * c1);
+    int32_t a[6], b[6];
+    CHECK(loomrt_shard_read_file("weight 'w'", path("w.bin"), 100, LOOMRT_INT32,
+                                 2, shape, naxes, axes, r, a,
+                                 sizeof(a)) == LOOMRT_OK);
+    CHECK(loomrt_shard_copy(g, naxes, axes, r, b, sizeof(b)) == LOOMRT_OK);
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j) {
+        CHECK(a[i * 3 + j] == global[(off[0] + i) * 6 + off[1] + j]);
+        CHECK(b[i * 3 + j] == a[i * 3 + j]);
+      }
+    CHECK(loomrt_shard_slice(2, shape, naxes2, axes2, r, off, loc) ==
+          LOOMRT_OK);
+    CHECK(loc[0] == 1 && loc[1] == 6 && off[0] == c1 * 2 + c0 && off[1] == 0);
+    CHECK(loomrt_shard_read_file("weight 'w'", path("w.bin"), 100, LOOMRT_INT32,
+                                 2, shape, naxes2, axes2, r, a,
+                                 sizeof(a)) == LOOMRT_OK);
+    for (int j = 0; j < 6; ++j)
+      CHECK(a[j] == global[off[0] * 6 + j]);
+  }
+  /* Too short: offset 101 runs one byte past the end. */
+  int32_t a[6];
+  CHECK(loomrt_shard_read_file("weight 'w'", path("w.bin"), 101, LOOMRT_INT32,
+                               2, shape, naxes, axes, 3, a,
+                               sizeof(a)) == LOOMRT_ERR_IO);
+  CHECK(strstr(loomrt_last_error(), "weight 'w'") &&
+        strstr(loomrt_last_error(), "offset 101") &&
+        strstr(loomrt_last_error(), "96 bytes"));
+  CHECK(loomrt_shard_read_file("weight 'w'", path("nope.bin"), 0, LOOMRT_INT32,
+                               2, shape, naxes, axes, 0, a,
+                               sizeof(a)) == LOOMRT_ERR_IO);
+  CHECK(strstr(loomrt_last_error(), "nope.bin"));
+  /* Wrong destination size and indivisible dims. */
+  CHECK(loomrt_shard_copy(g, naxes, axes, 0, a, 20) == LOOMRT_ERR_INVALID);
+  int64_t odd[2] = {3, 6}, off[2], loc[2];
+  CHECK(loomrt_shard_slice(2, odd, naxes, axes, 0, off, loc) ==
+        LOOMRT_ERR_INVALID);
+  CHECK(strstr(loomrt_last_error(), "not divisible"));
+  loomrt_tensor_destroy(g);
+  CHECK(loomrt_set_grid(0, NULL) == LOOMRT_OK);
+  printf("ok shards\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: loomrt-unit SCRATCH_DIR\n");
+    return 2;
+  }
+  snprintf(dir, sizeof(dir), "%s", argv[1]);
+  int64_t t0 = loomrt_now_ns();
+  testDtypes();
+  testRoundTrips();
+  testTypedPb();
+  testNpyRejects();
+  testShards();
+  CHECK(loomrt_now_ns() >= t0);
+  printf("all passed\n");
+  return failures;
+}
