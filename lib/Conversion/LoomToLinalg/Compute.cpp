@@ -1,6 +1,30 @@
-//===- Compute.cpp - lower loom matmul, conv, pool, attention -===//
+//===- Compute.cpp - lower loom matmul, conv, pool, attention -------------===//
 //
-// TODO(owner): describe the lowering of this op family.
+// Lowers the compute-heavy loom ops to linalg on tensors, using the named
+// linalg ops wherever they express the op exactly so that later tiling and
+// vectorization see a matmul or a convolution rather than a generic:
+//   - loom.matmul: linalg.matmul for 2-D operands and for a batched lhs
+//     times a 2-D weight (batch folded into M), linalg.batch_matmul when both
+//     operands carry the same batch dims; a linalg.generic with a reduction
+//     loop when batch dims broadcast (numpy matmul) or the operands are i1
+//     (logical and/or, as numpy's bool matmul). Accumulates in the element
+//     type.
+//   - loom.conv: the input is zero-padded with tensor.pad, the bias (if any)
+//     is broadcast into the accumulator; then linalg.conv_{1,2,3}d_nc*_fc*
+//     (groups = 1), linalg.depthwise_conv_{1,2,3}d_nc*_c* (one filter per
+//     channel), linalg.conv_2d_ngchw_gfchw (other grouped 2-D), else a
+//     grouped linalg.generic for any rank.
+//   - loom.pool: padded with -inf (max) or 0 (avg), including the ceil-mode
+//     overhang at the end; linalg.pooling_ncw/nchw_{max,sum} for 1-D/2-D,
+//     else a generic. Average pooling then divides by the per-window count
+//     that the reference interpreter uses (declared padding counted only
+//     with count_include_pad, ceil-mode overhang never), a constant folded
+//     at compile time.
+//   - loom.attention: key/value heads are shared by grouping query heads,
+//     so q is reshaped to [B * Hkv, G * Sq, D] and both products are
+//     linalg.batch_matmul; between them scale, mask (i1 selects, float adds),
+//     causal masking (key index > query index) and a softmax that subtracts
+//     the row maximum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,8 +32,754 @@
 
 #include "dialects/Loom/IR/LoomOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::loom;
 
-void mlir::loom::populateLoomComputeToLinalgPatterns(const TypeConverter &converter,
-                                            RewritePatternSet &patterns) {}
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+using BodyFn = function_ref<void(OpBuilder &, Location, ValueRange)>;
+
+static Value zeroOf(OpBuilder &b, Location loc, Type elem) {
+  return arith::ConstantOp::create(b, loc,
+                                   cast<TypedAttr>(b.getZeroAttr(elem)));
+}
+
+static Value floatConstant(OpBuilder &b, Location loc, Type elem, double v) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, v));
+}
+
+static Value negInfinity(OpBuilder &b, Location loc, Type elem) {
+  const llvm::fltSemantics &sem = cast<FloatType>(elem).getFloatSemantics();
+  return arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(elem, APFloat::getInf(sem, /*Negative=*/true)));
+}
+
+/// A tensor of `shape` filled with `scalar`.
+static Value filled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                    Value scalar) {
+  Value empty = tensor::EmptyOp::create(b, loc, shape, scalar.getType());
+  return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{empty})
+      .getResult(0);
+}
+
+static Value expand(OpBuilder &b, Location loc, Value v,
+                    ArrayRef<int64_t> shape,
+                    ArrayRef<ReassociationIndices> groups) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(v.getType()).getElementType());
+  return tensor::ExpandShapeOp::create(b, loc, type, v, groups);
+}
+
+static Value collapse(OpBuilder &b, Location loc, Value v,
+                      ArrayRef<ReassociationIndices> groups) {
+  return tensor::CollapseShapeOp::create(b, loc, v, groups);
+}
+
+/// Reassociation that merges dims [0, n) into one and keeps the rest.
+static SmallVector<ReassociationIndices> mergeLeading(int64_t n, int64_t rank) {
+  SmallVector<ReassociationIndices> groups(1);
+  for (int64_t d = 0; d < n; ++d)
+    groups.back().push_back(d);
+  for (int64_t d = n; d < rank; ++d)
+    groups.push_back({d});
+  return groups;
+}
+
+/// Reassociation that splits (or merges) dim `d` and the one after it.
+static SmallVector<ReassociationIndices> mergePair(int64_t d, int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i == d + 1)
+      continue;
+    if (i == d)
+      groups.push_back({i, i + 1});
+    else
+      groups.push_back({i});
+  }
+  return groups;
+}
+
+/// A parallel linalg.generic over `outType` (identity output map).
+static Value elementwise(OpBuilder &b, Location loc, ValueRange inputs,
+                         ArrayRef<AffineMap> maps, RankedTensorType outType,
+                         BodyFn body) {
+  Value init = tensor::EmptyOp::create(b, loc, outType.getShape(),
+                                       outType.getElementType());
+  SmallVector<AffineMap> all(maps);
+  all.push_back(b.getMultiDimIdentityMap(outType.getRank()));
+  SmallVector<utils::IteratorType> iters(outType.getRank(),
+                                         utils::IteratorType::parallel);
+  return linalg::GenericOp::create(b, loc, TypeRange{outType}, inputs,
+                                   ValueRange{init}, all, iters, body)
+      .getResult(0);
+}
+
+/// acc + a * b in the element type; i1 is acc | (a & b).
+static Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
+                                Value acc) {
+  Type t = x.getType();
+  if (t.isInteger(1))
+    return arith::OrIOp::create(b, loc, acc,
+                                arith::AndIOp::create(b, loc, x, y));
+  if (isa<FloatType>(t))
+    return arith::AddFOp::create(b, loc, acc,
+                                 arith::MulFOp::create(b, loc, x, y));
+  return arith::AddIOp::create(b, loc, acc,
+                               arith::MulIOp::create(b, loc, x, y));
+}
+
+/// Map of an operand whose trailing dims align with the loop dims
+/// [0, batchLoops) (numpy broadcasting, right-aligned): size-1 dims that
+/// broadcast read index 0.
+static SmallVector<AffineExpr> broadcastExprs(MLIRContext *ctx,
+                                              ArrayRef<int64_t> operandShape,
+                                              ArrayRef<int64_t> loopShape) {
+  SmallVector<AffineExpr> exprs;
+  int64_t offset = loopShape.size() - operandShape.size();
+  for (auto [i, size] : llvm::enumerate(operandShape)) {
+    int64_t loop = offset + i;
+    if (size == 1 && loopShape[loop] != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(loop, ctx));
+  }
+  return exprs;
+}
+
+//===----------------------------------------------------------------------===//
+// loom.matmul
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct MatmulLowering : OpConversionPattern<MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    auto lt = cast<RankedTensorType>(lhs.getType());
+    auto rt = cast<RankedTensorType>(rhs.getType());
+    auto resultType = dyn_cast_or_null<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    if (!resultType)
+      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+    Type elem = resultType.getElementType();
+    ArrayRef<int64_t> out = resultType.getShape();
+    int64_t rl = lt.getRank(), rr = rt.getRank(), rank = resultType.getRank();
+    int64_t nb = rank - 2;
+    ArrayRef<int64_t> batch = out.drop_back(2);
+    int64_t m = out[nb], n = out[nb + 1];
+    Value zero = zeroOf(rewriter, loc, elem);
+
+    // Named ops; their i1 bodies would be add/mul, so i1 takes the generic.
+    if (!elem.isInteger(1)) {
+      if (rl == 2 && rr == 2) {
+        Value init = filled(rewriter, loc, out, zero);
+        rewriter.replaceOp(
+            op, linalg::MatmulOp::create(rewriter, loc, TypeRange{resultType},
+                                         ValueRange{lhs, rhs}, ValueRange{init})
+                    .getResult(0));
+        return success();
+      }
+      if (rr == 2) {
+        // [..., M, K] x [K, N]: fold the batch into M.
+        int64_t rows = lt.getNumElements() / lt.getShape().back();
+        Value flat = collapse(rewriter, loc, lhs, mergeLeading(rl - 1, rl));
+        auto flatType = RankedTensorType::get({rows, n}, elem);
+        Value init = filled(rewriter, loc, flatType.getShape(), zero);
+        Value mm =
+            linalg::MatmulOp::create(rewriter, loc, TypeRange{flatType},
+                                     ValueRange{flat, rhs}, ValueRange{init})
+                .getResult(0);
+        rewriter.replaceOp(
+            op, expand(rewriter, loc, mm, out, mergeLeading(rank - 1, rank)));
+        return success();
+      }
+      if (lt.getShape().drop_back(2) == batch &&
+          rt.getShape().drop_back(2) == batch) {
+        int64_t b = 1;
+        for (int64_t s : batch)
+          b *= s;
+        auto groups = mergeLeading(nb, rank);
+        Value l3 = collapse(rewriter, loc, lhs, groups);
+        Value r3 = collapse(rewriter, loc, rhs, groups);
+        auto type3 = RankedTensorType::get({b, m, n}, elem);
+        Value init = filled(rewriter, loc, type3.getShape(), zero);
+        Value bmm =
+            linalg::BatchMatmulOp::create(rewriter, loc, TypeRange{type3},
+                                          ValueRange{l3, r3}, ValueRange{init})
+                .getResult(0);
+        rewriter.replaceOp(op, expand(rewriter, loc, bmm, out, groups));
+        return success();
+      }
+    }
+
+    // Broadcast batch dims: loops (batch..., m, n, k).
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t loops = nb + 3;
+    AffineExpr dm = getAffineDimExpr(nb, ctx),
+               dn = getAffineDimExpr(nb + 1, ctx),
+               dk = getAffineDimExpr(nb + 2, ctx);
+    SmallVector<AffineExpr> le =
+        broadcastExprs(ctx, lt.getShape().drop_back(2), batch);
+    le.append({dm, dk});
+    SmallVector<AffineExpr> re =
+        broadcastExprs(ctx, rt.getShape().drop_back(2), batch);
+    re.append({dk, dn});
+    SmallVector<AffineExpr> oe;
+    for (int64_t d = 0; d < nb; ++d)
+      oe.push_back(getAffineDimExpr(d, ctx));
+    oe.append({dm, dn});
+    SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, le, ctx),
+                                   AffineMap::get(loops, 0, re, ctx),
+                                   AffineMap::get(loops, 0, oe, ctx)};
+    SmallVector<utils::IteratorType> iters(loops,
+                                           utils::IteratorType::parallel);
+    iters.back() = utils::IteratorType::reduction;
+    Value init = filled(rewriter, loc, out, zero);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{resultType}, ValueRange{lhs, rhs},
+            ValueRange{init}, maps, iters,
+            [](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(b, l,
+                                      ValueRange{multiplyAccumulate(
+                                          b, l, args[0], args[1], args[2])});
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// loom.conv
+//===----------------------------------------------------------------------===//
+
+template <typename NamedOp>
+static Value namedWindowOp(OpBuilder &b, Location loc, RankedTensorType type,
+                           ValueRange inputs, Value init,
+                           ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilations) {
+  return NamedOp::create(b, loc, TypeRange{type}, inputs, ValueRange{init},
+                         b.getI64TensorAttr(strides),
+                         b.getI64TensorAttr(dilations))
+      .getResult(0);
+}
+
+struct ConvLowering : OpConversionPattern<ConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput(), w = adaptor.getWeight();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto wt = cast<RankedTensorType>(w.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Type elem = xt.getElementType();
+    if (wt.getElementType() != elem || resultType.getElementType() != elem ||
+        (adaptor.getBias() &&
+         cast<RankedTensorType>(adaptor.getBias().getType()).getElementType() !=
+             elem)) {
+      op.emitOpError("lowering needs one element type for input, weight, "
+                     "bias and result");
+      return rewriter.notifyMatchFailure(op, "mixed element types");
+    }
+    int64_t rank = xt.getRank(), spatial = rank - 2;
+    ArrayRef<int64_t> strides = op.getStrides(), dils = op.getDilations(),
+                      pads = op.getPadding();
+    int64_t groups = op.getGroups();
+    int64_t c = xt.getDimSize(1), f = wt.getDimSize(0);
+    ArrayRef<int64_t> out = resultType.getShape();
+    Value zero = zeroOf(rewriter, loc, elem);
+
+    if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
+      SmallVector<OpFoldResult> low(2, rewriter.getIndexAttr(0)),
+          high(2, rewriter.getIndexAttr(0));
+      SmallVector<int64_t> shape(xt.getShape());
+      for (int64_t i = 0; i < spatial; ++i) {
+        low.push_back(rewriter.getIndexAttr(pads[i]));
+        high.push_back(rewriter.getIndexAttr(pads[spatial + i]));
+        shape[2 + i] += pads[i] + pads[spatial + i];
+      }
+      x = tensor::PadOp::create(rewriter, loc,
+                                RankedTensorType::get(shape, elem), x, low,
+                                high, zero);
+    }
+
+    // The accumulator starts at the bias (broadcast over N and space).
+    Value init;
+    if (Value bias = adaptor.getBias()) {
+      Value empty = tensor::EmptyOp::create(rewriter, loc, out, elem);
+      SmallVector<int64_t> added = {0};
+      for (int64_t d = 2; d < rank; ++d)
+        added.push_back(d);
+      init = linalg::BroadcastOp::create(rewriter, loc, bias, empty, added)
+                 .getResult()[0];
+    } else {
+      init = filled(rewriter, loc, out, zero);
+    }
+
+    Value result;
+    if (groups == 1 && spatial <= 3) {
+      if (spatial == 1)
+        result = namedWindowOp<linalg::Conv1DNcwFcwOp>(
+            rewriter, loc, resultType, {x, w}, init, strides, dils);
+      else if (spatial == 2)
+        result = namedWindowOp<linalg::Conv2DNchwFchwOp>(
+            rewriter, loc, resultType, {x, w}, init, strides, dils);
+      else
+        result = namedWindowOp<linalg::Conv3DNcdhwFcdhwOp>(
+            rewriter, loc, resultType, {x, w}, init, strides, dils);
+    } else if (groups == c && f == c && spatial <= 3) {
+      // Depthwise: weight [C, 1, k...] -> [C, k...].
+      Value w2 = collapse(rewriter, loc, w, mergePair(0, spatial + 2));
+      if (spatial == 1)
+        result = namedWindowOp<linalg::DepthwiseConv1DNcwCwOp>(
+            rewriter, loc, resultType, {x, w2}, init, strides, dils);
+      else if (spatial == 2)
+        result = namedWindowOp<linalg::DepthwiseConv2DNchwChwOp>(
+            rewriter, loc, resultType, {x, w2}, init, strides, dils);
+      else
+        result = namedWindowOp<linalg::DepthwiseConv3DNcdhwCdhwOp>(
+            rewriter, loc, resultType, {x, w2}, init, strides, dils);
+    } else {
+      result = groupedConv(rewriter, loc, x, w, init, resultType, groups,
+                           strides, dils);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  /// Splits channels into groups: x [N, G, C/G, ...], w [G, F/G, C/G, ...],
+  /// accumulator [N, G, F/G, ...]; linalg.conv_2d_ngchw_gfchw for 2-D, a
+  /// generic otherwise.
+  static Value groupedConv(OpBuilder &b, Location loc, Value x, Value w,
+                           Value init, RankedTensorType resultType,
+                           int64_t groups, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dils) {
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto wt = cast<RankedTensorType>(w.getType());
+    Type elem = xt.getElementType();
+    int64_t rank = xt.getRank(), spatial = rank - 2;
+    int64_t cg = xt.getDimSize(1) / groups, fg = wt.getDimSize(0) / groups;
+    auto split = [](ArrayRef<int64_t> shape, int64_t dim, int64_t outer,
+                    int64_t inner) {
+      SmallVector<int64_t> s(shape.take_front(dim));
+      s.append({outer, inner});
+      s.append(shape.drop_front(dim + 1).begin(),
+               shape.drop_front(dim + 1).end());
+      return s;
+    };
+    auto byGroup = mergePair(1, rank + 1);
+    Value xg = expand(b, loc, x, split(xt.getShape(), 1, groups, cg), byGroup);
+    Value wg = expand(b, loc, w, split(wt.getShape(), 0, groups, fg),
+                      mergePair(0, rank + 1));
+    SmallVector<int64_t> outShape = split(resultType.getShape(), 1, groups, fg);
+    Value ig = expand(b, loc, init, outShape, byGroup);
+    auto gType = RankedTensorType::get(outShape, elem);
+
+    Value result;
+    if (spatial == 2) {
+      result = namedWindowOp<linalg::Conv2DNgchwGfchwOp>(
+          b, loc, gType, {xg, wg}, ig, strides, dils);
+    } else {
+      // Loops: n, g, f, o_1..o_s | c, k_1..k_s.
+      MLIRContext *ctx = b.getContext();
+      int64_t loops = 4 + 2 * spatial;
+      auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+      int64_t cLoop = 3 + spatial;
+      SmallVector<AffineExpr> xe = {d(0), d(1), d(cLoop)},
+                              we = {d(1), d(2), d(cLoop)},
+                              oe = {d(0), d(1), d(2)};
+      for (int64_t i = 0; i < spatial; ++i) {
+        AffineExpr o = d(3 + i), k = d(cLoop + 1 + i);
+        xe.push_back(o * strides[i] + k * dils[i]);
+        we.push_back(k);
+        oe.push_back(o);
+      }
+      SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, xe, ctx),
+                                     AffineMap::get(loops, 0, we, ctx),
+                                     AffineMap::get(loops, 0, oe, ctx)};
+      SmallVector<utils::IteratorType> iters(loops,
+                                             utils::IteratorType::parallel);
+      for (int64_t i = cLoop; i < loops; ++i)
+        iters[i] = utils::IteratorType::reduction;
+      result =
+          linalg::GenericOp::create(
+              b, loc, TypeRange{gType}, ValueRange{xg, wg}, ValueRange{ig},
+              maps, iters,
+              [](OpBuilder &nb, Location l, ValueRange args) {
+                linalg::YieldOp::create(nb, l,
+                                        ValueRange{multiplyAccumulate(
+                                            nb, l, args[0], args[1], args[2])});
+              })
+              .getResult(0);
+    }
+    return collapse(b, loc, result, byGroup);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// loom.pool
+//===----------------------------------------------------------------------===//
+
+struct PoolLowering : OpConversionPattern<PoolOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(PoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Type elem = xt.getElementType();
+    int64_t rank = xt.getRank(), spatial = rank - 2;
+    ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
+                      dils = op.getDilations(), pads = op.getPadding();
+    ArrayRef<int64_t> out = resultType.getShape();
+    bool isMax = op.getKind() == PoolKind::max;
+    Value padValue = isMax ? negInfinity(rewriter, loc, elem)
+                           : floatConstant(rewriter, loc, elem, 0.0);
+
+    // Declared pads plus the ceil-mode overhang of the last window.
+    SmallVector<OpFoldResult> low(2, rewriter.getIndexAttr(0)),
+        high(2, rewriter.getIndexAttr(0));
+    SmallVector<int64_t> padded(xt.getShape());
+    bool anyPad = false;
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t n = xt.getDimSize(2 + i);
+      int64_t eff = dils[i] * (kernel[i] - 1) + 1;
+      int64_t extra =
+          std::max<int64_t>(0, (out[2 + i] - 1) * strides[i] + eff -
+                                   (n + pads[i] + pads[spatial + i]));
+      int64_t hi = pads[spatial + i] + extra;
+      low.push_back(rewriter.getIndexAttr(pads[i]));
+      high.push_back(rewriter.getIndexAttr(hi));
+      padded[2 + i] += pads[i] + hi;
+      anyPad |= pads[i] != 0 || hi != 0;
+    }
+    if (anyPad)
+      x = tensor::PadOp::create(rewriter, loc,
+                                RankedTensorType::get(padded, elem), x, low,
+                                high, padValue);
+
+    Value init = filled(rewriter, loc, out, padValue);
+    Value pooled;
+    if (spatial <= 2) {
+      Value window = tensor::EmptyOp::create(rewriter, loc, kernel, elem);
+      if (spatial == 1)
+        pooled = isMax ? namedWindowOp<linalg::PoolingNcwMaxOp>(
+                             rewriter, loc, resultType, {x, window}, init,
+                             strides, dils)
+                       : namedWindowOp<linalg::PoolingNcwSumOp>(
+                             rewriter, loc, resultType, {x, window}, init,
+                             strides, dils);
+      else
+        pooled = isMax ? namedWindowOp<linalg::PoolingNchwMaxOp>(
+                             rewriter, loc, resultType, {x, window}, init,
+                             strides, dils)
+                       : namedWindowOp<linalg::PoolingNchwSumOp>(
+                             rewriter, loc, resultType, {x, window}, init,
+                             strides, dils);
+    } else {
+      // Loops: n, c, o_1..o_s | k_1..k_s; an unread window operand gives
+      // the k loops their extent, as in the named pooling ops.
+      MLIRContext *ctx = rewriter.getContext();
+      int64_t loops = 2 + 2 * spatial;
+      auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+      SmallVector<AffineExpr> xe = {d(0), d(1)}, we, oe = {d(0), d(1)};
+      for (int64_t i = 0; i < spatial; ++i) {
+        xe.push_back(d(2 + i) * strides[i] + d(2 + spatial + i) * dils[i]);
+        we.push_back(d(2 + spatial + i));
+        oe.push_back(d(2 + i));
+      }
+      Value window = tensor::EmptyOp::create(rewriter, loc, kernel, elem);
+      SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, xe, ctx),
+                                     AffineMap::get(loops, 0, we, ctx),
+                                     AffineMap::get(loops, 0, oe, ctx)};
+      SmallVector<utils::IteratorType> iters(loops,
+                                             utils::IteratorType::parallel);
+      for (int64_t i = 2 + spatial; i < loops; ++i)
+        iters[i] = utils::IteratorType::reduction;
+      pooled =
+          linalg::GenericOp::create(
+              rewriter, loc, TypeRange{resultType}, ValueRange{x, window},
+              ValueRange{init}, maps, iters,
+              [isMax](OpBuilder &b, Location l, ValueRange args) {
+                Value r =
+                    isMax
+                        ? Value(
+                              arith::MaximumFOp::create(b, l, args[0], args[2]))
+                        : Value(arith::AddFOp::create(b, l, args[0], args[2]));
+                linalg::YieldOp::create(b, l, ValueRange{r});
+              })
+              .getResult(0);
+    }
+    if (!isMax)
+      pooled = divideByCount(rewriter, loc, op, pooled);
+    rewriter.replaceOp(op, pooled);
+    return success();
+  }
+
+  /// Divides window sums by the number of counted elements per window:
+  /// input elements, plus declared padding with count_include_pad. The count
+  /// factors per spatial dim; a uniform count becomes a scalar, otherwise a
+  /// dense constant over the output's spatial dims.
+  static Value divideByCount(OpBuilder &b, Location loc, PoolOp op,
+                             Value sums) {
+    auto type = cast<RankedTensorType>(sums.getType());
+    Type elem = type.getElementType();
+    auto xt = cast<RankedTensorType>(op.getInput().getType());
+    int64_t rank = type.getRank(), spatial = rank - 2;
+    ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
+                      dils = op.getDilations(), pads = op.getPadding();
+    bool includePad = op.getCountIncludePad();
+    SmallVector<SmallVector<int64_t>> counts(spatial);
+    bool uniform = true;
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t n = xt.getDimSize(2 + i);
+      int64_t lo = includePad ? -pads[i] : 0;
+      int64_t hi = includePad ? n + pads[spatial + i] : n;
+      for (int64_t o = 0; o < type.getDimSize(2 + i); ++o) {
+        int64_t count = 0;
+        for (int64_t k = 0; k < kernel[i]; ++k) {
+          int64_t t = o * strides[i] + k * dils[i] - pads[i];
+          count += t >= lo && t < hi;
+        }
+        counts[i].push_back(count);
+        uniform &= count == counts[i].front();
+      }
+    }
+    MLIRContext *ctx = b.getContext();
+    AffineMap id = b.getMultiDimIdentityMap(rank);
+    if (uniform) {
+      int64_t total = 1;
+      for (auto &c : counts)
+        total *= c.empty() ? 1 : c.front();
+      return elementwise(
+          b, loc, ValueRange{sums}, {id}, type,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value cnt = floatConstant(nb, l, elem, (double)total);
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::DivFOp::create(nb, l, args[0], cnt)});
+          });
+    }
+    ArrayRef<int64_t> spatialShape = type.getShape().drop_front(2);
+    SmallVector<Attribute> values;
+    for (int64_t flat = 0, e = ShapedType::getNumElements(spatialShape);
+         flat < e; ++flat) {
+      int64_t rest = flat, count = 1;
+      for (int64_t i = spatial - 1; i >= 0; --i) {
+        count *= counts[i][rest % spatialShape[i]];
+        rest /= spatialShape[i];
+      }
+      values.push_back(b.getFloatAttr(elem, (double)count));
+    }
+    auto countType = RankedTensorType::get(spatialShape, elem);
+    Value countTensor = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(countType, values));
+    SmallVector<AffineExpr> se;
+    for (int64_t i = 0; i < spatial; ++i)
+      se.push_back(getAffineDimExpr(2 + i, ctx));
+    return elementwise(
+        b, loc, ValueRange{sums, countTensor},
+        {id, AffineMap::get(rank, 0, se, ctx)}, type,
+        [](OpBuilder &nb, Location l, ValueRange args) {
+          linalg::YieldOp::create(
+              nb, l,
+              ValueRange{arith::DivFOp::create(nb, l, args[0], args[1])});
+        });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// loom.attention
+//===----------------------------------------------------------------------===//
+
+struct AttentionLowering : OpConversionPattern<AttentionOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value q = adaptor.getQuery(), k = adaptor.getKey(), v = adaptor.getValue();
+    Value mask = adaptor.getMask();
+    auto qt = cast<RankedTensorType>(q.getType());
+    auto kt = cast<RankedTensorType>(k.getType());
+    auto vt = cast<RankedTensorType>(v.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Type elem = qt.getElementType();
+    if (kt.getElementType() != elem || vt.getElementType() != elem) {
+      op.emitOpError("lowering needs query, key and value of one element type");
+      return rewriter.notifyMatchFailure(op, "mixed element types");
+    }
+    Type maskElem;
+    if (mask) {
+      maskElem = cast<RankedTensorType>(mask.getType()).getElementType();
+      if (!maskElem.isInteger(1) && !isa<FloatType>(maskElem)) {
+        op.emitOpError("mask must be i1 or float, got ") << maskElem;
+        return rewriter.notifyMatchFailure(op, "integer mask");
+      }
+    }
+    int64_t B = qt.getDimSize(0), hq = qt.getDimSize(1), sq = qt.getDimSize(2),
+            d = qt.getDimSize(3);
+    int64_t hkv = kt.getDimSize(1), skv = kt.getDimSize(2),
+            dv = vt.getDimSize(3);
+    int64_t g = hq / hkv;
+    double scale = op.getScale() ? op.getScale()->convertToDouble()
+                                 : 1.0 / std::sqrt((double)d);
+    Value zero = zeroOf(rewriter, loc, elem);
+
+    // q [B, Hq, Sq, D] -> [B, Hkv, G, Sq, D] -> [B * Hkv, G * Sq, D]: query
+    // heads h * G .. h * G + G - 1 share kv head h.
+    auto toGrouped = [&](Value t, int64_t last) {
+      Value e =
+          expand(rewriter, loc, t, {B, hkv, g, sq, last}, mergePair(1, 5));
+      return collapse(rewriter, loc, e, {{0, 1}, {2, 3}, {4}});
+    };
+    auto fromGrouped = [&](Value t, int64_t last) {
+      Value e = expand(rewriter, loc, t, {B, hkv, g, sq, last},
+                       {{0, 1}, {2, 3}, {4}});
+      return collapse(rewriter, loc, e, mergePair(1, 5));
+    };
+    Value q3 = toGrouped(q, d);
+    Value kT = linalg::TransposeOp::create(
+                   rewriter, loc, k,
+                   tensor::EmptyOp::create(
+                       rewriter, loc, ArrayRef<int64_t>{B, hkv, d, skv}, elem),
+                   ArrayRef<int64_t>{0, 1, 3, 2})
+                   .getResult()[0];
+    Value k3 = collapse(rewriter, loc, kT, {{0, 1}, {2}, {3}});
+    auto s3Type = RankedTensorType::get({B * hkv, g * sq, skv}, elem);
+    Value scores3 =
+        linalg::BatchMatmulOp::create(
+            rewriter, loc, TypeRange{s3Type}, ValueRange{q3, k3},
+            ValueRange{filled(rewriter, loc, s3Type.getShape(), zero)})
+            .getResult(0);
+    Value scores = fromGrouped(scores3, skv);
+
+    // scores * scale, masked, then a stable softmax over the keys.
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<int64_t> scoreShape = {B, hq, sq, skv};
+    auto scoreType = RankedTensorType::get(scoreShape, elem);
+    AffineMap id = rewriter.getMultiDimIdentityMap(4);
+    SmallVector<Value> inputs = {scores};
+    SmallVector<AffineMap> maps = {id};
+    if (mask) {
+      inputs.push_back(mask);
+      maps.push_back(AffineMap::get(
+          4, 0,
+          broadcastExprs(ctx, cast<RankedTensorType>(mask.getType()).getShape(),
+                         scoreShape),
+          ctx));
+    }
+    bool causal = op.getCausal();
+    Value masked = elementwise(
+        rewriter, loc, inputs, maps, scoreType,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value s = arith::MulFOp::create(b, l, args[0],
+                                          floatConstant(b, l, elem, scale));
+          Value ninf = negInfinity(b, l, elem);
+          if (mask && maskElem.isInteger(1)) {
+            s = arith::SelectOp::create(b, l, args[1], s, ninf);
+          } else if (mask) {
+            Value m = args[1];
+            if (maskElem != elem)
+              m = maskElem.getIntOrFloatBitWidth() <
+                          elem.getIntOrFloatBitWidth()
+                      ? Value(arith::ExtFOp::create(b, l, elem, m))
+                      : Value(arith::TruncFOp::create(b, l, elem, m));
+            s = arith::AddFOp::create(b, l, s, m);
+          }
+          if (causal) {
+            Value i = linalg::IndexOp::create(b, l, 2);
+            Value j = linalg::IndexOp::create(b, l, 3);
+            Value after =
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, j, i);
+            s = arith::SelectOp::create(b, l, after, ninf, s);
+          }
+          linalg::YieldOp::create(b, l, ValueRange{s});
+        });
+
+    SmallVector<int64_t> rowShape = {B, hq, sq};
+    AffineMap row =
+        AffineMap::get(4, 0,
+                       {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                        getAffineDimExpr(2, ctx)},
+                       ctx);
+    Value max =
+        linalg::ReduceOp::create(
+            rewriter, loc, ValueRange{masked},
+            ValueRange{filled(rewriter, loc, rowShape,
+                              negInfinity(rewriter, loc, elem))},
+            ArrayRef<int64_t>{3},
+            [](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(b, l,
+                                      ValueRange{arith::MaximumFOp::create(
+                                          b, l, args[0], args[1])});
+            })
+            .getResult(0);
+    Value exp = elementwise(
+        rewriter, loc, ValueRange{masked, max}, {id, row}, scoreType,
+        [](OpBuilder &b, Location l, ValueRange args) {
+          Value diff = arith::SubFOp::create(b, l, args[0], args[1]);
+          linalg::YieldOp::create(b, l,
+                                  ValueRange{math::ExpOp::create(b, l, diff)});
+        });
+    Value sum =
+        linalg::ReduceOp::create(
+            rewriter, loc, ValueRange{exp},
+            ValueRange{filled(rewriter, loc, rowShape, zero)},
+            ArrayRef<int64_t>{3},
+            [](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(
+                  b, l,
+                  ValueRange{arith::AddFOp::create(b, l, args[0], args[1])});
+            })
+            .getResult(0);
+    Value probs = elementwise(
+        rewriter, loc, ValueRange{exp, sum}, {id, row}, scoreType,
+        [](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::DivFOp::create(b, l, args[0], args[1])});
+        });
+
+    // probs [B * Hkv, G * Sq, Skv] x v [B * Hkv, Skv, Dv].
+    Value p3 = toGrouped(probs, skv);
+    Value v3 = collapse(rewriter, loc, v, {{0, 1}, {2}, {3}});
+    auto o3Type = RankedTensorType::get({B * hkv, g * sq, dv}, elem);
+    Value out3 = linalg::BatchMatmulOp::create(
+                     rewriter, loc, TypeRange{o3Type}, ValueRange{p3, v3},
+                     ValueRange{filled(rewriter, loc, o3Type.getShape(), zero)})
+                     .getResult(0);
+    Value result = fromGrouped(out3, dv);
+    if (result.getType() != resultType)
+      return rewriter.notifyMatchFailure(op, "unexpected result shape");
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::loom::populateLoomComputeToLinalgPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<MatmulLowering, ConvLowering, PoolLowering, AttentionLowering>(
+      converter, patterns.getContext());
+}
