@@ -30,7 +30,7 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     ["loom-opt", "loom-translate", "loom", "loom-onnx-fuzz-replay",
-     "loom-trace-fuzz-replay", "loom-cost-fuzz-replay"], tool_dirs)
+     "loom-trace-fuzz-replay", "loom-cost-fuzz-replay", "loom-run"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.loom_tools_dir, append_path=True)
 
@@ -61,3 +61,6 @@ config.substitutions.append(
     ("%mlir_runner",
      os.path.join(config.llvm_tools_dir, "mlir-runner") +
      " -e main -entry-point-result=void -shared-libs=" + runner_libs))
+# Several MPI ranks on this machine, as root, more ranks than cores.
+config.substitutions.append(
+    ("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))

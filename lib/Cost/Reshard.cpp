@@ -87,3 +87,62 @@ double loom::rearrangeSeconds(const DeviceSpec &device, double bytes) {
     return 0;
   return 2 * bytes / (device.memoryBandwidth * device.eff(OpClass::DataMovement).memory);
 }
+
+loom::SplitDims loom::trimmedDims(const SplitDims &dims) {
+  SplitDims d(dims);
+  while (!d.empty() && d.back().empty())
+    d.pop_back();
+  return d;
+}
+
+/// Whether upstream `shard-partition` can turn a value laid out as `from`
+/// into `to` (split axes only; partial sums are reduced by the producing op).
+/// Upstream reshards in exactly one step, chosen by the first pattern that
+/// matches: move the last axis of one dimension to the end of another (an
+/// all-to-all), append one axis to a dimension (a local slice), or drop
+/// trailing axes of a dimension (an all-gather). Any other change, or a
+/// pattern that matches but does not land on `to`, is a resharding it cannot
+/// express (and, built without assertions, crashes on),
+bool loom::upstreamReshardable(const TensorLayout &from, const TensorLayout &to) {
+  using Dims = SplitDims;
+  Dims src = trimmedDims(from.splitAxes), dst = trimmedDims(to.splitAxes);
+  if (src == dst)
+    return true;
+  auto at = [](const Dims &d, size_t i) { return i < d.size() ? d[i] : GridAxes(); };
+  auto lands = [&](const Dims &result) { return trimmedDims(result) == dst; };
+  auto prefixEqual = [](llvm::ArrayRef<int16_t> a, llvm::ArrayRef<int16_t> b) {
+    return a.drop_back() == b.drop_back();
+  };
+  // Move the last axis of dimension s to the end of dimension t.
+  for (size_t s = 0; s < src.size(); ++s)
+    for (size_t t = 0; t < dst.size(); ++t) {
+      if (s == t || src[s].empty() || dst[t].empty() ||
+          src[s].back() != dst[t].back() || !prefixEqual(src[s], dst[t]))
+        continue;
+      Dims r = src;
+      r.resize(std::max(r.size(), t + 1));
+      r[t].push_back(r[s].back());
+      r[s].pop_back();
+      return lands(r);
+    }
+  // Append one axis to a dimension.
+  for (size_t d = 0; d < dst.size(); ++d) {
+    GridAxes a = at(src, d);
+    if (a.size() + 1 != dst[d].size() || !llvm::equal(a, llvm::ArrayRef(dst[d]).drop_back()))
+      continue;
+    Dims r = src;
+    r.resize(std::max(r.size(), d + 1));
+    r[d].push_back(dst[d].back());
+    return lands(r);
+  }
+  // Drop trailing axes of a dimension.
+  for (size_t d = 0; d < src.size(); ++d) {
+    GridAxes b = at(dst, d);
+    if (src[d].size() <= b.size() || !llvm::equal(b, llvm::ArrayRef(src[d]).take_front(b.size())))
+      continue;
+    Dims r = src;
+    r[d].resize(b.size());
+    return lands(r);
+  }
+  return false;
+}

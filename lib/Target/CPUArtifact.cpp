@@ -154,7 +154,7 @@ describeEntry(ModuleOp module, func::FuncOp func, const CPUArtifactOptions &opti
     }
     llvm::sys::fs::make_absolute(file);
     (*record)["name"] = weight.getAs<StringAttr>("name").getValue();
-    (*record)["file"] = file.str();
+    (*record)["file"] = std::string(file.str());
     (*record)["offset"] = weight.getAs<IntegerAttr>("offset").getInt();
     (*record)["role"] = weight.getAs<StringAttr>("role").getValue();
     weights.push_back(std::move(*record));

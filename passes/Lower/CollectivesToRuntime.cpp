@@ -1,9 +1,12 @@
 //===- CollectivesToRuntime.cpp - shard collectives upstream cannot lower --===//
 //
-// Upstream `convert-shard-to-mpi` lowers `shard.all_reduce` and the process
-// index ops but has no pattern for `all_gather`, `all_to_all` or
-// `reduce_scatter`, and the MPI dialect has no such ops. Each becomes one
-// call into the runtime's C ABI on contiguous buffers, which MPI's
+// Upstream `convert-shard-to-mpi` lowers the process index ops (kept) and
+// `shard.all_reduce`, but has no pattern for `all_gather`, `all_to_all` or
+// `reduce_scatter`, and the MPI dialect has no such ops. Its all-reduce
+// emits `mpi.allreduce`, which declares no memory effects, so upstream's
+// buffer deallocation rejects any function holding one, and splits a fresh
+// communicator per call. So all four become one call into the runtime's C
+// ABI on contiguous buffers (docs/lowering.md), which MPI's
 // collectives concatenate and split along the leading dimension only; the
 // layout changes that move the gathered/split dimension to the front and
 // back are ordinary linalg transposes around the call:
@@ -23,6 +26,7 @@
 #include "loom/Passes/Lower.h"
 
 #include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -290,6 +294,45 @@ struct ReduceScatterToRuntime : OpRewritePattern<shard::ReduceScatterOp> {
   }
 };
 
+/// Upstream lowers all-reduce to `mpi.allreduce`, which declares no memory
+/// effects (upstream's ownership-based deallocation then rejects the
+/// function) and splits a new communicator on every call; the runtime
+/// caches one per axis set.
+struct AllReduceToRuntime : OpRewritePattern<shard::AllReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(shard::AllReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inType = cast<RankedTensorType>(op.getInput().getType());
+    auto outType = cast<RankedTensorType>(op.getResult().getType());
+    std::optional<int32_t> dtype = dtypeCode(outType.getElementType());
+    std::optional<int32_t> reduction = reductionCode(op.getReduction());
+    if (inType.getElementType() != outType.getElementType() || !dtype ||
+        !reduction)
+      return op.emitOpError("reduces ")
+             << inType << " to " << outType << " with "
+             << shard::stringifyReductionKind(op.getReduction())
+             << ", which the runtime does not implement";
+    Location loc = op.getLoc();
+    CollectiveLowering lower{rewriter, loc, op->getParentOfType<ModuleOp>()};
+    ArrayRef<int16_t> axes = op.getGridAxes();
+    auto memrefType = MemRefType::get(inType.getShape(), inType.getElementType());
+    Value in = bufferization::ToBufferOp::create(rewriter, loc, memrefType,
+                                                 op.getInput(), /*read_only=*/true);
+    Value buffer = memref::AllocOp::create(rewriter, loc, memrefType);
+    memref::CopyOp::create(rewriter, loc, in, buffer);
+    lower.call("loomrt_all_reduce",
+               {lower.pointerOf(buffer), lower.i64(inType.getNumElements()),
+                arith::ConstantIntOp::create(rewriter, loc, *dtype, 32),
+                arith::ConstantIntOp::create(rewriter, loc, *reduction, 32),
+                lower.i64(axes.size()),
+                lower.i64(CollectiveLowering::packAxes(axes))});
+    rewriter.replaceOp(op, bufferization::ToTensorOp::create(
+                               rewriter, loc, outType, buffer,
+                               /*restrict=*/true, /*writable=*/true));
+    return success();
+  }
+};
+
 struct CollectivesToRuntimePass
     : mlir::loom::impl::LoomCollectivesToRuntimeBase<CollectivesToRuntimePass> {
   void runOnOperation() override {
@@ -297,14 +340,21 @@ struct CollectivesToRuntimePass
     MLIRContext *ctx = &getContext();
     SymbolTableCollection symbols;
     RewritePatternSet patterns(ctx);
-    patterns.add<AllGatherToRuntime, AllToAllToRuntime, ReduceScatterToRuntime>(
-        ctx);
+    patterns.add<AllReduceToRuntime, AllGatherToRuntime, AllToAllToRuntime,
+                 ReduceScatterToRuntime>(ctx);
     shard::populateAllSliceOpLoweringPatterns(patterns, symbols);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
     // Upstream's MPI lowering reads the ABI from the module's DLTI map; the
-    // runtime links Debian's OpenMPI.
-    if (!module->hasAttr(DLTIDialect::kMapAttrName)) {
+    // runtime links Debian's OpenMPI. Only set where MPI is used, so that
+    // single-device modules stay runnable by mlir-runner.
+    bool communicates = false;
+    module.walk([&](Operation *op) {
+      if (isa_and_nonnull<shard::ShardDialect>(op->getDialect()) &&
+          !isa<shard::GridOp>(op))
+        communicates = true;
+    });
+    if (communicates && !module->hasAttr(DLTIDialect::kMapAttrName)) {
       Builder b(ctx);
       DataLayoutEntryInterface abi = DataLayoutEntryAttr::get(
           b.getStringAttr("MPI:Implementation"), b.getStringAttr("OpenMPI"));

@@ -13,6 +13,8 @@
 
 #include "loom/Passes/Lower.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
 namespace mlir::loom {
 #define GEN_PASS_DEF_LOOMENTRYABI
 #include "passes/Lower/Passes.h.inc"
@@ -98,6 +100,11 @@ struct EntryABIPass : mlir::loom::impl::LoomEntryABIBase<EntryABIPass> {
     }
     func::CallOp::create(b, loc, func, args);
     func::ReturnOp::create(b, loc);
+
+    // Collectives and process indices are lowered by now; the grids they
+    // named have no meaning in LLVM IR.
+    for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))
+      grid.erase();
   }
 };
 } // namespace

@@ -45,10 +45,10 @@ void mlir::loom::buildPartitionedToLLVMPipeline(
                   "function-boundary-type-conversion=identity-layout-map},"
                   "buffer-results-to-out-params{hoist-static-allocs=1 "
                   "modify-public-functions=1},"
-                  "buffer-deallocation-pipeline");
+                  "buffer-deallocation-pipeline,convert-bufferization-to-memref");
   pm.addPass(createLoomEntryABI({options.entry}));
-  addUpstream(pm, "func.func(convert-linalg-to-loops),lower-affine,"
-                  "expand-strided-metadata,convert-scf-to-cf,"
+  addUpstream(pm, "func.func(convert-linalg-to-loops),expand-strided-metadata,"
+                  "lower-affine,convert-scf-to-cf,"
                   "func.func(math-expand-ops),convert-math-to-llvm,"
                   "convert-math-to-libm,convert-to-llvm,"
                   "reconcile-unrealized-casts");

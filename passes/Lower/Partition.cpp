@@ -15,6 +15,8 @@
 
 #include "loom/Passes/Lower.h"
 
+#include "loom/Cost/Reshard.h"
+
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -48,6 +50,38 @@ static DictionaryAttr shardingRecord(Builder &b, FlatSymbolRefAttr grid,
       {b.getNamedAttr("grid", grid),
        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(type.getShape())),
        b.getNamedAttr("split", splitRecord(b, axes, type.getRank()))});
+}
+
+static ::loom::TensorLayout layoutOf(const shard::Sharding &sharding) {
+  ::loom::TensorLayout layout;
+  for (shard::GridAxesAttr axes : sharding.getSplitAxes())
+    layout.splitAxes.emplace_back(axes.asArrayRef().begin(),
+                                  axes.asArrayRef().end());
+  return layout;
+}
+
+/// Upstream `shard-partition` reshards a value in one step of three kinds and,
+/// built without assertions, crashes on anything else; report those pairs
+/// (a value's own annotation and the one a user asks for) instead.
+static LogicalResult checkReshardings(func::FuncOp func) {
+  WalkResult result = func.walk([&](shard::ShardOp user) {
+    if (!user.getAnnotateForUsers())
+      return WalkResult::advance();
+    auto producer = user.getSrc().getDefiningOp<shard::ShardOp>();
+    if (!producer || producer.getAnnotateForUsers())
+      return WalkResult::advance();
+    shard::Sharding from(producer.getSharding()), to(user.getSharding());
+    if (::loom::upstreamReshardable(layoutOf(from), layoutOf(to)))
+      return WalkResult::advance();
+    InFlightDiagnostic diag =
+        user.emitOpError("asks for a resharding upstream shard-partition "
+                         "cannot do in one step (from ")
+        << from << " to " << to
+        << "); insert an intermediate annotation (e.g. replicate first)";
+    diag.attachNote(producer.getLoc()) << "the value's own sharding is set here";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
 }
 
 namespace {
@@ -98,11 +132,27 @@ struct LoomPartitionPass
           << entry << "' with a body";
       return signalPassFailure();
     }
+    Builder b(&getContext());
+    auto grid = FlatSymbolRefAttr::get(grids.front().getSymNameAttr());
+    // Replicated results: annotate each returned value for its user.
+    func.walk([&](func::ReturnOp ret) {
+      OpBuilder builder(ret);
+      // `[[]]`, not `[]`: upstream compares shardings structurally and has
+      // no resharding from the one spelling to the other.
+      Value replicated = shard::ShardingOp::create(
+          builder, ret.getLoc(), grid,
+          ArrayRef<shard::GridAxesAttr>{shard::GridAxesAttr::get(ret.getContext(), {})});
+      for (OpOperand &operand : ret->getOpOperands()) {
+        if (!isa<RankedTensorType>(operand.get().getType()))
+          continue;
+        operand.set(shard::ShardOp::create(builder, ret.getLoc(), operand.get(),
+                                           replicated,
+                                           /*annotate_for_users=*/true));
+      }
+    });
     if (failed(runUpstream("func.func(sharding-propagation)")))
       return signalPassFailure();
 
-    Builder b(&getContext());
-    auto grid = FlatSymbolRefAttr::get(grids.front().getSymNameAttr());
     for (BlockArgument arg : func.getArguments()) {
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!type)
@@ -122,24 +172,14 @@ struct LoomPartitionPass
                       shardingRecord(b, grid, type, sharding->getSplitAxes()));
     }
 
-    // Replicated results: annotate each returned value for its user.
-    func.walk([&](func::ReturnOp ret) {
-      OpBuilder builder(ret);
-      Value replicated = shard::ShardingOp::create(
-          builder, ret.getLoc(), grid, ArrayRef<shard::GridAxesAttr>{});
-      for (OpOperand &operand : ret->getOpOperands()) {
-        if (!isa<RankedTensorType>(operand.get().getType()))
-          continue;
-        operand.set(shard::ShardOp::create(builder, ret.getLoc(), operand.get(),
-                                           replicated,
-                                           /*annotate_for_users=*/true));
-      }
-    });
     for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
       if (auto tensor = dyn_cast<RankedTensorType>(type))
         func.setResultAttr(index, "loom.sharding",
                            shardingRecord(b, grid, tensor, {}));
 
+    for (auto f : module.getOps<func::FuncOp>())
+      if (failed(checkReshardings(f)))
+        return signalPassFailure();
     if (failed(runUpstream("func.func(shard-partition,canonicalize)")))
       return signalPassFailure();
   }

@@ -45,6 +45,8 @@ def LoomWeightsToArguments : Pass<"loom-weights-to-arguments", "::mlir::ModuleOp
     distinct weight, in first-use order) carrying a `loom.weight` argument
     attribute `{role, name, file, offset}`, so that partitioning shards it like
     any other argument and the artifact's manifest can say where its bytes are.
+    Every argument of the entry is also marked `bufferization.writable =
+    false`: the runtime owns those buffers and reuses them across steps.
 
     Before:
     ```mlir
@@ -82,17 +84,26 @@ def LoomPartition : Pass<"loom-partition", "::mlir::ModuleOp"> {
   let options = [
     Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,
   ];
-  let dependentDialects = ["::mlir::shard::ShardDialect"];
+  // Everything upstream's propagation and partitioning create: a dynamic
+  // pipeline cannot load dialects while it runs.
+  let dependentDialects = [
+    "::mlir::shard::ShardDialect", "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::scf::SCFDialect",
+    "::mlir::affine::AffineDialect", "::mlir::linalg::LinalgDialect"
+  ];
 }
 
 def LoomCollectivesToRuntime
     : Pass<"loom-collectives-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lower shard collectives upstream cannot lower to loomrt calls";
   let description = [{
-    Upstream `convert-shard-to-mpi` lowers `shard.all_reduce` and the process
-    index ops; it has no pattern for `all_gather`, `reduce_scatter` or
-    `all_to_all`. This pass rewrites those into calls of the runtime's C ABI
-    (`loomrt_all_gather`, `loomrt_reduce_scatter`, `loomrt_all_to_all`) on
+    Upstream `convert-shard-to-mpi` lowers the process index ops (it runs
+    after this pass); it has no pattern for `all_gather`, `reduce_scatter` or
+    `all_to_all`, and its `all_reduce` lowering produces `mpi.allreduce`, which
+    upstream's buffer deallocation rejects (no memory effects declared). This
+    pass rewrites all four into calls of the runtime's C ABI
+    (`loomrt_all_reduce`, `loomrt_all_gather`, `loomrt_reduce_scatter`,
+    `loomrt_all_to_all`) on
     contiguous buffers, with the layout changes around them (moving the
     gathered/scattered dimension to the front and back) done in linalg, and
     lowers `shard.all_slice` with upstream's pattern.
@@ -114,6 +125,7 @@ def LoomEntryABI : Pass<"loom-entry-abi", "::mlir::ModuleOp"> {
     manifest lists them) and calls the entry function, lowered with bare
     pointers and its results turned into out-parameters. The runtime calls
     it through `dlsym` without knowing anything about MLIR's memref ABI.
+    The module's `shard.grid` ops, fully consumed by then, are erased.
   }];
   let options = [
     Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,

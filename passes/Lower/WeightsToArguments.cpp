@@ -53,6 +53,11 @@ struct WeightsToArgumentsPass
       weights[{op.getName(), op.getFile(), op.getOffset()}].push_back(op);
     });
     Builder builder(&getContext());
+    // The runtime owns every buffer it passes in (inputs are reused across
+    // steps, weights across everything): bufferization must copy before
+    // writing into one.
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      func.setArgAttr(i, "bufferization.writable", BoolAttr::get(&getContext(), false));
     for (auto &[key, ops] : weights) {
       WeightOp first = ops.front();
       unsigned index = func.getNumArguments();
@@ -63,7 +68,8 @@ struct WeightsToArgumentsPass
           builder.getNamedAttr("file", first.getFileAttr()),
           builder.getNamedAttr("offset", builder.getI64IntegerAttr(first.getOffset()))};
       DictionaryAttr attrs = builder.getDictionaryAttr(
-          builder.getNamedAttr("loom.weight", builder.getDictionaryAttr(fields)));
+          {builder.getNamedAttr("loom.weight", builder.getDictionaryAttr(fields)),
+           builder.getNamedAttr("bufferization.writable", builder.getBoolAttr(false))});
       if (failed(func.insertArgument(index, first.getType(), attrs, first.getLoc())))
         return signalPassFailure();
       for (WeightOp op : ops) {

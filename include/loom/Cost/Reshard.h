@@ -24,6 +24,8 @@ namespace loom {
 
 using GridAxes = llvm::SmallVector<int16_t, 2>;
 
+using SplitDims = llvm::SmallVector<GridAxes, 4>;
+
 struct TensorLayout {
   llvm::SmallVector<GridAxes, 4> splitAxes; // per tensor dimension
   GridAxes partialAxes;                     // holds partial sums over these
@@ -49,6 +51,15 @@ double rearrangeSeconds(const DeviceSpec &device, double bytes);
 llvm::SmallVector<CollectiveStep>
 reshardSteps(double fullBytes, const TensorLayout &from, const TensorLayout &to,
              llvm::function_ref<int64_t(int16_t)> axisSize);
+
+/// Split axes per dimension without trailing unsplit dimensions (which do
+/// not change a sharding).
+SplitDims trimmedDims(const SplitDims &dims);
+
+/// Whether upstream `shard-partition` can reshard `from` into `to` in the one
+/// step it knows (split axes only): the search offers only such edges, and
+/// loom-partition rejects any other before upstream would crash on it.
+bool upstreamReshardable(const TensorLayout &from, const TensorLayout &to);
 
 } // namespace loom
 
