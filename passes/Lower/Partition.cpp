@@ -96,25 +96,31 @@ struct LoomPartitionPass
     return runPipeline(pm, getOperation());
   }
 
-  /// The sharding an argument is used with: the first `annotate_for_users`
-  /// annotation (upstream partitions the argument by it); none = replicated.
+  /// The sharding an argument arrives in: its own annotation
+  /// (`shard.shard %arg to %s`) if it has one, else the first
+  /// `annotate_for_users` one (upstream partitions the argument by it);
+  /// none = replicated.
   FailureOr<shard::Sharding> argumentSharding(BlockArgument arg) {
-    std::optional<shard::Sharding> found;
+    std::optional<shard::Sharding> own, forUsers;
     for (Operation *user : arg.getUsers()) {
       auto annotation = dyn_cast<shard::ShardOp>(user);
-      if (!annotation || !annotation.getAnnotateForUsers())
+      if (!annotation)
         continue;
       shard::Sharding sharding(annotation.getSharding());
-      if (found && !(*found == sharding))
+      std::optional<shard::Sharding> &slot =
+          annotation.getAnnotateForUsers() ? forUsers : own;
+      if (slot && !(*slot == sharding))
         return annotation.emitOpError(
-            "is one of two different annotations of entry argument #")
+                   "is one of two different annotations of entry argument #")
                << arg.getArgNumber()
                << "; the runtime can give a rank only one slice of it";
-      found = sharding;
+      slot = sharding;
     }
-    if (!found)
-      return shard::Sharding();
-    return *found;
+    if (own)
+      return *own;
+    if (forUsers)
+      return *forUsers;
+    return shard::Sharding();
   }
 
   void runOnOperation() override {
