@@ -30,6 +30,8 @@
 
 #include "loom/Conversion/LoomToLinalg.h"
 
+#include "Utils.h"
+
 #include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -46,44 +48,6 @@ using namespace mlir::loom;
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-using BodyFn = function_ref<void(OpBuilder &, Location, ValueRange)>;
-
-static Value zeroOf(OpBuilder &b, Location loc, Type elem) {
-  return arith::ConstantOp::create(b, loc,
-                                   cast<TypedAttr>(b.getZeroAttr(elem)));
-}
-
-static Value floatConstant(OpBuilder &b, Location loc, Type elem, double v) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, v));
-}
-
-static Value negInfinity(OpBuilder &b, Location loc, Type elem) {
-  const llvm::fltSemantics &sem = cast<FloatType>(elem).getFloatSemantics();
-  return arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(elem, APFloat::getInf(sem, /*Negative=*/true)));
-}
-
-/// A tensor of `shape` filled with `scalar`.
-static Value filled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                    Value scalar) {
-  Value empty = tensor::EmptyOp::create(b, loc, shape, scalar.getType());
-  return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{empty})
-      .getResult(0);
-}
-
-static Value expand(OpBuilder &b, Location loc, Value v,
-                    ArrayRef<int64_t> shape,
-                    ArrayRef<ReassociationIndices> groups) {
-  auto type = RankedTensorType::get(
-      shape, cast<RankedTensorType>(v.getType()).getElementType());
-  return tensor::ExpandShapeOp::create(b, loc, type, v, groups);
-}
-
-static Value collapse(OpBuilder &b, Location loc, Value v,
-                      ArrayRef<ReassociationIndices> groups) {
-  return tensor::CollapseShapeOp::create(b, loc, v, groups);
-}
 
 /// Reassociation that merges dims [0, n) into one and keeps the rest.
 static SmallVector<ReassociationIndices> mergeLeading(int64_t n, int64_t rank) {
@@ -109,18 +73,13 @@ static SmallVector<ReassociationIndices> mergePair(int64_t d, int64_t rank) {
   return groups;
 }
 
-/// A parallel linalg.generic over `outType` (identity output map).
-static Value elementwise(OpBuilder &b, Location loc, ValueRange inputs,
-                         ArrayRef<AffineMap> maps, RankedTensorType outType,
-                         BodyFn body) {
-  Value init = tensor::EmptyOp::create(b, loc, outType.getShape(),
-                                       outType.getElementType());
-  SmallVector<AffineMap> all(maps);
-  all.push_back(b.getMultiDimIdentityMap(outType.getRank()));
-  SmallVector<utils::IteratorType> iters(outType.getRank(),
-                                         utils::IteratorType::parallel);
-  return linalg::GenericOp::create(b, loc, TypeRange{outType}, inputs,
-                                   ValueRange{init}, all, iters, body)
+/// `linalg.batch_matmul` of `lhs` and `rhs` into a tensor of `type` filled
+/// with `zero`.
+static Value createBatchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                               RankedTensorType type, Value zero) {
+  Value init = createFilledTensor(b, loc, type.getShape(), zero);
+  return linalg::BatchMatmulOp::create(b, loc, TypeRange{type},
+                                       ValueRange{lhs, rhs}, ValueRange{init})
       .getResult(0);
 }
 
@@ -138,55 +97,33 @@ static Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
                                arith::MulIOp::create(b, loc, x, y));
 }
 
-/// Map of an operand whose trailing dims align with the loop dims
-/// [0, batchLoops) (numpy broadcasting, right-aligned): size-1 dims that
-/// broadcast read index 0.
-static SmallVector<AffineExpr> broadcastExprs(MLIRContext *ctx,
-                                              ArrayRef<int64_t> operandShape,
-                                              ArrayRef<int64_t> loopShape) {
-  SmallVector<AffineExpr> exprs;
-  int64_t offset = loopShape.size() - operandShape.size();
-  for (auto [i, size] : llvm::enumerate(operandShape)) {
-    int64_t loop = offset + i;
-    if (size == 1 && loopShape[loop] != 1)
-      exprs.push_back(getAffineConstantExpr(0, ctx));
-    else
-      exprs.push_back(getAffineDimExpr(loop, ctx));
-  }
-  return exprs;
-}
-
 //===----------------------------------------------------------------------===//
 // loom.matmul
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct MatmulLowering : OpConversionPattern<MatmulOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct MatmulLowering : RankedResultConversion<MatmulOp> {
+  using RankedResultConversion::RankedResultConversion;
 
-  LogicalResult
-  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(MatmulOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     auto lt = cast<RankedTensorType>(lhs.getType());
     auto rt = cast<RankedTensorType>(rhs.getType());
-    auto resultType = dyn_cast_or_null<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
     Type elem = resultType.getElementType();
     ArrayRef<int64_t> out = resultType.getShape();
     int64_t rl = lt.getRank(), rr = rt.getRank(), rank = resultType.getRank();
     int64_t nb = rank - 2;
     ArrayRef<int64_t> batch = out.drop_back(2);
     int64_t m = out[nb], n = out[nb + 1];
-    Value zero = zeroOf(rewriter, loc, elem);
+    Value zero = createZeroConstant(rewriter, loc, elem);
 
     // Named ops; their i1 bodies would be add/mul, so i1 takes the generic.
     if (!elem.isInteger(1)) {
       if (rl == 2 && rr == 2) {
-        Value init = filled(rewriter, loc, out, zero);
+        Value init = createFilledTensor(rewriter, loc, out, zero);
         rewriter.replaceOp(
             op, linalg::MatmulOp::create(rewriter, loc, TypeRange{resultType},
                                          ValueRange{lhs, rhs}, ValueRange{init})
@@ -196,15 +133,17 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
       if (rr == 2) {
         // [..., M, K] x [K, N]: fold the batch into M.
         int64_t rows = lt.getNumElements() / lt.getShape().back();
-        Value flat = collapse(rewriter, loc, lhs, mergeLeading(rl - 1, rl));
+        Value flat =
+            createCollapseShape(rewriter, loc, lhs, mergeLeading(rl - 1, rl));
         auto flatType = RankedTensorType::get({rows, n}, elem);
-        Value init = filled(rewriter, loc, flatType.getShape(), zero);
+        Value init =
+            createFilledTensor(rewriter, loc, flatType.getShape(), zero);
         Value mm =
             linalg::MatmulOp::create(rewriter, loc, TypeRange{flatType},
                                      ValueRange{flat, rhs}, ValueRange{init})
                 .getResult(0);
-        rewriter.replaceOp(
-            op, expand(rewriter, loc, mm, out, mergeLeading(rank - 1, rank)));
+        rewriter.replaceOp(op, createExpandShape(rewriter, loc, mm, out,
+                                                 mergeLeading(rank - 1, rank)));
         return success();
       }
       if (lt.getShape().drop_back(2) == batch &&
@@ -213,15 +152,13 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
         for (int64_t s : batch)
           b *= s;
         auto groups = mergeLeading(nb, rank);
-        Value l3 = collapse(rewriter, loc, lhs, groups);
-        Value r3 = collapse(rewriter, loc, rhs, groups);
-        auto type3 = RankedTensorType::get({b, m, n}, elem);
-        Value init = filled(rewriter, loc, type3.getShape(), zero);
+        Value l3 = createCollapseShape(rewriter, loc, lhs, groups);
+        Value r3 = createCollapseShape(rewriter, loc, rhs, groups);
         Value bmm =
-            linalg::BatchMatmulOp::create(rewriter, loc, TypeRange{type3},
-                                          ValueRange{l3, r3}, ValueRange{init})
-                .getResult(0);
-        rewriter.replaceOp(op, expand(rewriter, loc, bmm, out, groups));
+            createBatchMatmul(rewriter, loc, l3, r3,
+                              RankedTensorType::get({b, m, n}, elem), zero);
+        rewriter.replaceOp(op,
+                           createExpandShape(rewriter, loc, bmm, out, groups));
         return success();
       }
     }
@@ -245,10 +182,9 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, le, ctx),
                                    AffineMap::get(loops, 0, re, ctx),
                                    AffineMap::get(loops, 0, oe, ctx)};
-    SmallVector<utils::IteratorType> iters(loops,
-                                           utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> iters = parallelIterators(loops);
     iters.back() = utils::IteratorType::reduction;
-    Value init = filled(rewriter, loc, out, zero);
+    Value init = createFilledTensor(rewriter, loc, out, zero);
     Value result =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{resultType}, ValueRange{lhs, rhs},
@@ -279,6 +215,19 @@ static Value namedWindowOp(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
+/// `Op1D`, `Op2D` or `Op3D` (by `spatial`, 1 to 3) as a named window op.
+template <typename Op1D, typename Op2D, typename Op3D>
+static Value namedWindowOpForRank(int64_t spatial, OpBuilder &b, Location loc,
+                                  RankedTensorType type, ValueRange inputs,
+                                  Value init, ArrayRef<int64_t> strides,
+                                  ArrayRef<int64_t> dilations) {
+  if (spatial == 1)
+    return namedWindowOp<Op1D>(b, loc, type, inputs, init, strides, dilations);
+  if (spatial == 2)
+    return namedWindowOp<Op2D>(b, loc, type, inputs, init, strides, dilations);
+  return namedWindowOp<Op3D>(b, loc, type, inputs, init, strides, dilations);
+}
+
 struct ConvLowering : OpConversionPattern<ConvOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -305,7 +254,7 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     int64_t groups = op.getGroups();
     int64_t c = xt.getDimSize(1), f = wt.getDimSize(0);
     ArrayRef<int64_t> out = resultType.getShape();
-    Value zero = zeroOf(rewriter, loc, elem);
+    Value zero = createZeroConstant(rewriter, loc, elem);
 
     if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
       SmallVector<OpFoldResult> low(2, rewriter.getIndexAttr(0)),
@@ -324,39 +273,30 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     // The accumulator starts at the bias (broadcast over N and space).
     Value init;
     if (Value bias = adaptor.getBias()) {
-      Value empty = tensor::EmptyOp::create(rewriter, loc, out, elem);
+      Value empty = createEmptyTensor(rewriter, loc, resultType);
       SmallVector<int64_t> added = {0};
       for (int64_t d = 2; d < rank; ++d)
         added.push_back(d);
       init = linalg::BroadcastOp::create(rewriter, loc, bias, empty, added)
                  .getResult()[0];
     } else {
-      init = filled(rewriter, loc, out, zero);
+      init = createFilledTensor(rewriter, loc, out, zero);
     }
 
     Value result;
     if (groups == 1 && spatial <= 3) {
-      if (spatial == 1)
-        result = namedWindowOp<linalg::Conv1DNcwFcwOp>(
-            rewriter, loc, resultType, {x, w}, init, strides, dils);
-      else if (spatial == 2)
-        result = namedWindowOp<linalg::Conv2DNchwFchwOp>(
-            rewriter, loc, resultType, {x, w}, init, strides, dils);
-      else
-        result = namedWindowOp<linalg::Conv3DNcdhwFcdhwOp>(
-            rewriter, loc, resultType, {x, w}, init, strides, dils);
+      result =
+          namedWindowOpForRank<linalg::Conv1DNcwFcwOp, linalg::Conv2DNchwFchwOp,
+                               linalg::Conv3DNcdhwFcdhwOp>(
+              spatial, rewriter, loc, resultType, {x, w}, init, strides, dils);
     } else if (groups == c && f == c && spatial <= 3) {
       // Depthwise: weight [C, 1, k...] -> [C, k...].
-      Value w2 = collapse(rewriter, loc, w, mergePair(0, spatial + 2));
-      if (spatial == 1)
-        result = namedWindowOp<linalg::DepthwiseConv1DNcwCwOp>(
-            rewriter, loc, resultType, {x, w2}, init, strides, dils);
-      else if (spatial == 2)
-        result = namedWindowOp<linalg::DepthwiseConv2DNchwChwOp>(
-            rewriter, loc, resultType, {x, w2}, init, strides, dils);
-      else
-        result = namedWindowOp<linalg::DepthwiseConv3DNcdhwCdhwOp>(
-            rewriter, loc, resultType, {x, w2}, init, strides, dils);
+      Value w2 =
+          createCollapseShape(rewriter, loc, w, mergePair(0, spatial + 2));
+      result = namedWindowOpForRank<linalg::DepthwiseConv1DNcwCwOp,
+                                    linalg::DepthwiseConv2DNchwChwOp,
+                                    linalg::DepthwiseConv3DNcdhwCdhwOp>(
+          spatial, rewriter, loc, resultType, {x, w2}, init, strides, dils);
     } else {
       result = groupedConv(rewriter, loc, x, w, init, resultType, groups,
                            strides, dils);
@@ -386,11 +326,12 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
       return s;
     };
     auto byGroup = mergePair(1, rank + 1);
-    Value xg = expand(b, loc, x, split(xt.getShape(), 1, groups, cg), byGroup);
-    Value wg = expand(b, loc, w, split(wt.getShape(), 0, groups, fg),
-                      mergePair(0, rank + 1));
+    Value xg = createExpandShape(b, loc, x, split(xt.getShape(), 1, groups, cg),
+                                 byGroup);
+    Value wg = createExpandShape(b, loc, w, split(wt.getShape(), 0, groups, fg),
+                                 mergePair(0, rank + 1));
     SmallVector<int64_t> outShape = split(resultType.getShape(), 1, groups, fg);
-    Value ig = expand(b, loc, init, outShape, byGroup);
+    Value ig = createExpandShape(b, loc, init, outShape, byGroup);
     auto gType = RankedTensorType::get(outShape, elem);
 
     Value result;
@@ -415,8 +356,7 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
       SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, xe, ctx),
                                      AffineMap::get(loops, 0, we, ctx),
                                      AffineMap::get(loops, 0, oe, ctx)};
-      SmallVector<utils::IteratorType> iters(loops,
-                                             utils::IteratorType::parallel);
+      SmallVector<utils::IteratorType> iters = parallelIterators(loops);
       for (int64_t i = cLoop; i < loops; ++i)
         iters[i] = utils::IteratorType::reduction;
       result =
@@ -430,7 +370,7 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
               })
               .getResult(0);
     }
-    return collapse(b, loc, result, byGroup);
+    return createCollapseShape(b, loc, result, byGroup);
   }
 };
 
@@ -454,8 +394,9 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
                       dils = op.getDilations(), pads = op.getPadding();
     ArrayRef<int64_t> out = resultType.getShape();
     bool isMax = op.getKind() == PoolKind::max;
-    Value padValue = isMax ? negInfinity(rewriter, loc, elem)
-                           : floatConstant(rewriter, loc, elem, 0.0);
+    Value padValue =
+        isMax ? createInfinity(rewriter, loc, elem, /*negative=*/true)
+              : createFloatConstant(rewriter, loc, elem, 0.0);
 
     // Declared pads plus the ceil-mode overhang of the last window.
     SmallVector<OpFoldResult> low(2, rewriter.getIndexAttr(0)),
@@ -479,7 +420,7 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
                                 RankedTensorType::get(padded, elem), x, low,
                                 high, padValue);
 
-    Value init = filled(rewriter, loc, out, padValue);
+    Value init = createFilledTensor(rewriter, loc, out, padValue);
     Value pooled;
     if (spatial <= 2) {
       Value window = tensor::EmptyOp::create(rewriter, loc, kernel, elem);
@@ -513,8 +454,7 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
       SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, xe, ctx),
                                      AffineMap::get(loops, 0, we, ctx),
                                      AffineMap::get(loops, 0, oe, ctx)};
-      SmallVector<utils::IteratorType> iters(loops,
-                                             utils::IteratorType::parallel);
+      SmallVector<utils::IteratorType> iters = parallelIterators(loops);
       for (int64_t i = 2 + spatial; i < loops; ++i)
         iters[i] = utils::IteratorType::reduction;
       pooled =
@@ -572,10 +512,10 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
       int64_t total = 1;
       for (auto &c : counts)
         total *= c.empty() ? 1 : c.front();
-      return elementwise(
+      return buildParallelGeneric(
           b, loc, ValueRange{sums}, {id}, type,
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value cnt = floatConstant(nb, l, elem, (double)total);
+            Value cnt = createFloatConstant(nb, l, elem, (double)total);
             linalg::YieldOp::create(
                 nb, l, ValueRange{arith::DivFOp::create(nb, l, args[0], cnt)});
           });
@@ -594,12 +534,9 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
     auto countType = RankedTensorType::get(spatialShape, elem);
     Value countTensor = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(countType, values));
-    SmallVector<AffineExpr> se;
-    for (int64_t i = 0; i < spatial; ++i)
-      se.push_back(getAffineDimExpr(2 + i, ctx));
-    return elementwise(
+    return buildParallelGeneric(
         b, loc, ValueRange{sums, countTensor},
-        {id, AffineMap::get(rank, 0, se, ctx)}, type,
+        {id, dimRangeMap(ctx, rank, 2, rank)}, type,
         [](OpBuilder &nb, Location l, ValueRange args) {
           linalg::YieldOp::create(
               nb, l,
@@ -645,19 +582,19 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
     int64_t g = hq / hkv;
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)d);
-    Value zero = zeroOf(rewriter, loc, elem);
+    Value zero = createZeroConstant(rewriter, loc, elem);
 
     // q [B, Hq, Sq, D] -> [B, Hkv, G, Sq, D] -> [B * Hkv, G * Sq, D]: query
     // heads h * G .. h * G + G - 1 share kv head h.
     auto toGrouped = [&](Value t, int64_t last) {
-      Value e =
-          expand(rewriter, loc, t, {B, hkv, g, sq, last}, mergePair(1, 5));
-      return collapse(rewriter, loc, e, {{0, 1}, {2, 3}, {4}});
+      Value e = createExpandShape(rewriter, loc, t, {B, hkv, g, sq, last},
+                                  mergePair(1, 5));
+      return createCollapseShape(rewriter, loc, e, {{0, 1}, {2, 3}, {4}});
     };
     auto fromGrouped = [&](Value t, int64_t last) {
-      Value e = expand(rewriter, loc, t, {B, hkv, g, sq, last},
-                       {{0, 1}, {2, 3}, {4}});
-      return collapse(rewriter, loc, e, mergePair(1, 5));
+      Value e = createExpandShape(rewriter, loc, t, {B, hkv, g, sq, last},
+                                  {{0, 1}, {2, 3}, {4}});
+      return createCollapseShape(rewriter, loc, e, mergePair(1, 5));
     };
     Value q3 = toGrouped(q, d);
     Value kT = linalg::TransposeOp::create(
@@ -666,13 +603,10 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
                        rewriter, loc, ArrayRef<int64_t>{B, hkv, d, skv}, elem),
                    ArrayRef<int64_t>{0, 1, 3, 2})
                    .getResult()[0];
-    Value k3 = collapse(rewriter, loc, kT, {{0, 1}, {2}, {3}});
-    auto s3Type = RankedTensorType::get({B * hkv, g * sq, skv}, elem);
-    Value scores3 =
-        linalg::BatchMatmulOp::create(
-            rewriter, loc, TypeRange{s3Type}, ValueRange{q3, k3},
-            ValueRange{filled(rewriter, loc, s3Type.getShape(), zero)})
-            .getResult(0);
+    Value k3 = createCollapseShape(rewriter, loc, kT, {{0, 1}, {2}, {3}});
+    Value scores3 = createBatchMatmul(
+        rewriter, loc, q3, k3,
+        RankedTensorType::get({B * hkv, g * sq, skv}, elem), zero);
     Value scores = fromGrouped(scores3, skv);
 
     // scores * scale, masked, then a stable softmax over the keys.
@@ -691,12 +625,12 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
           ctx));
     }
     bool causal = op.getCausal();
-    Value masked = elementwise(
+    Value masked = buildParallelGeneric(
         rewriter, loc, inputs, maps, scoreType,
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value s = arith::MulFOp::create(b, l, args[0],
-                                          floatConstant(b, l, elem, scale));
-          Value ninf = negInfinity(b, l, elem);
+          Value s = arith::MulFOp::create(
+              b, l, args[0], createFloatConstant(b, l, elem, scale));
+          Value ninf = createInfinity(b, l, elem, /*negative=*/true);
           if (mask && maskElem.isInteger(1)) {
             s = arith::SelectOp::create(b, l, args[1], s, ninf);
           } else if (mask) {
@@ -719,42 +653,12 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
         });
 
     SmallVector<int64_t> rowShape = {B, hq, sq};
-    AffineMap row =
-        AffineMap::get(4, 0,
-                       {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-                        getAffineDimExpr(2, ctx)},
-                       ctx);
-    Value max =
-        linalg::ReduceOp::create(
-            rewriter, loc, ValueRange{masked},
-            ValueRange{filled(rewriter, loc, rowShape,
-                              negInfinity(rewriter, loc, elem))},
-            ArrayRef<int64_t>{3},
-            [](OpBuilder &b, Location l, ValueRange args) {
-              linalg::YieldOp::create(b, l,
-                                      ValueRange{arith::MaximumFOp::create(
-                                          b, l, args[0], args[1])});
-            })
-            .getResult(0);
-    Value exp = elementwise(
-        rewriter, loc, ValueRange{masked, max}, {id, row}, scoreType,
-        [](OpBuilder &b, Location l, ValueRange args) {
-          Value diff = arith::SubFOp::create(b, l, args[0], args[1]);
-          linalg::YieldOp::create(b, l,
-                                  ValueRange{math::ExpOp::create(b, l, diff)});
-        });
-    Value sum =
-        linalg::ReduceOp::create(
-            rewriter, loc, ValueRange{exp},
-            ValueRange{filled(rewriter, loc, rowShape, zero)},
-            ArrayRef<int64_t>{3},
-            [](OpBuilder &b, Location l, ValueRange args) {
-              linalg::YieldOp::create(
-                  b, l,
-                  ValueRange{arith::AddFOp::create(b, l, args[0], args[1])});
-            })
-            .getResult(0);
-    Value probs = elementwise(
+    AffineMap row = dimRangeMap(ctx, 4, 0, 3);
+    Value exp = buildRowMaxAndExp(rewriter, loc, masked, /*axis=*/3).second;
+    Value sum = buildReduce<arith::AddFOp>(
+        rewriter, loc, exp, createFilledTensor(rewriter, loc, rowShape, zero),
+        /*dims=*/3);
+    Value probs = buildParallelGeneric(
         rewriter, loc, ValueRange{exp, sum}, {id, row}, scoreType,
         [](OpBuilder &b, Location l, ValueRange args) {
           linalg::YieldOp::create(
@@ -763,12 +667,10 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
 
     // probs [B * Hkv, G * Sq, Skv] x v [B * Hkv, Skv, Dv].
     Value p3 = toGrouped(probs, skv);
-    Value v3 = collapse(rewriter, loc, v, {{0, 1}, {2}, {3}});
-    auto o3Type = RankedTensorType::get({B * hkv, g * sq, dv}, elem);
-    Value out3 = linalg::BatchMatmulOp::create(
-                     rewriter, loc, TypeRange{o3Type}, ValueRange{p3, v3},
-                     ValueRange{filled(rewriter, loc, o3Type.getShape(), zero)})
-                     .getResult(0);
+    Value v3 = createCollapseShape(rewriter, loc, v, {{0, 1}, {2}, {3}});
+    Value out3 = createBatchMatmul(
+        rewriter, loc, p3, v3,
+        RankedTensorType::get({B * hkv, g * sq, dv}, elem), zero);
     Value result = fromGrouped(out3, dv);
     if (result.getType() != resultType)
       return rewriter.notifyMatchFailure(op, "unexpected result shape");

@@ -18,6 +18,8 @@
 
 #include "loom/Conversion/LoomToLinalg.h"
 
+#include "Utils.h"
+
 #include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,30 +40,6 @@ using namespace mlir::loom;
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
-/// True for integer element types read as unsigned: `ui*` and `i1` (numpy's
-/// bool orders false < true and never sign-extends).
-static bool isUnsignedInt(Type type) {
-  auto integer = dyn_cast<IntegerType>(getElementTypeOrSelf(type));
-  return integer && (integer.isUnsigned() || integer.getWidth() == 1);
-}
-
-/// The map that reads an operand of shape `operand` inside a loop nest over
-/// `result` with numpy broadcasting: trailing alignment, and dims of size 1
-/// that broadcast read index 0.
-static AffineMap broadcastMap(ArrayRef<int64_t> operand,
-                              ArrayRef<int64_t> result, MLIRContext *ctx) {
-  int64_t rank = result.size();
-  int64_t lead = rank - static_cast<int64_t>(operand.size());
-  SmallVector<AffineExpr> exprs;
-  for (auto [i, size] : llvm::enumerate(operand)) {
-    int64_t dim = lead + static_cast<int64_t>(i);
-    exprs.push_back(size == 1 && result[dim] != 1
-                        ? getAffineConstantExpr(0, ctx)
-                        : getAffineDimExpr(dim, ctx));
-  }
-  return AffineMap::get(rank, 0, exprs, ctx);
-}
-
 using ScalarBuilder = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
 /// A parallel linalg.generic over `resultType` that reads `inputs` with numpy
@@ -69,32 +47,18 @@ using ScalarBuilder = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 static Value buildElementwise(OpBuilder &b, Location loc,
                               RankedTensorType resultType, ValueRange inputs,
                               ScalarBuilder body) {
-  MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> shape = resultType.getShape();
-  Value init =
-      tensor::EmptyOp::create(b, loc, shape, resultType.getElementType());
   SmallVector<AffineMap> maps;
   for (Value input : inputs)
     maps.push_back(broadcastMap(
-        cast<RankedTensorType>(input.getType()).getShape(), shape, ctx));
-  maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), ctx));
-  SmallVector<utils::IteratorType> iterators(shape.size(),
-                                             utils::IteratorType::parallel);
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, iterators,
+        b.getContext(), cast<RankedTensorType>(input.getType()).getShape(),
+        shape));
+  return buildParallelGeneric(
+      b, loc, inputs, maps, resultType,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value value = body(nb, nloc, args.drop_back());
         linalg::YieldOp::create(nb, nloc, value);
       });
-  return generic.getResult(0);
-}
-
-static Value floatConst(OpBuilder &b, Location loc, Type type, double value) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
-}
-
-static Value intConst(OpBuilder &b, Location loc, Type type, int64_t value) {
-  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
 }
 
 //===----------------------------------------------------------------------===//
@@ -120,13 +84,14 @@ static bool unaryKindAccepts(UnaryKind kind, Type elem) {
 /// `sign(x)` for floats: -1, 0 or 1, NaN stays NaN, both zeros give +0.
 static Value floatSign(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
-  Value zero = floatConst(b, loc, t, 0.0);
+  Value zero = createFloatConstant(b, loc, t, 0.0);
   Value gt = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
   Value lt = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
   Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
-  Value r =
-      arith::SelectOp::create(b, loc, gt, floatConst(b, loc, t, 1.0), zero);
-  r = arith::SelectOp::create(b, loc, lt, floatConst(b, loc, t, -1.0), r);
+  Value r = arith::SelectOp::create(b, loc, gt,
+                                    createFloatConstant(b, loc, t, 1.0), zero);
+  r = arith::SelectOp::create(b, loc, lt, createFloatConstant(b, loc, t, -1.0),
+                              r);
   return arith::SelectOp::create(b, loc, nan, x, r);
 }
 
@@ -134,10 +99,12 @@ static Value floatSign(OpBuilder &b, Location loc, Value x) {
 /// computes it; NaN propagates.
 static Value hardSigmoid(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
-  Value y = arith::DivFOp::create(b, loc, x, floatConst(b, loc, t, 6.0));
-  y = arith::AddFOp::create(b, loc, y, floatConst(b, loc, t, 0.5));
-  y = arith::MaximumFOp::create(b, loc, y, floatConst(b, loc, t, 0.0));
-  return arith::MinimumFOp::create(b, loc, y, floatConst(b, loc, t, 1.0));
+  Value y =
+      arith::DivFOp::create(b, loc, x, createFloatConstant(b, loc, t, 6.0));
+  y = arith::AddFOp::create(b, loc, y, createFloatConstant(b, loc, t, 0.5));
+  y = arith::MaximumFOp::create(b, loc, y, createFloatConstant(b, loc, t, 0.0));
+  return arith::MinimumFOp::create(b, loc, y,
+                                   createFloatConstant(b, loc, t, 1.0));
 }
 
 /// log1p(x) for x >= 0 from log alone, accurate for tiny x (Goldberg's
@@ -146,11 +113,11 @@ static Value hardSigmoid(OpBuilder &b, Location loc, Value x) {
 /// log(1 + x), which is 0 for x below the float's epsilon.
 static Value accurateLog1p(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
-  Value one = floatConst(b, loc, t, 1.0);
+  Value one = createFloatConstant(b, loc, t, 1.0);
   Value u = arith::AddFOp::create(b, loc, one, x);
   Value d = arith::SubFOp::create(b, loc, u, one);
   Value exact = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, d,
-                                      floatConst(b, loc, t, 0.0));
+                                      createFloatConstant(b, loc, t, 0.0));
   Value scaled = arith::MulFOp::create(b, loc, math::LogOp::create(b, loc, u),
                                        arith::DivFOp::create(b, loc, x, d));
   return arith::SelectOp::create(b, loc, exact, x, scaled);
@@ -160,14 +127,14 @@ static Value emitUnary(OpBuilder &b, Location loc, UnaryKind kind, Value x,
                        bool isUnsigned) {
   Type t = x.getType();
   bool isFloat = isa<FloatType>(t);
-  auto one = [&] { return floatConst(b, loc, t, 1.0); };
+  auto one = [&] { return createFloatConstant(b, loc, t, 1.0); };
   switch (kind) {
   case UnaryKind::identity:
     return x;
   case UnaryKind::neg:
     if (isFloat)
       return arith::NegFOp::create(b, loc, x);
-    return arith::SubIOp::create(b, loc, intConst(b, loc, t, 0), x);
+    return arith::SubIOp::create(b, loc, createIntConstant(b, loc, t, 0), x);
   case UnaryKind::abs:
     if (isFloat)
       return math::AbsFOp::create(b, loc, x);
@@ -179,7 +146,7 @@ static Value emitUnary(OpBuilder &b, Location loc, UnaryKind kind, Value x,
       return floatSign(b, loc, x);
     if (t.isInteger(1))
       return x;
-    Value zero = intConst(b, loc, t, 0);
+    Value zero = createIntConstant(b, loc, t, 0);
     if (isUnsigned) {
       Value nz =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
@@ -193,7 +160,7 @@ static Value emitUnary(OpBuilder &b, Location loc, UnaryKind kind, Value x,
                                  arith::ExtUIOp::create(b, loc, t, lt));
   }
   case UnaryKind::logical_not:
-    return arith::XOrIOp::create(b, loc, x, intConst(b, loc, t, 1));
+    return arith::XOrIOp::create(b, loc, x, createIntConstant(b, loc, t, 1));
   case UnaryKind::exp:
     return math::ExpOp::create(b, loc, x);
   case UnaryKind::log:
@@ -205,14 +172,16 @@ static Value emitUnary(OpBuilder &b, Location loc, UnaryKind kind, Value x,
   case UnaryKind::reciprocal:
     return arith::DivFOp::create(b, loc, one(), x);
   case UnaryKind::relu:
-    return arith::MaximumFOp::create(b, loc, x, floatConst(b, loc, t, 0.0));
+    return arith::MaximumFOp::create(b, loc, x,
+                                     createFloatConstant(b, loc, t, 0.0));
   case UnaryKind::gelu: {
     // x * 0.5 * (1 + erf(x / sqrt(2)))
-    Value s =
-        arith::DivFOp::create(b, loc, x, floatConst(b, loc, t, std::sqrt(2.0)));
+    Value s = arith::DivFOp::create(
+        b, loc, x, createFloatConstant(b, loc, t, std::sqrt(2.0)));
     Value e =
         arith::AddFOp::create(b, loc, one(), math::ErfOp::create(b, loc, s));
-    Value h = arith::MulFOp::create(b, loc, x, floatConst(b, loc, t, 0.5));
+    Value h =
+        arith::MulFOp::create(b, loc, x, createFloatConstant(b, loc, t, 0.5));
     return arith::MulFOp::create(b, loc, h, e);
   }
   case UnaryKind::gelu_tanh: {
@@ -221,12 +190,14 @@ static Value emitUnary(OpBuilder &b, Location loc, UnaryKind kind, Value x,
         arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x), x);
     Value inner = arith::AddFOp::create(
         b, loc, x,
-        arith::MulFOp::create(b, loc, floatConst(b, loc, t, 0.044715), x3));
+        arith::MulFOp::create(b, loc, createFloatConstant(b, loc, t, 0.044715),
+                              x3));
     inner = arith::MulFOp::create(
-        b, loc, floatConst(b, loc, t, std::sqrt(2.0 / M_PI)), inner);
+        b, loc, createFloatConstant(b, loc, t, std::sqrt(2.0 / M_PI)), inner);
     Value e = arith::AddFOp::create(b, loc, one(),
                                     math::TanhOp::create(b, loc, inner));
-    Value h = arith::MulFOp::create(b, loc, floatConst(b, loc, t, 0.5), x);
+    Value h =
+        arith::MulFOp::create(b, loc, createFloatConstant(b, loc, t, 0.5), x);
     return arith::MulFOp::create(b, loc, h, e);
   }
   case UnaryKind::silu:
@@ -258,7 +229,8 @@ static Value emitUnary(OpBuilder &b, Location loc, UnaryKind kind, Value x,
     return math::RoundEvenOp::create(b, loc, x);
   case UnaryKind::softplus: {
     // log1p(exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).
-    Value m = arith::MaximumFOp::create(b, loc, x, floatConst(b, loc, t, 0.0));
+    Value m = arith::MaximumFOp::create(b, loc, x,
+                                        createFloatConstant(b, loc, t, 0.0));
     Value e = math::ExpOp::create(
         b, loc, arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x)));
     return arith::AddFOp::create(b, loc, m, accurateLog1p(b, loc, e));
@@ -272,8 +244,8 @@ static Value emitUnary(OpBuilder &b, Location loc, UnaryKind kind, Value x,
 static Value intDiv(OpBuilder &b, Location loc, Value l, Value r,
                     bool isUnsigned) {
   Type t = l.getType();
-  Value zero = intConst(b, loc, t, 0);
-  Value one = intConst(b, loc, t, 1);
+  Value zero = createIntConstant(b, loc, t, 0);
+  Value one = createIntConstant(b, loc, t, 1);
   Value byZero =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, r, zero);
   Value safe = arith::SelectOp::create(b, loc, byZero, one, r);
@@ -283,7 +255,7 @@ static Value intDiv(OpBuilder &b, Location loc, Value l, Value r,
   } else {
     // INT_MIN / -1 overflows (and traps on x86); divide by 1 instead, which
     // gives the wrapped result INT_MIN.
-    Value minusOne = intConst(b, loc, t, -1);
+    Value minusOne = createIntConstant(b, loc, t, -1);
     Value isMinusOne =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, safe, minusOne);
     safe = arith::SelectOp::create(b, loc, isMinusOne, one, safe);
@@ -299,20 +271,20 @@ static Value intDiv(OpBuilder &b, Location loc, Value l, Value r,
 static Value intMod(OpBuilder &b, Location loc, Value l, Value r,
                     bool isUnsigned) {
   Type t = l.getType();
-  Value zero = intConst(b, loc, t, 0);
+  Value zero = createIntConstant(b, loc, t, 0);
   Value byZero =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, r, zero);
-  Value safe =
-      arith::SelectOp::create(b, loc, byZero, intConst(b, loc, t, 1), r);
+  Value safe = arith::SelectOp::create(b, loc, byZero,
+                                       createIntConstant(b, loc, t, 1), r);
   if (isUnsigned) {
     Value rem = arith::RemUIOp::create(b, loc, l, safe);
     return arith::SelectOp::create(b, loc, byZero, zero, rem);
   }
   // x % -1 is 0; avoid the INT_MIN % -1 trap by dividing by 1 instead.
-  Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           safe, intConst(b, loc, t, -1));
-  safe =
-      arith::SelectOp::create(b, loc, isMinusOne, intConst(b, loc, t, 1), safe);
+  Value isMinusOne = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, safe, createIntConstant(b, loc, t, -1));
+  safe = arith::SelectOp::create(b, loc, isMinusOne,
+                                 createIntConstant(b, loc, t, 1), safe);
   Value rem = arith::RemSIOp::create(b, loc, l, safe);
   Value remNeg =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rem, zero);
@@ -331,7 +303,7 @@ static Value intMod(OpBuilder &b, Location loc, Value l, Value r,
 /// takes the divisor's sign too; a zero divisor gives NaN (fmod's result).
 static Value floatMod(OpBuilder &b, Location loc, Value l, Value r) {
   Type t = l.getType();
-  Value zero = floatConst(b, loc, t, 0.0);
+  Value zero = createFloatConstant(b, loc, t, 0.0);
   Value rem = arith::RemFOp::create(b, loc, l, r);
   Value remNeg =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, rem, zero);
@@ -478,7 +450,7 @@ static Value emitCast(OpBuilder &b, Location loc, Value x, Type to,
     // Any nonzero value (NaN included) is true.
     if (to.isInteger(1))
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
-                                   floatConst(b, loc, from, 0.0));
+                                   createFloatConstant(b, loc, from, 0.0));
     unsigned width = to.getIntOrFloatBitWidth();
     if (width == 64)
       return toUnsigned ? Value(arith::FPToUIOp::create(b, loc, to, x))
@@ -501,7 +473,7 @@ static Value emitCast(OpBuilder &b, Location loc, Value x, Type to,
   // Integer to integer.
   if (to.isInteger(1))
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
-                                 intConst(b, loc, from, 0));
+                                 createIntConstant(b, loc, from, 0));
   unsigned fromWidth = from.getIntOrFloatBitWidth();
   unsigned toWidth = to.getIntOrFloatBitWidth();
   if (fromWidth < toWidth)
@@ -571,23 +543,13 @@ static Value intBound(OpBuilder &b, Location loc, Value x, double bound,
 // Patterns
 //===----------------------------------------------------------------------===//
 
-/// The converted (signless) ranked result type of a single-result op.
-static RankedTensorType convertedResultType(const TypeConverter *converter,
-                                            Value result) {
-  return dyn_cast_or_null<RankedTensorType>(
-      converter->convertType(result.getType()));
-}
-
 namespace {
 
-struct UnaryLowering : OpConversionPattern<UnaryOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(UnaryOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct UnaryLowering : RankedResultConversion<UnaryOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(UnaryOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     UnaryKind kind = op.getKind();
     Type elem = resultType.getElementType();
     if (!unaryKindAccepts(kind, elem))
@@ -607,14 +569,11 @@ struct UnaryLowering : OpConversionPattern<UnaryOp> {
   }
 };
 
-struct BinaryLowering : OpConversionPattern<BinaryOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(BinaryOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct BinaryLowering : RankedResultConversion<BinaryOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(BinaryOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Type elem = resultType.getElementType();
     BinaryKind kind = op.getKind();
     if (!isa<FloatType, IntegerType>(elem))
@@ -636,14 +595,11 @@ struct BinaryLowering : OpConversionPattern<BinaryOp> {
   }
 };
 
-struct CompareLowering : OpConversionPattern<CompareOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(CompareOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct CompareLowering : RankedResultConversion<CompareOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(CompareOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Type elem = getElementTypeOrSelf(adaptor.getLhs().getType());
     if (!isa<FloatType, IntegerType>(elem))
       return rewriter.notifyMatchFailure(op, "needs int or float operands");
@@ -660,14 +616,11 @@ struct CompareLowering : OpConversionPattern<CompareOp> {
   }
 };
 
-struct WhereLowering : OpConversionPattern<WhereOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(WhereOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct WhereLowering : RankedResultConversion<WhereOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(WhereOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Value result = buildElementwise(
         rewriter, op.getLoc(), resultType,
         ValueRange{adaptor.getCondition(), adaptor.getOnTrue(),
@@ -680,14 +633,11 @@ struct WhereLowering : OpConversionPattern<WhereOp> {
   }
 };
 
-struct ClampLowering : OpConversionPattern<ClampOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ClampOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct ClampLowering : RankedResultConversion<ClampOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(ClampOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     std::optional<double> lo, hi;
     if (auto min = op.getMinAttr())
       lo = min.getValueAsDouble();
@@ -713,11 +663,11 @@ struct ClampLowering : OpConversionPattern<ClampOp> {
           // numpy: np.minimum(np.maximum(x, min), max); NaN propagates.
           if (isFloat) {
             if (lo)
-              x = arith::MaximumFOp::create(b, loc, x,
-                                            floatConst(b, loc, elem, *lo));
+              x = arith::MaximumFOp::create(
+                  b, loc, x, createFloatConstant(b, loc, elem, *lo));
             if (hi)
-              x = arith::MinimumFOp::create(b, loc, x,
-                                            floatConst(b, loc, elem, *hi));
+              x = arith::MinimumFOp::create(
+                  b, loc, x, createFloatConstant(b, loc, elem, *hi));
             return x;
           }
           if (lo)
@@ -731,14 +681,10 @@ struct ClampLowering : OpConversionPattern<ClampOp> {
   }
 };
 
-struct CastLowering : OpConversionPattern<CastOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(CastOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct CastLowering : RankedResultConversion<CastOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(CastOp op, OpAdaptor adaptor, RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Value input = adaptor.getInput();
     Type from = getElementTypeOrSelf(input.getType());
     Type to = resultType.getElementType();
@@ -761,14 +707,11 @@ struct CastLowering : OpConversionPattern<CastOp> {
   }
 };
 
-struct ConstantLowering : OpConversionPattern<ConstantOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ConstantOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct ConstantLowering : RankedResultConversion<ConstantOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(ConstantOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     ElementsAttr value = op.getValue();
     TypedAttr retyped;
     if (value.getType() == resultType) {

@@ -31,6 +31,8 @@
 
 #include "loom/Conversion/LoomToLinalg.h"
 
+#include "Utils.h"
+
 #include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -56,10 +58,6 @@ static Value widenIndex(OpBuilder &b, Location loc, Value v) {
   return arith::ExtSIOp::create(b, loc, b.getI64Type(), v);
 }
 
-static Value intConst(OpBuilder &b, Location loc, Type type, int64_t v) {
-  return arith::ConstantOp::create(b, loc, IntegerAttr::get(type, v));
-}
-
 static Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
@@ -71,12 +69,13 @@ static Value wrapAndClampIndex(OpBuilder &b, Location loc, Value v,
                                int64_t dim) {
   Value w = widenIndex(b, loc, v);
   Type t = w.getType();
-  Value zero = intConst(b, loc, t, 0);
+  Value zero = createIntConstant(b, loc, t, 0);
   Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, w, zero);
-  Value wrapped = arith::AddIOp::create(b, loc, w, intConst(b, loc, t, dim));
+  Value wrapped =
+      arith::AddIOp::create(b, loc, w, createIntConstant(b, loc, t, dim));
   w = arith::SelectOp::create(b, loc, neg, wrapped, w);
   w = arith::MaxSIOp::create(b, loc, w, zero);
-  w = arith::MinSIOp::create(b, loc, w, intConst(b, loc, t, dim - 1));
+  w = arith::MinSIOp::create(b, loc, w, createIntConstant(b, loc, t, dim - 1));
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), w);
 }
 
@@ -85,16 +84,6 @@ static SmallVector<Value> withAxis(ValueRange ivs, int64_t axis, Value v) {
   SmallVector<Value> pos(ivs.begin(), ivs.end());
   pos.insert(pos.begin() + axis, v);
   return pos;
-}
-
-/// `tensor.empty` of `type` filled with `value`.
-static Value filled(OpBuilder &b, Location loc, RankedTensorType type,
-                    TypedAttr value) {
-  Value empty =
-      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-  Value v = arith::ConstantOp::create(b, loc, value);
-  return linalg::FillOp::create(b, loc, ValueRange{v}, ValueRange{empty})
-      .getResult(0);
 }
 
 /// `v` (a float) converted to `to` (f16 <-> bf16 go through f32).
@@ -107,10 +96,6 @@ static Value castFloat(OpBuilder &b, Location loc, Value v, FloatType to) {
   if (from.getWidth() < to.getWidth())
     return arith::ExtFOp::create(b, loc, to, v);
   return arith::TruncFOp::create(b, loc, to, v);
-}
-
-static SmallVector<utils::IteratorType> parallelIterators(int64_t n) {
-  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
 }
 
 /// Bounds and steps of a loop nest over `shape`.
@@ -140,13 +125,8 @@ static Value buildGather(OpBuilder &b, Location loc, Value data, Value indices,
   SmallVector<AffineExpr> indexExprs;
   for (int64_t d = 0; d < indexRank; ++d)
     indexExprs.push_back(getAffineDimExpr(axis + d, ctx));
-  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, indexExprs, ctx),
-                                 b.getMultiDimIdentityMap(rank)};
-  Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(),
-                                       resultType.getElementType());
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{resultType}, ValueRange{indices}, ValueRange{init},
-      maps, parallelIterators(rank),
+  return buildParallelGeneric(
+      b, loc, indices, AffineMap::get(rank, 0, indexExprs, ctx), resultType,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         SmallVector<Value> pos;
         for (int64_t d = 0; d < axis; ++d)
@@ -157,7 +137,6 @@ static Value buildGather(OpBuilder &b, Location loc, Value data, Value indices,
         Value v = tensor::ExtractOp::create(nb, nl, data, pos);
         linalg::YieldOp::create(nb, nl, v);
       });
-  return generic.getResult(0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -165,15 +144,11 @@ static Value buildGather(OpBuilder &b, Location loc, Value data, Value indices,
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct GatherLowering : OpConversionPattern<GatherOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType =
-        getTypeConverter()->convertType<RankedTensorType>(op.getType());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct GatherLowering : RankedResultConversion<GatherOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(GatherOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     int64_t axis = op.getAxis();
     if (op.getData().getType().getDimSize(axis) == 0 &&
         resultType.getNumElements() != 0) {
@@ -186,15 +161,11 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
   }
 };
 
-struct EmbeddingLowering : OpConversionPattern<EmbeddingOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(EmbeddingOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType =
-        getTypeConverter()->convertType<RankedTensorType>(op.getType());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct EmbeddingLowering : RankedResultConversion<EmbeddingOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(EmbeddingOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     if (op.getTable().getType().getDimSize(0) == 0 &&
         resultType.getNumElements() != 0) {
       op.emitOpError("looks up rows of an empty table");
@@ -383,7 +354,7 @@ struct TopKLowering : OpConversionPattern<TopKOp> {
       return rewriter.notifyMatchFailure(op, "unsupported element type");
     }
     TopKOrder order{op.getLargest(), isa<FloatType>(elem),
-                    origElem.isUnsignedInteger() || origElem.isInteger(1)};
+                    isUnsignedInt(origElem)};
     int64_t axis = op.getAxis(), k = op.getK();
     int64_t n = inType.getDimSize(axis);
     auto valuesType = getTypeConverter()->convertType<RankedTensorType>(
@@ -396,15 +367,12 @@ struct TopKLowering : OpConversionPattern<TopKOp> {
     outer.erase(outer.begin() + axis);
     SmallVector<Value> lbs, ubs, steps;
     loopBounds(rewriter, loc, outer, lbs, ubs, steps);
-    Value values =
-        tensor::EmptyOp::create(rewriter, loc, valuesType.getShape(), elem);
-    Value idxs = tensor::EmptyOp::create(rewriter, loc, indicesType.getShape(),
-                                         indicesType.getElementType());
+    Value values = createEmptyTensor(rewriter, loc, valuesType);
+    Value idxs = createEmptyTensor(rewriter, loc, indicesType);
     Value input = adaptor.getInput();
     Value c0 = indexConst(rewriter, loc, 0), c1 = indexConst(rewriter, loc, 1);
     Value cK = indexConst(rewriter, loc, k), cN = indexConst(rewriter, loc, n);
-    Value zero = arith::ConstantOp::create(
-        rewriter, loc, cast<TypedAttr>(rewriter.getZeroAttr(elem)));
+    Value zero = createZeroConstant(rewriter, loc, elem);
     Value falseV = arith::ConstantIntOp::create(rewriter, loc, 0, 1);
 
     scf::LoopNest nest = scf::buildLoopNest(
@@ -496,15 +464,15 @@ static Value buildRouting(OpBuilder &b, Location loc, Value experts,
   if (grouped)
     countShape.push_back(shape[0]);
   countShape.push_back(numExperts);
-  Value counts = filled(b, loc, RankedTensorType::get(countShape, i64),
-                        b.getI64IntegerAttr(0));
+  Value counts = createFilledTensor(
+      b, loc, RankedTensorType::get(countShape, i64), b.getI64IntegerAttr(0));
   SmallVector<int64_t> mapShape(shape);
   if (kind == RouteMap::slotToken) {
     mapShape = countShape;
     mapShape.push_back(capacity);
   }
-  Value map = filled(b, loc, RankedTensorType::get(mapShape, i64),
-                     b.getI64IntegerAttr(-1));
+  Value map = createFilledTensor(b, loc, RankedTensorType::get(mapShape, i64),
+                                 b.getI64IntegerAttr(-1));
 
   SmallVector<Value> lbs, ubs, steps;
   loopBounds(b, loc, shape, lbs, ubs, steps);
@@ -518,12 +486,13 @@ static Value buildRouting(OpBuilder &b, Location loc, Value experts,
         Value valid = arith::AndIOp::create(
             nb, l,
             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, e,
-                                  intConst(nb, l, et, 0)),
+                                  createIntConstant(nb, l, et, 0)),
             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, e,
-                                  intConst(nb, l, et, numExperts)));
+                                  createIntConstant(nb, l, et, numExperts)));
         Value eSafe = arith::IndexCastOp::create(
             nb, l, nb.getIndexType(),
-            arith::SelectOp::create(nb, l, valid, e, intConst(nb, l, et, 0)));
+            arith::SelectOp::create(nb, l, valid, e,
+                                    createIntConstant(nb, l, et, 0)));
         SmallVector<Value> countPos;
         if (grouped)
           countPos.push_back(ivs[0]);
@@ -536,11 +505,11 @@ static Value buildRouting(OpBuilder &b, Location loc, Value experts,
         Value ok = arith::AndIOp::create(
             nb, l, valid,
             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, count,
-                                  intConst(nb, l, i64, capacity)));
+                                  createIntConstant(nb, l, i64, capacity)));
         Value newMap;
         if (kind == RouteMap::assignmentSlot) {
-          Value slot = arith::SelectOp::create(nb, l, ok, count,
-                                               intConst(nb, l, i64, -1));
+          Value slot = arith::SelectOp::create(
+              nb, l, ok, count, createIntConstant(nb, l, i64, -1));
           newMap = tensor::InsertOp::create(nb, l, slot, args[1], ivs);
         } else {
           // Write unconditionally at an in-bounds position, the old value
@@ -548,7 +517,7 @@ static Value buildRouting(OpBuilder &b, Location loc, Value experts,
           Value slot = arith::IndexCastOp::create(
               nb, l, nb.getIndexType(),
               arith::SelectOp::create(nb, l, ok, count,
-                                      intConst(nb, l, i64, 0)));
+                                      createIntConstant(nb, l, i64, 0)));
           SmallVector<Value> pos = countPos;
           pos.push_back(slot);
           Value old = tensor::ExtractOp::create(nb, l, args[1], pos);
@@ -565,23 +534,20 @@ static Value buildRouting(OpBuilder &b, Location loc, Value experts,
 namespace {
 /// Routing, then a gather over `[G?, E, C, H]` that reads each slot's token
 /// row, or zero for an empty slot.
-struct MoeDispatchLowering : OpConversionPattern<MoeDispatchOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(MoeDispatchOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+struct MoeDispatchLowering : RankedResultConversion<MoeDispatchOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(MoeDispatchOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto resultType =
-        getTypeConverter()->convertType<RankedTensorType>(op.getType());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
     RankedTensorType tokensType = op.getTokens().getType();
     bool grouped = tokensType.getRank() == 3;
     Type elem = resultType.getElementType();
     auto zeroAttr = cast<TypedAttr>(rewriter.getZeroAttr(elem));
     // No tokens: every slot is empty (and there is no row to clamp to).
     if (tokensType.getNumElements() == 0) {
-      rewriter.replaceOp(op, filled(rewriter, loc, resultType, zeroAttr));
+      rewriter.replaceOp(
+          op, createFilledTensor(rewriter, loc, resultType, zeroAttr));
       return success();
     }
     Value src =
@@ -589,18 +555,13 @@ struct MoeDispatchLowering : OpConversionPattern<MoeDispatchOp> {
                      op.getNumExperts(), op.getCapacity(), RouteMap::slotToken);
 
     int64_t rank = resultType.getRank();
-    SmallVector<AffineMap> maps = {
-        rewriter.getMultiDimIdentityMap(rank).getMajorSubMap(rank - 1),
-        rewriter.getMultiDimIdentityMap(rank)};
-    Value init =
-        tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), elem);
     Value tokens = adaptor.getTokens();
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{resultType}, ValueRange{src}, ValueRange{init},
-        maps, parallelIterators(rank),
-        [&](OpBuilder &b, Location l, ValueRange args) {
+    Value result = buildParallelGeneric(
+        rewriter, loc, src,
+        rewriter.getMultiDimIdentityMap(rank).getMajorSubMap(rank - 1),
+        resultType, [&](OpBuilder &b, Location l, ValueRange args) {
           Value tok = args[0];
-          Value i64Zero = intConst(b, l, tok.getType(), 0);
+          Value i64Zero = createIntConstant(b, l, tok.getType(), 0);
           Value has = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
                                             tok, i64Zero);
           Value t = arith::IndexCastOp::create(
@@ -616,7 +577,7 @@ struct MoeDispatchLowering : OpConversionPattern<MoeDispatchOp> {
           linalg::YieldOp::create(
               b, l, Value(arith::SelectOp::create(b, l, has, x, zero)));
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -624,16 +585,12 @@ struct MoeDispatchLowering : OpConversionPattern<MoeDispatchOp> {
 /// Routing (the same as dispatch's, with E and C from `expert_outputs`),
 /// then a generic over `[G?, T, H]` reducing over K in order:
 /// `acc += gates[t, k] * expert_outputs[e, slot, h]` for kept assignments.
-struct MoeCombineLowering : OpConversionPattern<MoeCombineOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(MoeCombineOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+struct MoeCombineLowering : RankedResultConversion<MoeCombineOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(MoeCombineOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto resultType =
-        getTypeConverter()->convertType<RankedTensorType>(op.getType());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
     RankedTensorType outputsType = op.getExpertOutputs().getType();
     bool grouped = outputsType.getRank() == 4;
     int64_t g = grouped ? 1 : 0;
@@ -641,7 +598,7 @@ struct MoeCombineLowering : OpConversionPattern<MoeCombineOp> {
     int64_t capacity = outputsType.getDimSize(g + 1);
     Type elem = resultType.getElementType();
     auto zeroAttr = cast<TypedAttr>(rewriter.getZeroAttr(elem));
-    Value zeros = filled(rewriter, loc, resultType, zeroAttr);
+    Value zeros = createFilledTensor(rewriter, loc, resultType, zeroAttr);
     // No expert slots: nothing to combine (and no slot to clamp to).
     if (outputsType.getNumElements() == 0) {
       rewriter.replaceOp(op, zeros);
@@ -673,16 +630,17 @@ struct MoeCombineLowering : OpConversionPattern<MoeCombineOp> {
                 acc = args[3];
           Value kept =
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, slot,
-                                    intConst(b, l, slot.getType(), 0));
+                                    createIntConstant(b, l, slot.getType(), 0));
           // A kept assignment has a valid expert id and slot.
           Value eSafe = arith::IndexCastOp::create(
               b, l, b.getIndexType(),
               arith::SelectOp::create(b, l, kept, e,
-                                      intConst(b, l, e.getType(), 0)));
+                                      createIntConstant(b, l, e.getType(), 0)));
           Value sSafe = arith::IndexCastOp::create(
               b, l, b.getIndexType(),
-              arith::SelectOp::create(b, l, kept, slot,
-                                      intConst(b, l, slot.getType(), 0)));
+              arith::SelectOp::create(
+                  b, l, kept, slot,
+                  createIntConstant(b, l, slot.getType(), 0)));
           SmallVector<Value> pos;
           if (grouped)
             pos.push_back(linalg::IndexOp::create(b, l, 0));

@@ -16,6 +16,8 @@
 
 #include "loom/Conversion/LoomToLinalg.h"
 
+#include "Utils.h"
+
 #include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,68 +33,12 @@ using namespace mlir::loom;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-using BodyFn = function_ref<void(OpBuilder &, Location, ValueRange)>;
-
-static Value floatConstant(OpBuilder &b, Location loc, Type elem, double v) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, v));
-}
-
-static Value infinity(OpBuilder &b, Location loc, Type elem, bool negative) {
-  const llvm::fltSemantics &sem = cast<FloatType>(elem).getFloatSemantics();
-  return arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(elem, APFloat::getInf(sem, negative)));
-}
-
-/// A tensor of `shape` filled with `scalar`.
-static Value filled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                    Value scalar) {
-  Value empty = tensor::EmptyOp::create(b, loc, shape, scalar.getType());
-  return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{empty})
-      .getResult(0);
-}
-
-/// (d0, ..., d{rank-1}) -> the dims of [begin, end).
-static AffineMap dimRangeMap(MLIRContext *ctx, int64_t rank, int64_t begin,
-                             int64_t end) {
-  SmallVector<AffineExpr> exprs;
-  for (int64_t d = begin; d < end; ++d)
-    exprs.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(rank, 0, exprs, ctx);
-}
-
-/// (d0, ..., d{rank-1}) -> every dim not in `dropped`.
-static AffineMap keptDimsMap(MLIRContext *ctx, int64_t rank,
-                             ArrayRef<int64_t> dropped) {
-  SmallVector<AffineExpr> exprs;
-  for (int64_t d = 0; d < rank; ++d)
-    if (!llvm::is_contained(dropped, d))
-      exprs.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(rank, 0, exprs, ctx);
-}
-
-static SmallVector<int64_t> keptShape(ArrayRef<int64_t> shape,
-                                      ArrayRef<int64_t> dropped) {
-  SmallVector<int64_t> kept;
-  for (auto [d, size] : llvm::enumerate(shape))
-    if (!llvm::is_contained(dropped, (int64_t)d))
-      kept.push_back(size);
-  return kept;
-}
-
-/// A parallel linalg.generic over `outType` (identity output map) reading
-/// `inputs` through `maps`.
-static Value elementwise(OpBuilder &b, Location loc, ValueRange inputs,
-                         ArrayRef<AffineMap> maps, RankedTensorType outType,
-                         BodyFn body) {
-  Value init = tensor::EmptyOp::create(b, loc, outType.getShape(),
-                                       outType.getElementType());
-  SmallVector<AffineMap> all(maps);
-  all.push_back(b.getMultiDimIdentityMap(outType.getRank()));
-  SmallVector<utils::IteratorType> iters(outType.getRank(),
-                                         utils::IteratorType::parallel);
-  return linalg::GenericOp::create(b, loc, TypeRange{outType}, inputs,
-                                   ValueRange{init}, all, iters, body)
-      .getResult(0);
+/// The number of elements of `type` along `dims`.
+static int64_t countAlong(RankedTensorType type, ArrayRef<int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= type.getDimSize(d);
+  return count;
 }
 
 /// Sum of `input` over `dims` in the element type (float).
@@ -100,8 +46,8 @@ static Value sumOver(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> dims, bool squared) {
   auto type = cast<RankedTensorType>(input.getType());
   Type elem = type.getElementType();
-  Value init = filled(b, loc, keptShape(type.getShape(), dims),
-                      floatConstant(b, loc, elem, 0.0));
+  Value init = createFilledTensor(b, loc, keptShape(type.getShape(), dims),
+                                  createFloatConstant(b, loc, elem, 0.0));
   return linalg::ReduceOp::create(
              b, loc, ValueRange{input}, ValueRange{init}, dims,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -207,8 +153,9 @@ static Value reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind,
   bool isMin = kind == ReduceKind::min || kind == ReduceKind::argmin;
   if (isa<FloatType>(elem)) {
     if (isMax || isMin)
-      return infinity(b, loc, elem, /*negative=*/isMax);
-    return floatConstant(b, loc, elem, kind == ReduceKind::prod ? 1.0 : 0.0);
+      return createInfinity(b, loc, elem, /*negative=*/isMax);
+    return createFloatConstant(b, loc, elem,
+                               kind == ReduceKind::prod ? 1.0 : 0.0);
   }
   unsigned width = elem.getIntOrFloatBitWidth();
   APInt value(width, 0);
@@ -239,8 +186,8 @@ static Value postReduce(OpBuilder &b, Location loc, ReduceKind kind, Value acc,
   bool isFloat = isa<FloatType>(t);
   if (kind == ReduceKind::mean) {
     if (isFloat)
-      return arith::DivFOp::create(b, loc, acc,
-                                   floatConstant(b, loc, t, (double)count));
+      return arith::DivFOp::create(
+          b, loc, acc, createFloatConstant(b, loc, t, (double)count));
     Value n = arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, count));
     return isUnsigned ? Value(arith::DivUIOp::create(b, loc, acc, n))
                       : Value(arith::DivSIOp::create(b, loc, acc, n));
@@ -259,19 +206,15 @@ static Value postReduce(OpBuilder &b, Location loc, ReduceKind kind, Value acc,
 }
 
 namespace {
-struct ReduceLowering : OpConversionPattern<ReduceOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct ReduceLowering : RankedResultConversion<ReduceOp> {
+  using RankedResultConversion::RankedResultConversion;
 
-  LogicalResult
-  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(ReduceOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
     auto inType = cast<RankedTensorType>(input.getType());
-    auto resultType = dyn_cast_or_null<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
     Type elem = inType.getElementType();
     bool isUnsigned =
         op.getInput().getType().getElementType().isUnsignedInteger();
@@ -286,9 +229,9 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
       reduced = buildArgReduce(rewriter, loc, input, axes[0], kind,
                                isUnsigned || elem.isInteger(1));
     } else {
-      Value init =
-          filled(rewriter, loc, reducedShape,
-                 reduceIdentity(rewriter, loc, kind, elem, isUnsigned));
+      Value init = createFilledTensor(
+          rewriter, loc, reducedShape,
+          reduceIdentity(rewriter, loc, kind, elem, isUnsigned));
       reduced =
           linalg::ReduceOp::create(
               rewriter, loc, ValueRange{input}, ValueRange{init}, axes,
@@ -300,19 +243,17 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
               })
               .getResult(0);
       if (kind == ReduceKind::mean || kind == ReduceKind::l2) {
-        int64_t count = 1;
-        for (int64_t a : axes)
-          count *= inType.getDimSize(a);
+        int64_t count = countAlong(inType, axes);
         auto type = RankedTensorType::get(reducedShape, elem);
-        reduced =
-            elementwise(rewriter, loc, ValueRange{reduced},
-                        {rewriter.getMultiDimIdentityMap(type.getRank())}, type,
-                        [&](OpBuilder &b, Location l, ValueRange args) {
-                          linalg::YieldOp::create(
-                              b, l,
-                              ValueRange{postReduce(b, l, kind, args[0], count,
-                                                    isUnsigned)});
-                        });
+        reduced = buildParallelGeneric(
+            rewriter, loc, ValueRange{reduced},
+            {rewriter.getMultiDimIdentityMap(type.getRank())}, type,
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(
+                  b, l,
+                  ValueRange{
+                      postReduce(b, l, kind, args[0], count, isUnsigned)});
+            });
       }
     }
     if (op.getKeepDims() && !axes.empty())
@@ -331,16 +272,16 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     Type elem = type.getElementType();
     int64_t rank = type.getRank();
     SmallVector<int64_t> shape = keptShape(type.getShape(), axis);
-    Value values =
-        filled(b, loc, shape, reduceIdentity(b, loc, kind, elem, isUnsigned));
-    Value indices =
-        filled(b, loc, shape,
-               arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+    Value values = createFilledTensor(
+        b, loc, shape, reduceIdentity(b, loc, kind, elem, isUnsigned));
+    Value indices = createFilledTensor(
+        b, loc, shape,
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
     MLIRContext *ctx = b.getContext();
     AffineMap outMap = keptDimsMap(ctx, rank, axis);
     SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank), outMap,
                                    outMap};
-    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> iters = parallelIterators(rank);
     iters[axis] = utils::IteratorType::reduction;
     bool isMax = kind == ReduceKind::argmax;
     auto generic = linalg::GenericOp::create(
@@ -393,35 +334,15 @@ struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     auto type = cast<RankedTensorType>(x.getType());
-    Type elem = type.getElementType();
     int64_t rank = type.getRank(), axis = op.getAxis();
-    MLIRContext *ctx = rewriter.getContext();
-    SmallVector<int64_t> rowShape = keptShape(type.getShape(), axis);
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-    AffineMap row = keptDimsMap(ctx, rank, axis);
+    AffineMap row = keptDimsMap(rewriter.getContext(), rank, axis);
 
-    Value maxInit = filled(rewriter, loc, rowShape,
-                           infinity(rewriter, loc, elem, /*negative=*/true));
-    Value max =
-        linalg::ReduceOp::create(
-            rewriter, loc, ValueRange{x}, ValueRange{maxInit}, axis,
-            [](OpBuilder &b, Location l, ValueRange args) {
-              linalg::YieldOp::create(b, l,
-                                      ValueRange{arith::MaximumFOp::create(
-                                          b, l, args[0], args[1])});
-            })
-            .getResult(0);
-    Value exp =
-        elementwise(rewriter, loc, ValueRange{x, max}, {id, row}, type,
-                    [](OpBuilder &b, Location l, ValueRange args) {
-                      Value d = arith::SubFOp::create(b, l, args[0], args[1]);
-                      linalg::YieldOp::create(
-                          b, l, ValueRange{math::ExpOp::create(b, l, d)});
-                    });
+    auto [max, exp] = buildRowMaxAndExp(rewriter, loc, x, axis);
     Value sum = sumOver(rewriter, loc, exp, axis, /*squared=*/false);
     Value result;
     if (op.getLog()) {
-      result = elementwise(
+      result = buildParallelGeneric(
           rewriter, loc, ValueRange{x, max, sum}, {id, row, row}, type,
           [](OpBuilder &b, Location l, ValueRange args) {
             Value d = arith::SubFOp::create(b, l, args[0], args[1]);
@@ -430,7 +351,7 @@ struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
                 b, l, ValueRange{arith::SubFOp::create(b, l, d, lse)});
           });
     } else {
-      result = elementwise(
+      result = buildParallelGeneric(
           rewriter, loc, ValueRange{exp, sum}, {id, row}, type,
           [](OpBuilder &b, Location l, ValueRange args) {
             linalg::YieldOp::create(
@@ -452,20 +373,48 @@ static Value rowDenominator(OpBuilder &b, Location loc, Value sum,
                             int64_t count, double epsilon) {
   auto type = cast<RankedTensorType>(sum.getType());
   Type elem = type.getElementType();
-  return elementwise(
+  return buildParallelGeneric(
       b, loc, ValueRange{sum}, {b.getMultiDimIdentityMap(type.getRank())}, type,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value mean = arith::DivFOp::create(
-            nb, l, args[0], floatConstant(nb, l, elem, (double)count));
-        Value v = arith::AddFOp::create(nb, l, mean,
-                                        floatConstant(nb, l, elem, epsilon));
+            nb, l, args[0], createFloatConstant(nb, l, elem, (double)count));
+        Value v = arith::AddFOp::create(
+            nb, l, mean, createFloatConstant(nb, l, elem, epsilon));
         linalg::YieldOp::create(nb, l,
                                 ValueRange{math::SqrtOp::create(nb, l, v)});
       });
 }
 
-static SmallVector<int64_t> range(int64_t begin, int64_t end) {
-  return llvm::to_vector(llvm::seq<int64_t>(begin, end));
+/// What layer_norm and rms_norm share: the trailing dims [axis, rank) they
+/// normalize over, the element count of one row, and the maps that read the
+/// input (`identity`), a per-row value (`outer`) and a per-row-element one
+/// such as scale and bias (`inner`).
+struct TrailingNorm {
+  SmallVector<int64_t> dims;
+  int64_t count;
+  AffineMap identity, outer, inner;
+};
+
+static TrailingNorm trailingNorm(OpBuilder &b, RankedTensorType type,
+                                 int64_t axis) {
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+  int64_t count = countAlong(type, dims);
+  return {dims, count, b.getMultiDimIdentityMap(rank),
+          dimRangeMap(ctx, rank, 0, axis), dimRangeMap(ctx, rank, axis, rank)};
+}
+
+/// Appends `operand` to `inputs`, read through `map`, when it is present;
+/// returns whether it was.
+static bool appendIfPresent(SmallVectorImpl<Value> &inputs,
+                            SmallVectorImpl<AffineMap> &maps, Value operand,
+                            AffineMap map) {
+  if (!operand)
+    return false;
+  inputs.push_back(operand);
+  maps.push_back(map);
+  return true;
 }
 
 /// mean, then the sum of squared deviations (a generic reduction reading the
@@ -481,35 +430,32 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
     auto type = cast<RankedTensorType>(x.getType());
     Type elem = type.getElementType();
     int64_t rank = type.getRank(), axis = op.getAxis();
-    MLIRContext *ctx = rewriter.getContext();
-    SmallVector<int64_t> dims = range(axis, rank);
-    int64_t count = 1;
-    for (int64_t d : dims)
-      count *= type.getDimSize(d);
-    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-    AffineMap outer = dimRangeMap(ctx, rank, 0, axis);
-    AffineMap inner = dimRangeMap(ctx, rank, axis, rank);
+    TrailingNorm norm = trailingNorm(rewriter, type, axis);
     auto rowType =
         RankedTensorType::get(type.getShape().take_front(axis), elem);
 
-    Value sum = sumOver(rewriter, loc, x, dims, /*squared=*/false);
-    Value mean = elementwise(
+    Value sum = sumOver(rewriter, loc, x, norm.dims, /*squared=*/false);
+    Value mean = buildParallelGeneric(
         rewriter, loc, ValueRange{sum}, {rewriter.getMultiDimIdentityMap(axis)},
         rowType, [&](OpBuilder &b, Location l, ValueRange args) {
           linalg::YieldOp::create(
               b, l,
               ValueRange{arith::DivFOp::create(
-                  b, l, args[0], floatConstant(b, l, elem, (double)count))});
+                  b, l, args[0],
+                  createFloatConstant(b, l, elem, (double)norm.count))});
         });
-    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-    for (int64_t d : dims)
+    SmallVector<utils::IteratorType> iters = parallelIterators(rank);
+    for (int64_t d : norm.dims)
       iters[d] = utils::IteratorType::reduction;
-    Value zeros = filled(rewriter, loc, rowType.getShape(),
-                         floatConstant(rewriter, loc, elem, 0.0));
+    Value zeros =
+        createFilledTensor(rewriter, loc, rowType.getShape(),
+                           createFloatConstant(rewriter, loc, elem, 0.0));
     Value sqDev =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{rowType}, ValueRange{x, mean},
-            ValueRange{zeros}, SmallVector<AffineMap>{id, outer, outer}, iters,
+            ValueRange{zeros},
+            SmallVector<AffineMap>{norm.identity, norm.outer, norm.outer},
+            iters,
             [](OpBuilder &b, Location l, ValueRange args) {
               Value d = arith::SubFOp::create(b, l, args[0], args[1]);
               Value sq = arith::MulFOp::create(b, l, d, d);
@@ -517,26 +463,23 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
                   b, l, ValueRange{arith::AddFOp::create(b, l, sq, args[2])});
             })
             .getResult(0);
-    Value denom = rowDenominator(rewriter, loc, sqDev, count,
+    Value denom = rowDenominator(rewriter, loc, sqDev, norm.count,
                                  op.getEpsilon().convertToDouble());
 
     SmallVector<Value> inputs = {x, mean, denom, adaptor.getScale()};
-    SmallVector<AffineMap> maps = {id, outer, outer, inner};
-    bool hasBias = static_cast<bool>(adaptor.getBias());
-    if (hasBias) {
-      inputs.push_back(adaptor.getBias());
-      maps.push_back(inner);
-    }
-    Value result =
-        elementwise(rewriter, loc, inputs, maps, type,
-                    [&](OpBuilder &b, Location l, ValueRange args) {
-                      Value d = arith::SubFOp::create(b, l, args[0], args[1]);
-                      Value y = arith::DivFOp::create(b, l, d, args[2]);
-                      y = arith::MulFOp::create(b, l, y, args[3]);
-                      if (hasBias)
-                        y = arith::AddFOp::create(b, l, y, args[4]);
-                      linalg::YieldOp::create(b, l, ValueRange{y});
-                    });
+    SmallVector<AffineMap> maps = {norm.identity, norm.outer, norm.outer,
+                                   norm.inner};
+    bool hasBias = appendIfPresent(inputs, maps, adaptor.getBias(), norm.inner);
+    Value result = buildParallelGeneric(
+        rewriter, loc, inputs, maps, type,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value d = arith::SubFOp::create(b, l, args[0], args[1]);
+          Value y = arith::DivFOp::create(b, l, d, args[2]);
+          y = arith::MulFOp::create(b, l, y, args[3]);
+          if (hasBias)
+            y = arith::AddFOp::create(b, l, y, args[4]);
+          linalg::YieldOp::create(b, l, ValueRange{y});
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -552,32 +495,23 @@ struct RmsNormLowering : OpConversionPattern<RmsNormOp> {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     auto type = cast<RankedTensorType>(x.getType());
-    int64_t rank = type.getRank(), axis = op.getAxis();
-    MLIRContext *ctx = rewriter.getContext();
-    SmallVector<int64_t> dims = range(axis, rank);
-    int64_t count = 1;
-    for (int64_t d : dims)
-      count *= type.getDimSize(d);
+    TrailingNorm norm = trailingNorm(rewriter, type, op.getAxis());
 
-    Value sumSq = sumOver(rewriter, loc, x, dims, /*squared=*/true);
-    Value denom = rowDenominator(rewriter, loc, sumSq, count,
+    Value sumSq = sumOver(rewriter, loc, x, norm.dims, /*squared=*/true);
+    Value denom = rowDenominator(rewriter, loc, sumSq, norm.count,
                                  op.getEpsilon().convertToDouble());
     SmallVector<Value> inputs = {x, denom};
-    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank),
-                                   dimRangeMap(ctx, rank, 0, axis)};
-    bool hasScale = static_cast<bool>(adaptor.getScale());
-    if (hasScale) {
-      inputs.push_back(adaptor.getScale());
-      maps.push_back(dimRangeMap(ctx, rank, axis, rank));
-    }
-    Value result =
-        elementwise(rewriter, loc, inputs, maps, type,
-                    [&](OpBuilder &b, Location l, ValueRange args) {
-                      Value y = arith::DivFOp::create(b, l, args[0], args[1]);
-                      if (hasScale)
-                        y = arith::MulFOp::create(b, l, y, args[2]);
-                      linalg::YieldOp::create(b, l, ValueRange{y});
-                    });
+    SmallVector<AffineMap> maps = {norm.identity, norm.outer};
+    bool hasScale =
+        appendIfPresent(inputs, maps, adaptor.getScale(), norm.inner);
+    Value result = buildParallelGeneric(
+        rewriter, loc, inputs, maps, type,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value y = arith::DivFOp::create(b, l, args[0], args[1]);
+          if (hasScale)
+            y = arith::MulFOp::create(b, l, y, args[2]);
+          linalg::YieldOp::create(b, l, ValueRange{y});
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -601,7 +535,7 @@ struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
     int64_t rank = type.getRank();
     AffineMap channel = dimRangeMap(rewriter.getContext(), rank, 1, 2);
     double epsilon = op.getEpsilon().convertToDouble();
-    Value result = elementwise(
+    Value result = buildParallelGeneric(
         rewriter, loc,
         ValueRange{x, adaptor.getMean(), adaptor.getVariance(),
                    adaptor.getScale(), adaptor.getBias()},
@@ -609,8 +543,8 @@ struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
          channel},
         type, [&](OpBuilder &b, Location l, ValueRange args) {
           Value d = arith::SubFOp::create(b, l, args[0], args[1]);
-          Value v = arith::AddFOp::create(b, l, args[2],
-                                          floatConstant(b, l, elem, epsilon));
+          Value v = arith::AddFOp::create(
+              b, l, args[2], createFloatConstant(b, l, elem, epsilon));
           Value y =
               arith::DivFOp::create(b, l, d, math::SqrtOp::create(b, l, v));
           y = arith::MulFOp::create(b, l, y, args[3]);

@@ -21,6 +21,8 @@
 
 #include "loom/Conversion/LoomToLinalg.h"
 
+#include "Utils.h"
+
 #include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -40,13 +42,6 @@ using namespace mlir::loom;
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-/// The converted (signless) ranked result type of a single-result op.
-static RankedTensorType convertedResultType(const TypeConverter *converter,
-                                            Value result) {
-  return dyn_cast_or_null<RankedTensorType>(
-      converter->convertType(result.getType()));
-}
 
 static SmallVector<OpFoldResult> indexAttrs(OpBuilder &b,
                                             ArrayRef<int64_t> values) {
@@ -122,36 +117,29 @@ static TypedAttr padValueAttr(OpBuilder &b, Type elem, double value) {
 
 namespace {
 
-struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct ReshapeLowering : RankedResultConversion<ReshapeOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(ReshapeOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(
         op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(), resultType));
     return success();
   }
 };
 
-struct TransposeLowering : OpConversionPattern<TransposeOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct TransposeLowering : RankedResultConversion<TransposeOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(TransposeOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     ArrayRef<int64_t> perm = op.getPermutation();
     if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
       rewriter.replaceOp(op, adaptor.getInput());
       return success();
     }
     Location loc = op.getLoc();
-    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                         resultType.getElementType());
+    Value init = createEmptyTensor(rewriter, loc, resultType);
     auto transpose = linalg::TransposeOp::create(
         rewriter, loc, adaptor.getInput(), init, perm);
     rewriter.replaceOp(op, transpose.getResult());
@@ -159,14 +147,11 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
   }
 };
 
-struct ConcatLowering : OpConversionPattern<ConcatOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct ConcatLowering : RankedResultConversion<ConcatOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(ConcatOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     ValueRange inputs = adaptor.getInputs();
     if (inputs.size() == 1) {
       rewriter.replaceOp(op, inputs.front());
@@ -175,8 +160,7 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
     Location loc = op.getLoc();
     int64_t axis = op.getAxis();
     int64_t rank = resultType.getRank();
-    Value result = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                           resultType.getElementType());
+    Value result = createEmptyTensor(rewriter, loc, resultType);
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     for (Value input : inputs) {
       ArrayRef<int64_t> sizes =
@@ -193,14 +177,11 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
   }
 };
 
-struct SliceLowering : OpConversionPattern<SliceOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct SliceLowering : RankedResultConversion<SliceOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(SliceOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     ArrayRef<int64_t> offs = op.getOffsets(), sizes = op.getSizes(),
@@ -236,19 +217,12 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
       rewriter.replaceOp(op, slice);
       return success();
     }
-    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                         resultType.getElementType());
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(rank, 0, readExprs, ctx),
-        AffineMap::getMultiDimIdentityMap(rank, ctx)};
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{resultType}, slice, init, maps, iterators,
-        [](OpBuilder &b, Location l, ValueRange args) {
+    Value reversed = buildParallelGeneric(
+        rewriter, loc, slice, AffineMap::get(rank, 0, readExprs, ctx),
+        resultType, [](OpBuilder &b, Location l, ValueRange args) {
           linalg::YieldOp::create(b, l, args[0]);
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(op, reversed);
     return success();
   }
 };
@@ -293,14 +267,10 @@ static Value padSourceIndex(OpBuilder &b, Location loc, PadMode mode, Value i,
   return j;
 }
 
-struct PadLowering : OpConversionPattern<PadOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(PadOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct PadLowering : RankedResultConversion<PadOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(PadOp op, OpAdaptor adaptor, RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Type elem = resultType.getElementType();
     PadMode mode = op.getMode();
     if (mode == PadMode::constant && !isa<FloatType, IntegerType>(elem))
@@ -341,9 +311,8 @@ struct PadLowering : OpConversionPattern<PadOp> {
       return success();
     }
 
-    Value init =
-        tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), elem);
     if (mode == PadMode::constant) {
+      Value init = createEmptyTensor(rewriter, loc, resultType);
       Value value = arith::ConstantOp::create(
           rewriter, loc,
           padValueAttr(rewriter, elem, op.getValue().convertToDouble()));
@@ -358,14 +327,9 @@ struct PadLowering : OpConversionPattern<PadOp> {
     }
 
     // reflect / edge / wrap: every output element reads one input element.
-    MLIRContext *ctx = rewriter.getContext();
-    SmallVector<AffineMap> maps = {
-        AffineMap::getMultiDimIdentityMap(rank, ctx)};
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{resultType}, ValueRange{}, ValueRange{init},
-        maps, iterators, [&](OpBuilder &b, Location l, ValueRange) {
+    Value result = buildParallelGeneric(
+        rewriter, loc, ValueRange{}, {}, resultType,
+        [&](OpBuilder &b, Location l, ValueRange) {
           SmallVector<Value> indices;
           for (int64_t d = 0; d < rank; ++d) {
             Value i = linalg::IndexOp::create(b, l, d);
@@ -378,19 +342,16 @@ struct PadLowering : OpConversionPattern<PadOp> {
           Value v = tensor::ExtractOp::create(b, l, input, indices);
           linalg::YieldOp::create(b, l, v);
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
 
-struct ExpandLowering : OpConversionPattern<ExpandOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto resultType = convertedResultType(getTypeConverter(), op.getResult());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible result type");
+struct ExpandLowering : RankedResultConversion<ExpandOp> {
+  using RankedResultConversion::RankedResultConversion;
+  LogicalResult lower(ExpandOp op, OpAdaptor adaptor,
+                      RankedTensorType resultType,
+                      ConversionPatternRewriter &rewriter) const override {
     Value input = adaptor.getInput();
     auto inType = cast<RankedTensorType>(input.getType());
     if (inType == resultType) {
@@ -430,8 +391,7 @@ struct ExpandLowering : OpConversionPattern<ExpandOp> {
     for (int64_t d = 0, e = out.size(); d < e; ++d)
       if (!keptOut.contains(d))
         added.push_back(d);
-    Value init = tensor::EmptyOp::create(rewriter, loc, out,
-                                         resultType.getElementType());
+    Value init = createEmptyTensor(rewriter, loc, resultType);
     auto broadcast =
         linalg::BroadcastOp::create(rewriter, loc, input, init, added);
     rewriter.replaceOp(op, broadcast.getResult());
