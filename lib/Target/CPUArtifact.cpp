@@ -18,6 +18,7 @@
 #include "loom/Target/CPUArtifact.h"
 
 #include "loom/Passes/Lower.h"
+#include "loom/Target/RuntimeABI.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -44,26 +45,6 @@
 using namespace mlir;
 using namespace mlir::loom;
 
-/// The manifest's dtype names (runtime/include/loomrt.h).
-static std::optional<StringRef> dtypeName(Type type) {
-  if (type.isF32()) return StringRef("float32");
-  if (type.isF64()) return StringRef("float64");
-  if (type.isF16()) return StringRef("float16");
-  if (type.isBF16()) return StringRef("bfloat16");
-  if (type.isInteger(1)) return StringRef("bool");
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    bool isUnsigned = integer.isUnsigned();
-    switch (integer.getWidth()) {
-    case 8: return StringRef(isUnsigned ? "uint8" : "int8");
-    case 16: return StringRef(isUnsigned ? "uint16" : "int16");
-    case 32: return StringRef(isUnsigned ? "uint32" : "int32");
-    case 64: return StringRef(isUnsigned ? "uint64" : "int64");
-    default: break;
-    }
-  }
-  return std::nullopt;
-}
-
 static llvm::json::Array toJSON(ArrayRef<int64_t> values) {
   llvm::json::Array array;
   for (int64_t v : values)
@@ -76,8 +57,8 @@ static FailureOr<llvm::json::Object>
 describeTensor(func::FuncOp func, StringRef what, unsigned index, Type type,
                DictionaryAttr attrs, StringRef fallbackName) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  std::optional<StringRef> dtype =
-      tensor ? dtypeName(tensor.getElementType()) : std::nullopt;
+  std::optional<int32_t> dtype =
+      tensor ? runtimeDtype(tensor.getElementType()) : std::nullopt;
   if (!tensor || !tensor.hasStaticShape() || !dtype)
     return func.emitOpError() << what << " #" << index << " has type " << type
                               << "; an artifact passes static tensors of "
@@ -86,7 +67,7 @@ describeTensor(func::FuncOp func, StringRef what, unsigned index, Type type,
   if (auto attr = attrs ? attrs.getAs<StringAttr>("loom.name") : nullptr)
     name = attr.str();
   llvm::json::Object record{{"name", name},
-                            {"dtype", *dtype},
+                            {"dtype", kRuntimeDtypeNames[*dtype]},
                             {"local_shape", toJSON(tensor.getShape())}};
   auto sharding =
       attrs ? attrs.getAs<DictionaryAttr>("loom.sharding") : nullptr;

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Passes/Lower.h"
+#include "loom/Target/RuntimeABI.h"
 
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -41,31 +42,6 @@ using namespace mlir::loom;
 
 namespace {
 
-/// The runtime's dtype codes (runtime/include/loomrt.h).
-std::optional<int32_t> dtypeCode(Type type) {
-  if (type.isF32())
-    return 0;
-  if (type.isF64())
-    return 1;
-  if (type.isF16())
-    return 2;
-  if (type.isBF16())
-    return 3;
-  if (type.isInteger(1))
-    return 12;
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    int base = integer.isUnsigned() ? 8 : 4;
-    switch (integer.getWidth()) {
-    case 8: return base;
-    case 16: return base + 1;
-    case 32: return base + 2;
-    case 64: return base + 3;
-    default: return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
 std::optional<int32_t> reductionCode(shard::ReductionKind kind) {
   switch (kind) {
   case shard::ReductionKind::Sum: return 0;
@@ -76,30 +52,58 @@ std::optional<int32_t> reductionCode(shard::ReductionKind kind) {
   }
 }
 
-/// Shared plumbing of the three patterns: the group, buffers, the call.
+/// Shared plumbing of the four patterns: the group, buffers, the call.
 struct CollectiveLowering {
   PatternRewriter &rewriter;
   Location loc;
   ModuleOp module;
+  ArrayRef<int16_t> axes;
+  /// Number of processes in the group.
+  int64_t groupSize;
+
+  /// Fails to match if `op`'s grid is unknown.
+  template <typename OpTy>
+  static FailureOr<CollectiveLowering> get(OpTy op, PatternRewriter &rewriter) {
+    SymbolTableCollection symbols;
+    shard::GridOp grid = shard::getGridOrNull(op, op.getGridAttr(), symbols);
+    if (!grid)
+      return rewriter.notifyMatchFailure(op, "unknown grid");
+    int64_t n = 1;
+    for (int16_t axis : op.getGridAxes())
+      n *= grid.getShape()[axis];
+    return CollectiveLowering{rewriter, op.getLoc(),
+                              op->template getParentOfType<ModuleOp>(),
+                              op.getGridAxes(), n};
+  }
 
   Value i64(int64_t v) {
     return arith::ConstantIntOp::create(rewriter, loc, v, 64);
   }
-
-  /// Number of processes in the group of `axes` on `grid`.
-  static int64_t groupSize(shard::GridOp grid, ArrayRef<int16_t> axes) {
-    int64_t n = 1;
-    for (int16_t axis : axes)
-      n *= grid.getShape()[axis];
-    return n;
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(rewriter, loc, v, 32);
   }
 
-  /// The axes as the runtime takes them: axis i in bits [8i, 8i+8).
-  static int64_t packAxes(ArrayRef<int16_t> axes) {
-    int64_t packed = 0;
-    for (auto [i, axis] : llvm::enumerate(axes))
-      packed |= static_cast<int64_t>(axis) << (8 * i);
-    return packed;
+  /// The arguments every call ends with: the number of axes and the axes.
+  SmallVector<Value, 2> groupArgs() {
+    return {i64(axes.size()), i64(packGridAxes(axes))};
+  }
+
+  /// The (dtype, reduction) arguments of a reducing call, or an error on
+  /// `op` if the runtime has no such reduction.
+  FailureOr<SmallVector<Value, 2>> reductionArgs(Operation *op, Type element,
+                                                 shard::ReductionKind kind) {
+    std::optional<int32_t> dtype = runtimeDtype(element);
+    std::optional<int32_t> reduction = reductionCode(kind);
+    if (!dtype || !reduction)
+      return op->emitOpError("reduces ")
+             << element << " with " << shard::stringifyReductionKind(kind)
+             << ", which the runtime does not implement";
+    return SmallVector<Value, 2>{i32(*dtype), i32(*reduction)};
+  }
+
+  static int64_t bytesOf(RankedTensorType type) {
+    return type.getNumElements() *
+           llvm::divideCeil(type.getElementTypeBitWidth(), 8);
   }
 
   Value pointerOf(Value memref) {
@@ -200,35 +204,24 @@ struct CollectiveLowering {
   }
 };
 
-shard::GridOp gridOf(Operation *op, FlatSymbolRefAttr symbol) {
-  SymbolTableCollection symbols;
-  return shard::getGridOrNull(op, symbol, symbols);
-}
-
 struct AllGatherToRuntime : OpRewritePattern<shard::AllGatherOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(shard::AllGatherOp op,
                                 PatternRewriter &rewriter) const override {
-    shard::GridOp grid = gridOf(op, op.getGridAttr());
-    if (!grid)
-      return rewriter.notifyMatchFailure(op, "unknown grid");
-    CollectiveLowering lower{rewriter, op.getLoc(),
-                             op->getParentOfType<ModuleOp>()};
-    ArrayRef<int16_t> axes = op.getGridAxes();
-    int64_t n = CollectiveLowering::groupSize(grid, axes);
+    FailureOr<CollectiveLowering> lower = CollectiveLowering::get(op, rewriter);
+    if (failed(lower))
+      return failure();
     auto inType = cast<RankedTensorType>(op.getInput().getType());
     int64_t axis = op.getGatherAxis().getSExtValue();
     SmallVector<int64_t> stacked(inType.getShape());
-    stacked.insert(stacked.begin(), n);
-    int64_t bytes = inType.getNumElements() *
-                    llvm::divideCeil(inType.getElementTypeBitWidth(), 8);
-    Value gathered = lower.run(
+    stacked.insert(stacked.begin(), lower->groupSize);
+    SmallVector<Value> args = {lower->i64(CollectiveLowering::bytesOf(inType))};
+    llvm::append_range(args, lower->groupArgs());
+    Value gathered = lower->run(
         "loomrt_all_gather", op.getInput(),
-        RankedTensorType::get(stacked, inType.getElementType()),
-        {lower.i64(bytes), lower.i64(axes.size()),
-         lower.i64(CollectiveLowering::packAxes(axes))});
-    Value result = lower.mergeDims(lower.moveDim(gathered, 0, axis), axis);
-    rewriter.replaceOp(op, result);
+        RankedTensorType::get(stacked, inType.getElementType()), args);
+    rewriter.replaceOp(
+        op, lower->mergeDims(lower->moveDim(gathered, 0, axis), axis));
     return success();
   }
 };
@@ -237,25 +230,21 @@ struct AllToAllToRuntime : OpRewritePattern<shard::AllToAllOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(shard::AllToAllOp op,
                                 PatternRewriter &rewriter) const override {
-    shard::GridOp grid = gridOf(op, op.getGridAttr());
-    if (!grid)
-      return rewriter.notifyMatchFailure(op, "unknown grid");
-    CollectiveLowering lower{rewriter, op.getLoc(),
-                             op->getParentOfType<ModuleOp>()};
-    ArrayRef<int16_t> axes = op.getGridAxes();
-    int64_t n = CollectiveLowering::groupSize(grid, axes);
+    FailureOr<CollectiveLowering> lower = CollectiveLowering::get(op, rewriter);
+    if (failed(lower))
+      return failure();
+    int64_t n = lower->groupSize;
     int64_t split = op.getSplitAxis().getSExtValue();
     int64_t concat = op.getConcatAxis().getSExtValue();
     Value blocks =
-        lower.moveDim(lower.splitDim(op.getInput(), split, n), split, 0);
+        lower->moveDim(lower->splitDim(op.getInput(), split, n), split, 0);
     auto blocksType = cast<RankedTensorType>(blocks.getType());
-    int64_t bytesPerPeer = blocksType.getNumElements() / n *
-                           llvm::divideCeil(blocksType.getElementTypeBitWidth(), 8);
-    Value received = lower.run("loomrt_all_to_all", blocks, blocksType,
-                               {lower.i64(bytesPerPeer), lower.i64(axes.size()),
-                                lower.i64(CollectiveLowering::packAxes(axes))});
-    Value result = lower.mergeDims(lower.moveDim(received, 0, concat), concat);
-    rewriter.replaceOp(op, result);
+    SmallVector<Value> args = {
+        lower->i64(CollectiveLowering::bytesOf(blocksType) / n)};
+    llvm::append_range(args, lower->groupArgs());
+    Value received = lower->run("loomrt_all_to_all", blocks, blocksType, args);
+    rewriter.replaceOp(
+        op, lower->mergeDims(lower->moveDim(received, 0, concat), concat));
     return success();
   }
 };
@@ -264,32 +253,22 @@ struct ReduceScatterToRuntime : OpRewritePattern<shard::ReduceScatterOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(shard::ReduceScatterOp op,
                                 PatternRewriter &rewriter) const override {
-    shard::GridOp grid = gridOf(op, op.getGridAttr());
-    if (!grid)
-      return rewriter.notifyMatchFailure(op, "unknown grid");
-    auto inType = cast<RankedTensorType>(op.getInput().getType());
-    std::optional<int32_t> dtype = dtypeCode(inType.getElementType());
-    std::optional<int32_t> reduction = reductionCode(op.getReduction());
-    if (!dtype || !reduction)
-      return op.emitOpError("reduces ")
-             << inType.getElementType() << " with "
-             << shard::stringifyReductionKind(op.getReduction())
-             << ", which the runtime does not implement";
-    CollectiveLowering lower{rewriter, op.getLoc(),
-                             op->getParentOfType<ModuleOp>()};
-    ArrayRef<int16_t> axes = op.getGridAxes();
-    int64_t n = CollectiveLowering::groupSize(grid, axes);
-    int64_t axis = op.getScatterAxis().getSExtValue();
-    Value blocks = lower.moveDim(lower.splitDim(op.getInput(), axis, n), axis, 0);
+    FailureOr<CollectiveLowering> lower = CollectiveLowering::get(op, rewriter);
+    if (failed(lower))
+      return failure();
     auto resultType = cast<RankedTensorType>(op.getResult().getType());
-    Value dtypeValue = arith::ConstantIntOp::create(rewriter, op.getLoc(), *dtype, 32);
-    Value reductionValue =
-        arith::ConstantIntOp::create(rewriter, op.getLoc(), *reduction, 32);
-    Value result = lower.run(
-        "loomrt_reduce_scatter", blocks, resultType,
-        {lower.i64(resultType.getNumElements()), dtypeValue, reductionValue,
-         lower.i64(axes.size()), lower.i64(CollectiveLowering::packAxes(axes))});
-    rewriter.replaceOp(op, result);
+    FailureOr<SmallVector<Value, 2>> reduction = lower->reductionArgs(
+        op, resultType.getElementType(), op.getReduction());
+    if (failed(reduction))
+      return failure();
+    int64_t axis = op.getScatterAxis().getSExtValue();
+    Value blocks = lower->moveDim(
+        lower->splitDim(op.getInput(), axis, lower->groupSize), axis, 0);
+    SmallVector<Value> args = {lower->i64(resultType.getNumElements())};
+    llvm::append_range(args, *reduction);
+    llvm::append_range(args, lower->groupArgs());
+    rewriter.replaceOp(
+        op, lower->run("loomrt_reduce_scatter", blocks, resultType, args));
     return success();
   }
 };
@@ -304,28 +283,28 @@ struct AllReduceToRuntime : OpRewritePattern<shard::AllReduceOp> {
                                 PatternRewriter &rewriter) const override {
     auto inType = cast<RankedTensorType>(op.getInput().getType());
     auto outType = cast<RankedTensorType>(op.getResult().getType());
-    std::optional<int32_t> dtype = dtypeCode(outType.getElementType());
-    std::optional<int32_t> reduction = reductionCode(op.getReduction());
-    if (inType.getElementType() != outType.getElementType() || !dtype ||
-        !reduction)
+    if (inType.getElementType() != outType.getElementType())
       return op.emitOpError("reduces ")
-             << inType << " to " << outType << " with "
-             << shard::stringifyReductionKind(op.getReduction())
-             << ", which the runtime does not implement";
+             << inType << " to " << outType
+             << "; the runtime reduces in the input's element type";
+    FailureOr<CollectiveLowering> lower = CollectiveLowering::get(op, rewriter);
+    if (failed(lower))
+      return failure();
+    FailureOr<SmallVector<Value, 2>> reduction = lower->reductionArgs(
+        op, outType.getElementType(), op.getReduction());
+    if (failed(reduction))
+      return failure();
     Location loc = op.getLoc();
-    CollectiveLowering lower{rewriter, loc, op->getParentOfType<ModuleOp>()};
-    ArrayRef<int16_t> axes = op.getGridAxes();
     auto memrefType = MemRefType::get(inType.getShape(), inType.getElementType());
     Value in = bufferization::ToBufferOp::create(rewriter, loc, memrefType,
                                                  op.getInput(), /*read_only=*/true);
     Value buffer = memref::AllocOp::create(rewriter, loc, memrefType);
     memref::CopyOp::create(rewriter, loc, in, buffer);
-    lower.call("loomrt_all_reduce",
-               {lower.pointerOf(buffer), lower.i64(inType.getNumElements()),
-                arith::ConstantIntOp::create(rewriter, loc, *dtype, 32),
-                arith::ConstantIntOp::create(rewriter, loc, *reduction, 32),
-                lower.i64(axes.size()),
-                lower.i64(CollectiveLowering::packAxes(axes))});
+    SmallVector<Value> args = {lower->pointerOf(buffer),
+                               lower->i64(inType.getNumElements())};
+    llvm::append_range(args, *reduction);
+    llvm::append_range(args, lower->groupArgs());
+    lower->call("loomrt_all_reduce", args);
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(
                                rewriter, loc, outType, buffer,
                                /*restrict=*/true, /*writable=*/true));

@@ -46,6 +46,7 @@ void mlir::loom::buildPartitionedToLLVMPipeline(
                   "buffer-results-to-out-params{hoist-static-allocs=1 "
                   "modify-public-functions=1},"
                   "buffer-deallocation-pipeline,convert-bufferization-to-memref");
+  pm.addPass(createLoomStridedCopiesToLinalg());
   pm.addPass(createLoomEntryABI({options.entry}));
   addUpstream(pm, "func.func(convert-linalg-to-loops),expand-strided-metadata,"
                   "lower-affine,convert-scf-to-cf,"

@@ -117,6 +117,28 @@ def LoomCollectivesToRuntime
   ];
 }
 
+def LoomStridedCopiesToLinalg
+    : Pass<"loom-strided-copies-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Turn memref.copy between non-contiguous buffers into linalg.copy";
+  let description = [{
+    Upstream's LLVM lowering of `memref.copy` uses `llvm.memcpy` when both
+    sides are contiguous and otherwise calls `memrefCopy` from MLIR's C runner
+    utilities, a library an artifact does not link. Copies into or out of a
+    strided view (a concat writing into a slice of its result, for example)
+    become `linalg.copy` instead, which the loop lowering expands in place.
+
+    Before:
+    ```mlir
+    memref.copy %a, %view : memref<2x3xf32> to memref<2x3xf32, strided<[6, 1], offset: ?>>
+    ```
+    After:
+    ```mlir
+    linalg.copy ins(%a : memref<2x3xf32>) outs(%view : memref<2x3xf32, strided<[6, 1], offset: ?>>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def LoomEntryABI : Pass<"loom-entry-abi", "::mlir::ModuleOp"> {
   let summary = "Give the lowered entry function the runtime's calling convention";
   let description = [{

@@ -357,6 +357,37 @@ def execute_phases(tools, model, timeouts, stderr):
         return ("wrong", why, times, ops) if why else ("passed", "", times, ops)
 
 
+def check_list(path, achieved, names, results, what, header, update, name_filter):
+    """Compares the tests that `achieved` something with the list at `path`:
+    prints new ones and regressions (listed tests among `names` that did not),
+    and with `update` rewrites the list (under `header`). Returns the
+    regressions ([] after an update)."""
+    expected = set()
+    if os.path.exists(path):
+        with open(path) as f:
+            expected = {l.strip() for l in f if l.strip() and not l.startswith("#")}
+    if name_filter:
+        expected = {e for e in expected if name_filter in e}
+    regressions = sorted((expected & set(names)) - set(achieved))
+    new = sorted(set(achieved) - expected)
+    if new:
+        print(f"new {what} ({len(new)}), not yet in {os.path.basename(path)}:")
+        for n in new:
+            print(f"  {n}")
+    if regressions:
+        print(f"REGRESSIONS ({len(regressions)}): expected {what}, but did not:")
+        for n in regressions:
+            print(f"  {n}: {results[n]['status']}: {results[n]['detail']}")
+    if update and not name_filter:
+        with open(path, "w") as f:
+            f.write(header)
+            for n in achieved:
+                f.write(n + "\n")
+        print(f"wrote {path} ({len(achieved)} tests)")
+        return []
+    return regressions
+
+
 def main_execute(args, root, models, names):
     tools = (args.loom_translate, args.loom, args.loom_run)
     timeouts = (args.timeout, args.compile_timeout, args.run_timeout)
@@ -394,32 +425,11 @@ def main_execute(args, root, models, names):
                        "counts": {k: len(v) for k, v in by.items()},
                        "tests": results}, f, indent=1, sort_keys=True)
 
-    expected = set()
-    if os.path.exists(args.executed):
-        with open(args.executed) as f:
-            expected = {l.strip() for l in f if l.strip() and not l.startswith("#")}
-    if args.filter:
-        expected = {e for e in expected if args.filter in e}
-    passed = set(by["passed"])
-    regressions = sorted((expected & set(names)) - passed)
-    new = sorted(passed - expected)
-    if new:
-        print(f"new passes ({len(new)}), not yet in {os.path.basename(args.executed)}:")
-        for n in new:
-            print(f"  {n}")
-    if regressions:
-        print(f"REGRESSIONS ({len(regressions)}): expected to pass when executed, but did not:")
-        for n in regressions:
-            print(f"  {n}: {results[n]['status']}: {results[n]['detail']}")
-    if args.update_executed and not args.filter:
-        with open(args.executed, "w") as f:
-            f.write("# ONNX backend node tests that pass through loom compile + loom-run.\n"
-                    "# Regenerate with test/Conformance/onnx_node_tests.py --execute "
-                    "--update-executed.\n")
-            for n in by["passed"]:
-                f.write(n + "\n")
-        print(f"wrote {args.executed} ({len(by['passed'])} tests)")
-        regressions = []
+    regressions = check_list(
+        args.executed, by["passed"], names, results, "passes when executed",
+        "# ONNX backend node tests that pass through loom compile + loom-run.\n"
+        "# Regenerate with test/Conformance/onnx_node_tests.py --execute --update-executed.\n",
+        args.update_executed, args.filter)
     if by["crashed"]:
         print(f"FAIL: {len(by['crashed'])} crashed")
     return 1 if by["crashed"] or regressions else 0
@@ -496,31 +506,11 @@ def main():
                        "counts": {k: len(v) for k, v in by.items()},
                        "tests": results}, f, indent=1, sort_keys=True)
 
-    expected = set()
-    if os.path.exists(args.expected):
-        with open(args.expected) as f:
-            expected = {l.strip() for l in f if l.strip() and not l.startswith("#")}
-    if args.filter:
-        expected = {e for e in expected if args.filter in e}
-    imported = set(by["imported"])
-    regressions = sorted((expected & set(names)) - imported)
-    new = sorted(imported - expected)
-    if new:
-        print(f"new imports ({len(new)}), not yet in {os.path.basename(args.expected)}:")
-        for n in new:
-            print(f"  {n}")
-    if regressions:
-        print(f"REGRESSIONS ({len(regressions)}): expected to import, but did not:")
-        for n in regressions:
-            print(f"  {n}: {results[n]['status']}: {results[n]['detail']}")
-    if args.update and not args.filter:
-        with open(args.expected, "w") as f:
-            f.write("# ONNX backend node tests that loom-translate --import-onnx imports.\n"
-                    "# Regenerate with test/Conformance/onnx_node_tests.py --update.\n")
-            for n in by["imported"]:
-                f.write(n + "\n")
-        print(f"wrote {args.expected} ({len(by['imported'])} tests)")
-        regressions = []
+    regressions = check_list(
+        args.expected, by["imported"], names, results, "imports",
+        "# ONNX backend node tests that loom-translate --import-onnx imports.\n"
+        "# Regenerate with test/Conformance/onnx_node_tests.py --update.\n",
+        args.update, args.filter)
     if by["crashed"]:
         print(f"FAIL: {len(by['crashed'])} crashed")
     return 1 if by["crashed"] or regressions else 0
