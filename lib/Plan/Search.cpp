@@ -1667,6 +1667,23 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
   OpBuilder b(ctx);
   PlanCandidate cand = toCandidate(cfg);
 
+  // Micro-batches: the function now computes one; the runtime feeds it
+  // `loom.micro_batches` slices of the global batch, cut along each input's
+  // and output's `loom.batch_dim` (absent: every micro-batch sees it whole).
+  if (cfg.microBatches > 1) {
+    f->setAttr("loom.micro_batches", b.getI64IntegerAttr(cfg.microBatches));
+    auto batchDimOf = [&](Value v) -> int64_t {
+      auto it = model->valueIndex.find(v);
+      return it == model->valueIndex.end() ? -1 : model->values[it->second].batchDim;
+    };
+    for (BlockArgument arg : func.getArguments())
+      if (int64_t d = batchDimOf(arg); d >= 0)
+        f.setArgAttr(arg.getArgNumber(), "loom.batch_dim", b.getI64IntegerAttr(d));
+    for (auto [i, v] : llvm::enumerate(func.getBody().back().getTerminator()->getOperands()))
+      if (int64_t d = batchDimOf(v); d >= 0)
+        f.setResultAttr(i, "loom.batch_dim", b.getI64IntegerAttr(d));
+  }
+
   // Stages.
   std::vector<int64_t> stageOfOp(ops.size(), 0);
   for (size_t i = 0; i < ops.size(); ++i)

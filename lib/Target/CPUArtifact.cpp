@@ -1,9 +1,10 @@
 //===- CPUArtifact.cpp - compile loom IR into a loom-run artifact ---------===//
 //
 // Runs the loom-lower-to-cpu pipeline in two halves. Between them the entry
-// function's signature is the per-device interface: its arguments (inputs,
-// then weights) and results carry `loom.name`, `loom.weight` and
-// `loom.sharding`, which become manifest.json. The LLVM dialect is then
+// function's signature (each pipeline stage's, for a pipelined plan) is the
+// per-device interface: its arguments (inputs, then weights) and results
+// carry `loom.name`, `loom.weight`, `loom.sharding` and `loom.batch_dim`,
+// which become manifest.json. The LLVM dialect is then
 // translated to LLVM IR, optimized and compiled to an object for the host
 // in-process; the system linker driver (`cc`) turns the object into
 // program.so. Undefined MPI and loomrt symbols are left for the dynamic
@@ -86,30 +87,15 @@ describeTensor(func::FuncOp func, StringRef what, unsigned index, Type type,
       split.push_back(llvm::json::Array());
   }
   record["split"] = std::move(split);
+  if (auto dim = attrs ? attrs.getAs<IntegerAttr>("loom.batch_dim") : nullptr)
+    record["batch_dim"] = dim.getInt();
   return record;
 }
 
-/// The manifest of the partitioned entry function.
+/// The inputs, weights and outputs of one partitioned entry function, in
+/// the order its C entry takes their buffers.
 static FailureOr<llvm::json::Object>
-describeEntry(ModuleOp module, func::FuncOp func, const CPUArtifactOptions &options) {
-  llvm::json::Object manifest{{"format", "loom-artifact"},
-                              {"version", 1},
-                              {"backend", "cpu"},
-                              {"library", "program.so"},
-                              {"entry", "loom_entry"}};
-  int64_t ranks = 1;
-  auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
-  if (grids.empty()) {
-    manifest["grid"] = llvm::json::Object{{"name", ""}, {"shape", llvm::json::Array()}};
-  } else {
-    ArrayRef<int64_t> shape = grids.front().getShape();
-    for (int64_t size : shape)
-      ranks *= size;
-    manifest["grid"] = llvm::json::Object{
-        {"name", grids.front().getSymName()}, {"shape", toJSON(shape)}};
-  }
-  manifest["ranks"] = ranks;
-
+describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
   llvm::json::Array inputs, weights, outputs;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
@@ -148,9 +134,64 @@ describeEntry(ModuleOp module, func::FuncOp func, const CPUArtifactOptions &opti
       return failure();
     outputs.push_back(std::move(*record));
   }
-  manifest["inputs"] = std::move(inputs);
-  manifest["weights"] = std::move(weights);
-  manifest["outputs"] = std::move(outputs);
+  return llvm::json::Object{{"inputs", std::move(inputs)},
+                            {"weights", std::move(weights)},
+                            {"outputs", std::move(outputs)}};
+}
+
+/// The manifest of the partitioned entry function, or of its pipeline
+/// stages: then `stages` lists each stage's entry and buffers (every stage
+/// takes all model inputs; only the last has outputs) and the top level
+/// keeps the model's inputs and outputs for the user.
+static FailureOr<llvm::json::Object>
+describeEntry(ModuleOp module, ArrayRef<func::FuncOp> functions,
+              const CPUArtifactOptions &options) {
+  llvm::json::Object manifest{{"format", "loom-artifact"},
+                              {"version", 1},
+                              {"backend", "cpu"},
+                              {"library", "program.so"}};
+  int64_t ranks = 1;
+  auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
+  if (grids.empty()) {
+    manifest["grid"] = llvm::json::Object{{"name", ""}, {"shape", llvm::json::Array()}};
+  } else {
+    ArrayRef<int64_t> shape = grids.front().getShape();
+    for (int64_t size : shape)
+      ranks *= size;
+    manifest["grid"] = llvm::json::Object{
+        {"name", grids.front().getSymName()}, {"shape", toJSON(shape)}};
+  }
+  manifest["ranks"] = ranks;
+  if (auto m = functions.front()->getAttrOfType<IntegerAttr>("loom.micro_batches"))
+    manifest["micro_batches"] = m.getInt();
+
+  SmallVector<llvm::json::Object> described;
+  for (func::FuncOp func : functions) {
+    FailureOr<llvm::json::Object> d = describeFunction(func, options);
+    if (failed(d))
+      return failure();
+    described.push_back(std::move(*d));
+  }
+  if (!functions.front()->hasAttr("loom.pipeline_stage")) {
+    manifest["entry"] = entrySymbol();
+    for (auto &field : described.front())
+      manifest[field.first] = std::move(field.second);
+    return manifest;
+  }
+  FailureOr<std::pair<shard::GridOp, int64_t>> grid =
+      pipelineGrid(module, functions.front());
+  if (failed(grid))
+    return failure();
+  manifest["pipeline_axis"] = grid->second;
+  manifest["inputs"] = llvm::json::Array(*described.front().getArray("inputs"));
+  manifest["outputs"] = llvm::json::Array(*described.back().getArray("outputs"));
+  manifest["weights"] = llvm::json::Array();
+  llvm::json::Array stages;
+  for (auto [k, d] : llvm::enumerate(described)) {
+    d["entry"] = entrySymbol(static_cast<int64_t>(k));
+    stages.push_back(std::move(d));
+  }
+  manifest["stages"] = std::move(stages);
   return manifest;
 }
 
@@ -268,11 +309,12 @@ LogicalResult mlir::loom::writeCPUArtifact(ModuleOp module,
   buildPartitionPipeline(partition, lowerOptions);
   if (failed(partition.run(module)))
     return failure();
-  auto func = module.lookupSymbol<func::FuncOp>(options.entry);
-  if (!func)
+  SmallVector<func::FuncOp> functions = entryFunctions(module, options.entry);
+  if (functions.empty())
     return mlir::emitError(module.getLoc(), "no entry function '")
            << options.entry << "'";
-  FailureOr<llvm::json::Object> manifest = describeEntry(module, func, options);
+  FailureOr<llvm::json::Object> manifest =
+      describeEntry(module, functions, options);
   if (failed(manifest))
     return failure();
 

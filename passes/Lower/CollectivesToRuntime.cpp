@@ -17,7 +17,8 @@
 //   reduce_scatter(x, axis s)  : split s into (n, s/n), move n to the front,
 //                                call -> the caller's block
 //
-// `shard.all_slice` (no communication) goes through upstream's pattern. The
+// Pipeline-stage `shard.send` / `shard.recv` become in-group point-to-point
+// calls. `shard.all_slice` (no communication) goes through upstream's pattern. The
 // pass also tells upstream's MPI lowering which MPI ABI to target (Debian's
 // OpenMPI) through the module's DLTI map.
 //
@@ -60,6 +61,7 @@ struct CollectiveLowering {
   ArrayRef<int16_t> axes;
   /// Number of processes in the group.
   int64_t groupSize;
+  shard::GridOp grid;
 
   /// Fails to match if `op`'s grid is unknown.
   template <typename OpTy>
@@ -73,7 +75,7 @@ struct CollectiveLowering {
       n *= grid.getShape()[axis];
     return CollectiveLowering{rewriter, op.getLoc(),
                               op->template getParentOfType<ModuleOp>(),
-                              op.getGridAxes(), n};
+                              op.getGridAxes(), n, grid};
   }
 
   Value i64(int64_t v) {
@@ -128,6 +130,27 @@ struct CollectiveLowering {
       callee.setPrivate();
     }
     func::CallOp::create(rewriter, loc, callee, args);
+  }
+
+  /// Calls the point-to-point `name(buffer, bytes, peer, tag, axes)`, the
+  /// peer given by its static multi-index in the group, the tag by the op's
+  /// `loom.tag` (0 without one).
+  LogicalResult transfer(Operation *op, StringRef name, Value buffer,
+                         RankedTensorType type,
+                         std::optional<ArrayRef<int64_t>> peer,
+                         ValueRange dynamicPeer) {
+    if (!peer || !dynamicPeer.empty() || peer->size() != axes.size())
+      return op->emitOpError("needs a static peer index with one entry per "
+                             "grid axis");
+    int64_t index = 0;
+    for (auto [axis, i] : llvm::zip(axes, *peer))
+      index = index * grid.getShape()[axis] + i;
+    auto tag = op->getAttrOfType<IntegerAttr>("loom.tag");
+    SmallVector<Value> args = {pointerOf(buffer), i64(bytesOf(type)),
+                               i64(index), i64(tag ? tag.getInt() : 0)};
+    llvm::append_range(args, groupArgs());
+    call(name, args);
+    return success();
   }
 
   /// Runs `name(in, out, extra...)` with `in` made a contiguous buffer and
@@ -312,6 +335,49 @@ struct AllReduceToRuntime : OpRewritePattern<shard::AllReduceOp> {
   }
 };
 
+/// Pipeline transfers (loom-stage-transfers): the runtime resolves the
+/// peer's world rank from its index in this rank's group.
+struct SendToRuntime : OpRewritePattern<shard::SendOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(shard::SendOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<CollectiveLowering> lower = CollectiveLowering::get(op, rewriter);
+    if (failed(lower))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    Value buffer = bufferization::ToBufferOp::create(
+        rewriter, op.getLoc(),
+        MemRefType::get(type.getShape(), type.getElementType()), op.getInput(),
+        /*read_only=*/true);
+    if (failed(lower->transfer(op, "loomrt_send_in_group", buffer, type,
+                               op.getDestination(), op.getDestinationDynamic())))
+      return failure();
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
+struct RecvToRuntime : OpRewritePattern<shard::RecvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(shard::RecvOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<CollectiveLowering> lower = CollectiveLowering::get(op, rewriter);
+    if (failed(lower))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    Value buffer = memref::AllocOp::create(
+        rewriter, op.getLoc(),
+        MemRefType::get(type.getShape(), type.getElementType()));
+    if (failed(lower->transfer(op, "loomrt_recv_in_group", buffer, type,
+                               op.getSource(), op.getSourceDynamic())))
+      return failure();
+    rewriter.replaceOp(op, bufferization::ToTensorOp::create(
+                               rewriter, op.getLoc(), type, buffer,
+                               /*restrict=*/true, /*writable=*/true));
+    return success();
+  }
+};
+
 struct CollectivesToRuntimePass
     : mlir::loom::impl::LoomCollectivesToRuntimeBase<CollectivesToRuntimePass> {
   void runOnOperation() override {
@@ -320,7 +386,7 @@ struct CollectivesToRuntimePass
     SymbolTableCollection symbols;
     RewritePatternSet patterns(ctx);
     patterns.add<AllReduceToRuntime, AllGatherToRuntime, AllToAllToRuntime,
-                 ReduceScatterToRuntime>(ctx);
+                 ReduceScatterToRuntime, SendToRuntime, RecvToRuntime>(ctx);
     shard::populateAllSliceOpLoweringPatterns(patterns, symbols);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();

@@ -6,12 +6,14 @@
 //   func.func @loom_entry(%buffers: !llvm.ptr)
 // which loads the i-th pointer, wraps it in a descriptor (allocated = aligned
 // = the pointer, offset 0, the static sizes and row-major strides) and calls
-// the entry. The descriptor is built in the LLVM dialect and cast to the
+// the entry. A pipelined program gets one wrapper per stage function,
+// `loom_entry_stage<k>`. The descriptor is built in the LLVM dialect and cast to the
 // memref type; the LLVM conversion folds the cast pair away.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Passes/Lower.h"
+#include "loom/Target/RuntimeABI.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
@@ -29,39 +31,48 @@ struct EntryABIPass : mlir::loom::impl::LoomEntryABIBase<EntryABIPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
-    auto func = module.lookupSymbol<func::FuncOp>(entry);
-    if (!func) {
+    SmallVector<func::FuncOp> functions = entryFunctions(module, entry);
+    if (functions.empty()) {
       mlir::emitError(module.getLoc(), "loom-entry-abi: no entry function '")
           << entry << "'";
       return signalPassFailure();
     }
-    if (func.getNumResults() != 0) {
-      func.emitOpError("still returns values after bufferization; the entry "
-                       "ABI needs every result as an out-parameter");
-      return signalPassFailure();
+    for (func::FuncOp func : functions) {
+      auto stage = func->getAttrOfType<IntegerAttr>("loom.pipeline_stage");
+      std::string name =
+          entrySymbol(stage ? std::optional<int64_t>(stage.getInt()) : std::nullopt);
+      if (failed(wrap(module, func, name)))
+        return signalPassFailure();
     }
+    // Collectives and process indices are lowered by now; the grids they
+    // named have no meaning in LLVM IR.
+    for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))
+      grid.erase();
+  }
+
+  LogicalResult wrap(ModuleOp module, func::FuncOp func, StringRef name) {
+    MLIRContext *ctx = &getContext();
+    if (func.getNumResults() != 0)
+      return func.emitOpError("still returns values after bufferization; the "
+                              "entry ABI needs every result as an out-parameter");
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
       auto memref = dyn_cast<MemRefType>(type);
       if (!memref || !memref.hasStaticShape() ||
-          !memref.getLayout().isIdentity()) {
-        func.emitOpError("argument #")
-            << i << " has type " << type
-            << "; the entry ABI passes only static, identity-layout buffers";
-        return signalPassFailure();
-      }
+          !memref.getLayout().isIdentity())
+        return func.emitOpError("argument #")
+               << i << " has type " << type
+               << "; the entry ABI passes only static, identity-layout buffers";
     }
-    if (module.lookupSymbol("loom_entry")) {
-      func.emitOpError("cannot get an entry wrapper: the module already "
-                       "defines 'loom_entry'");
-      return signalPassFailure();
-    }
+    if (module.lookupSymbol(name))
+      return func.emitOpError("cannot get an entry wrapper: the module already "
+                              "defines '")
+             << name << "'";
 
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     Location loc = func.getLoc();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     auto i64 = b.getI64Type();
-    auto wrapper = func::FuncOp::create(b, loc, "loom_entry",
+    auto wrapper = func::FuncOp::create(b, loc, name,
                                         b.getFunctionType({ptr}, {}));
     Block *body = wrapper.addEntryBlock();
     b.setInsertionPointToStart(body);
@@ -100,11 +111,7 @@ struct EntryABIPass : mlir::loom::impl::LoomEntryABIBase<EntryABIPass> {
     }
     func::CallOp::create(b, loc, func, args);
     func::ReturnOp::create(b, loc);
-
-    // Collectives and process indices are lowered by now; the grids they
-    // named have no meaning in LLVM IR.
-    for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))
-      grid.erase();
+    return success();
   }
 };
 } // namespace

@@ -1,10 +1,12 @@
 //===- LowerToCPU.cpp - the loom-lower-to-cpu pipeline ---------------------===//
 //
 // loom IR, planned or not, to the LLVM dialect:
-//   1. weights become entry arguments;
+//   1. a pipelined entry splits into one function per stage; weights become
+//      entry arguments;
 //   2. partition (a no-op without a grid): upstream sharding propagation,
 //      boundary shardings recorded for the manifest, upstream
 //      shard-partition, now still in loom ops plus shard collectives;
+//      stage boundaries become shard.send / shard.recv;
 //   3. loom -> linalg/tensor/arith/math;
 //   4. collectives: ours (all-gather, reduce-scatter, all-to-all) to loomrt
 //      calls, then upstream convert-shard-to-mpi for all-reduce and indices;
@@ -31,8 +33,10 @@ static void addUpstream(OpPassManager &pm, StringRef pipeline) {
 
 void mlir::loom::buildPartitionPipeline(OpPassManager &pm,
                                         const LowerToCPUOptions &options) {
+  pm.addPass(createLoomSplitStages({options.entry}));
   pm.addPass(createLoomWeightsToArguments({options.entry}));
   pm.addPass(createLoomPartition({options.entry}));
+  pm.addPass(createLoomStageTransfers({options.entry}));
 }
 
 void mlir::loom::buildPartitionedToLLVMPipeline(

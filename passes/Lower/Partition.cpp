@@ -9,7 +9,10 @@
 //    `loom.sharding = {grid, shape, split}` (global shape, grid axes per
 //    dimension), which the artifact manifest copies so the runtime can cut
 //    each rank's slice of inputs and weights.
-// A module without a grid is left alone (single-device program).
+// A module without a grid is left alone (single-device program). A pipelined
+// program is partitioned stage function by stage function; values that go
+// to a later stage keep their own sharding (loom-split-stages gave the
+// receiving argument the same annotation).
 //
 //===----------------------------------------------------------------------===//
 
@@ -123,6 +126,74 @@ struct LoomPartitionPass
     return shard::Sharding();
   }
 
+  /// Upstream shard-partition crashes on a tensor argument without users
+  /// (an input a pipeline stage does not read, or a model's unused input);
+  /// such an argument is annotated replicated.
+  void annotateUnusedArguments(func::FuncOp func, FlatSymbolRefAttr grid) {
+    OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
+    Value replicated;
+    for (BlockArgument arg : func.getArguments()) {
+      if (!arg.use_empty() || !isa<RankedTensorType>(arg.getType()))
+        continue;
+      if (!replicated)
+        replicated = shard::ShardingOp::create(
+            builder, func.getLoc(), grid,
+            ArrayRef<shard::GridAxesAttr>{
+                shard::GridAxesAttr::get(func.getContext(), {})});
+      shard::ShardOp::create(builder, arg.getLoc(), arg, replicated,
+                             /*annotate_for_users=*/false);
+    }
+  }
+
+  /// Model outputs are returned whole: each gets a replicated annotation
+  /// for its user (the return), so partitioning inserts the gathers. Values
+  /// sent to a later pipeline stage keep their own sharding.
+  void replicateResults(func::FuncOp func, FlatSymbolRefAttr grid) {
+    func.walk([&](func::ReturnOp ret) {
+      OpBuilder builder(ret);
+      // `[[]]`, not `[]`: upstream compares shardings structurally and has
+      // no resharding from the one spelling to the other.
+      Value replicated = shard::ShardingOp::create(
+          builder, ret.getLoc(), grid,
+          ArrayRef<shard::GridAxesAttr>{shard::GridAxesAttr::get(ret.getContext(), {})});
+      for (OpOperand &operand : ret->getOpOperands()) {
+        if (!isa<RankedTensorType>(operand.get().getType()) ||
+            func.getResultAttr(operand.getOperandNumber(), "loom.send_to"))
+          continue;
+        operand.set(shard::ShardOp::create(builder, ret.getLoc(), operand.get(),
+                                           replicated,
+                                           /*annotate_for_users=*/true));
+      }
+    });
+  }
+
+  /// `loom.sharding` on every tensor argument and model output.
+  LogicalResult recordBoundary(func::FuncOp func, FlatSymbolRefAttr grid) {
+    Builder b(&getContext());
+    for (BlockArgument arg : func.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type)
+        continue;
+      FailureOr<shard::Sharding> sharding = argumentSharding(arg);
+      if (failed(sharding))
+        return failure();
+      if (!sharding->getStaticHaloSizes().empty() ||
+          !sharding->getStaticShardedDimsOffsets().empty())
+        return func.emitOpError("argument #")
+               << arg.getArgNumber()
+               << " is sharded with halos or uneven offsets, which the "
+                  "runtime cannot slice";
+      func.setArgAttr(arg.getArgNumber(), "loom.sharding",
+                      shardingRecord(b, grid, type, sharding->getSplitAxes()));
+    }
+    for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+      if (auto tensor = dyn_cast<RankedTensorType>(type))
+        if (!func.getResultAttr(index, "loom.send_to"))
+          func.setResultAttr(index, "loom.sharding",
+                             shardingRecord(b, grid, tensor, {}));
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
@@ -132,57 +203,22 @@ struct LoomPartitionPass
       grids[1].emitOpError("is a second grid; a runnable program has one");
       return signalPassFailure();
     }
-    auto func = module.lookupSymbol<func::FuncOp>(entry);
-    if (!func || func.isExternal()) {
+    SmallVector<func::FuncOp> functions = entryFunctions(module, entry);
+    if (functions.empty() || functions.front().isExternal()) {
       mlir::emitError(module.getLoc(), "loom-partition: no entry function '")
           << entry << "' with a body";
       return signalPassFailure();
     }
-    Builder b(&getContext());
     auto grid = FlatSymbolRefAttr::get(grids.front().getSymNameAttr());
-    // Replicated results: annotate each returned value for its user.
-    func.walk([&](func::ReturnOp ret) {
-      OpBuilder builder(ret);
-      // `[[]]`, not `[]`: upstream compares shardings structurally and has
-      // no resharding from the one spelling to the other.
-      Value replicated = shard::ShardingOp::create(
-          builder, ret.getLoc(), grid,
-          ArrayRef<shard::GridAxesAttr>{shard::GridAxesAttr::get(ret.getContext(), {})});
-      for (OpOperand &operand : ret->getOpOperands()) {
-        if (!isa<RankedTensorType>(operand.get().getType()))
-          continue;
-        operand.set(shard::ShardOp::create(builder, ret.getLoc(), operand.get(),
-                                           replicated,
-                                           /*annotate_for_users=*/true));
-      }
-    });
+    for (func::FuncOp func : functions) {
+      annotateUnusedArguments(func, grid);
+      replicateResults(func, grid);
+    }
     if (failed(runUpstream("func.func(sharding-propagation)")))
       return signalPassFailure();
-
-    for (BlockArgument arg : func.getArguments()) {
-      auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!type)
-        continue;
-      FailureOr<shard::Sharding> sharding = argumentSharding(arg);
-      if (failed(sharding))
+    for (func::FuncOp func : functions)
+      if (failed(recordBoundary(func, grid)))
         return signalPassFailure();
-      if (!sharding->getStaticHaloSizes().empty() ||
-          !sharding->getStaticShardedDimsOffsets().empty()) {
-        func.emitOpError("argument #")
-            << arg.getArgNumber()
-            << " is sharded with halos or uneven offsets, which the runtime "
-               "cannot slice";
-        return signalPassFailure();
-      }
-      func.setArgAttr(arg.getArgNumber(), "loom.sharding",
-                      shardingRecord(b, grid, type, sharding->getSplitAxes()));
-    }
-
-    for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
-      if (auto tensor = dyn_cast<RankedTensorType>(type))
-        func.setResultAttr(index, "loom.sharding",
-                           shardingRecord(b, grid, tensor, {}));
-
     for (auto f : module.getOps<func::FuncOp>())
       if (failed(checkReshardings(f)))
         return signalPassFailure();

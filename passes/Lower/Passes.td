@@ -93,6 +93,72 @@ def LoomPartition : Pass<"loom-partition", "::mlir::ModuleOp"> {
   ];
 }
 
+def LoomSplitStages : Pass<"loom-split-stages", "::mlir::ModuleOp"> {
+  let summary = "Split a pipelined entry into one function per stage";
+  let description = [{
+    A no-op unless ops of the entry carry `loom.stage` (the plan's pipeline
+    stages; the module's `shard.grid` must name its `loom.pipeline_axis`).
+    Replaces `@main` by `@main_stage0 ... @main_stage<P-1>`: stage t holds
+    its own ops plus clones of the weights, constants, sharding values and
+    `annotate_for_users` annotations it uses. A value computed at stage s and
+    used at a later stage t becomes an extra result of stage s,
+    `{loom.send_to = array<i64: t>, loom.tag = k}`, and an extra argument of
+    stage t, `{loom.recv_from = s, loom.tag = k}`, re-annotated with the
+    value's own sharding. Every stage takes all of the model's inputs; the
+    last returns the model's outputs. Run before `loom-partition`;
+    `loom-stage-transfers` turns the extra arguments and results into
+    `shard.recv` / `shard.send` after it. Upstream `sharding-propagation`
+    runs on the entry first, so that every value crossing a boundary has its
+    own sharding annotation, which both stages keep.
+
+    Before:
+    ```mlir
+    func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+      %h = loom.unary relu %x {loom.stage = 0 : i64} : tensor<4x8xf32>
+      %y = loom.unary tanh %h {loom.stage = 1 : i64} : tensor<4x8xf32>
+      return %y : tensor<4x8xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @main_stage0(%x: tensor<4x8xf32>)
+        -> (tensor<4x8xf32> {loom.send_to = array<i64: 1>, loom.tag = 0 : i64})
+        attributes {loom.pipeline_stage = 0 : i64} {
+      %h = loom.unary relu %x : tensor<4x8xf32>
+      return %h : tensor<4x8xf32>
+    }
+    func.func @main_stage1(%x: tensor<4x8xf32>,
+        %h: tensor<4x8xf32> {loom.recv_from = 0 : i64, loom.tag = 0 : i64})
+        -> tensor<4x8xf32> attributes {loom.pipeline_stage = 1 : i64} {
+      %y = loom.unary tanh %h : tensor<4x8xf32>
+      return %y : tensor<4x8xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
+def LoomStageTransfers : Pass<"loom-stage-transfers", "::mlir::ModuleOp"> {
+  let summary = "Turn the stage boundary of split, partitioned stages into send/recv";
+  let description = [{
+    Runs after `loom-partition` on the functions `loom-split-stages` made.
+    Each `loom.recv_from = s` argument becomes a `shard.recv` from stage s
+    over the pipeline axis at the start of the function; each
+    `loom.send_to` result becomes one `shard.send` per destination stage
+    before the return. Receives are ordered by source stage then tag, sends
+    by destination stage then tag, which keeps blocking transfers free of
+    deadlock; the tag is kept as a `loom.tag` attribute for the lowering.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def LoomCollectivesToRuntime
     : Pass<"loom-collectives-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lower shard collectives upstream cannot lower to loomrt calls";

@@ -29,8 +29,8 @@ struct WeightsToArgumentsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<func::FuncOp>(entry);
-    if (!func || func.isExternal()) {
+    SmallVector<func::FuncOp> functions = entryFunctions(module, entry);
+    if (functions.empty() || functions.front().isExternal()) {
       mlir::emitError(module.getLoc(), "loom-weights-to-arguments: no entry function '")
           << entry << "' with a body";
       return signalPassFailure();
@@ -38,7 +38,7 @@ struct WeightsToArgumentsPass
     // Weights outside the entry function would need the runtime to pass
     // them through every call; the importers never produce that.
     WalkResult stray = module.walk([&](WeightOp op) {
-      if (op->getParentOfType<func::FuncOp>() == func)
+      if (llvm::is_contained(functions, op->getParentOfType<func::FuncOp>()))
         return WalkResult::advance();
       op.emitOpError("is outside the entry function '")
           << entry << "'; only the entry function may load weights";
@@ -46,7 +46,12 @@ struct WeightsToArgumentsPass
     });
     if (stray.wasInterrupted())
       return signalPassFailure();
+    for (func::FuncOp func : functions)
+      if (failed(convert(func)))
+        return signalPassFailure();
+  }
 
+  LogicalResult convert(func::FuncOp func) {
     using Key = std::tuple<StringRef, StringRef, int64_t>;
     llvm::MapVector<Key, SmallVector<WeightOp>> weights;
     func.walk([&](WeightOp op) {
@@ -71,18 +76,19 @@ struct WeightsToArgumentsPass
           {builder.getNamedAttr("loom.weight", builder.getDictionaryAttr(fields)),
            builder.getNamedAttr("bufferization.writable", builder.getBoolAttr(false))});
       if (failed(func.insertArgument(index, first.getType(), attrs, first.getLoc())))
-        return signalPassFailure();
+        return failure();
       for (WeightOp op : ops) {
         if (op.getType() != first.getType()) {
           op.emitOpError("reads weight '")
               << op.getName() << "' as " << op.getType() << " but another use reads it as "
               << first.getType();
-          return signalPassFailure();
+          return failure();
         }
         op.replaceAllUsesWith(func.getArgument(index));
         op.erase();
       }
     }
+    return success();
   }
 };
 } // namespace

@@ -248,6 +248,8 @@ typedef struct loomrt_tensor_info {
   const int64_t *split_axes;  /* per dim, packed */
   const char *file;           /* weights: absolute path; else NULL */
   int64_t offset;             /* weights: byte offset; else 0 */
+  int64_t batch_dim;          /* micro-batched inputs/outputs: the dimension
+                                 cut into micro-batches; else -1 */
 } loomrt_tensor_info;
 
 /* Parses and validates ARTIFACT/manifest.json (format, version, backend,
@@ -261,6 +263,18 @@ LOOMRT_API int64_t loomrt_artifact_grid_ndims(const loomrt_artifact *a);
 LOOMRT_API const int64_t *loomrt_artifact_grid_shape(const loomrt_artifact *a);
 LOOMRT_API int64_t loomrt_artifact_count(const loomrt_artifact *a,
                                          int32_t kind);
+/* Micro-batches per step (1 unless the plan micro-batches). The program
+ * computes one; an input or output with a batch_dim holds all of them along
+ * that dimension (its manifest shape times the count), one without it is
+ * the same for every micro-batch. */
+LOOMRT_API int64_t loomrt_artifact_micro_batches(const loomrt_artifact *a);
+/* After load: this rank's pipeline stage (0 without stages; -1 before).
+ * A pipelined manifest lists per stage an entry and its buffers; after load
+ * count/info/buffer describe this rank's stage: every stage takes all
+ * inputs, only the last stage has outputs. */
+LOOMRT_API int64_t loomrt_artifact_stage(const loomrt_artifact *a);
+/* After load: the lowest world rank that holds the outputs. */
+LOOMRT_API int64_t loomrt_artifact_output_rank(const loomrt_artifact *a);
 LOOMRT_API loomrt_status loomrt_artifact_info(const loomrt_artifact *a,
                                               int32_t kind, int64_t index,
                                               loomrt_tensor_info *info);
@@ -304,6 +318,14 @@ LOOMRT_API void loomrt_send(const void *buf, int64_t bytes,
                             int64_t dest_world_rank, int64_t tag);
 LOOMRT_API void loomrt_recv(void *buf, int64_t bytes, int64_t src_world_rank,
                             int64_t tag);
+/* Point to point within this rank's group over the axes (pipeline stages:
+ * the pipeline axis), addressed by the peer's group index. */
+LOOMRT_API void loomrt_send_in_group(const void *buf, int64_t bytes,
+                                     int64_t dest_index, int64_t tag,
+                                     int64_t naxes, int64_t axes);
+LOOMRT_API void loomrt_recv_in_group(void *buf, int64_t bytes,
+                                     int64_t src_index, int64_t tag,
+                                     int64_t naxes, int64_t axes);
 
 #ifdef __cplusplus
 } /* extern "C" */

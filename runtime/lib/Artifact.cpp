@@ -6,7 +6,9 @@
 // shapes, splits and the local shapes they imply), loads program.so with
 // dlopen(RTLD_NOW | RTLD_GLOBAL) so that it binds to the already loaded
 // libloomrt and libmpi, allocates the entry's buffers (inputs, weights,
-// outputs in manifest order) and loads each rank's weight shards.
+// outputs in manifest order) and loads each rank's weight shards. A
+// pipelined artifact lists one entry and buffer set per stage; loading picks
+// the one of this rank's coordinate on the pipeline axis.
 //
 //===----------------------------------------------------------------------===//
 #include "Internal.h"
@@ -30,6 +32,13 @@ struct TensorDesc {
   std::vector<int64_t> shape, local, naxes, axes;
   std::string file; // weights only
   int64_t offset = 0;
+  int64_t batchDim = -1; // inputs/outputs under micro-batching
+};
+
+/// What one pipeline stage's ranks run (the whole program without stages).
+struct StageDesc {
+  std::string entry;
+  std::vector<TensorDesc> tensors[3];
 };
 
 const char *kindName(int kind) {
@@ -43,6 +52,12 @@ struct loomrt_artifact {
   std::string dir, manifestPath, library, entry;
   std::vector<int64_t> grid;
   int64_t ranks = 1;
+  int64_t microBatches = 1;
+  int64_t pipelineAxis = -1; // -1: no pipeline stages
+  std::vector<StageDesc> stages;
+  int64_t stage = -1;     // this rank's stage, after load
+  int64_t outputRank = 0; // lowest world rank holding the outputs
+  /// The model's view before load; this rank's stage's after it.
   std::vector<TensorDesc> tensors[3];
   void *handle = nullptr;
   void (*entryFn)(void **) = nullptr;
@@ -78,9 +93,9 @@ std::string splitString(const TensorDesc &t) {
   return s + "]";
 }
 
-loomrt_status parseTensor(loomrt_artifact &a, int kind, size_t i, const json &j,
-                          TensorDesc &t) {
-  std::string where = format("%s[%zu]", kindName(kind), i);
+loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind,
+                          size_t i, const json &j, TensorDesc &t) {
+  std::string where = scope + format("%s[%zu]", kindName(kind), i);
   auto bad = [&](const std::string &why) {
     return fail(LOOMRT_ERR_INVALID,
                 format("manifest '%s': %s: %s", a.manifestPath.c_str(),
@@ -160,6 +175,13 @@ loomrt_status parseTensor(loomrt_artifact &a, int kind, size_t i, const json &j,
                       splitString(t).c_str(),
                       shapeString(a.grid.data(), a.grid.size()).c_str(),
                       shapeString(expect.data(), expect.size()).c_str()));
+  if (j.contains("batch_dim")) {
+    if (kind == LOOMRT_WEIGHT || !j["batch_dim"].is_number_integer() ||
+        j["batch_dim"].get<int64_t>() < 0 ||
+        j["batch_dim"].get<int64_t>() >= (int64_t)t.shape.size())
+      return bad("'batch_dim' must be a dimension of an input or output");
+    t.batchDim = j["batch_dim"].get<int64_t>();
+  }
   if (kind == LOOMRT_WEIGHT) {
     if (!j.contains("file") || !j["file"].is_string() ||
         j["file"].get<std::string>().empty())
@@ -212,7 +234,7 @@ loomrt_status parseManifest(loomrt_artifact &a) {
                (m.contains("backend") ? m["backend"].dump() : "nothing") + ")");
   if (!str("library", a.library) || a.library.empty())
     return bad("missing string 'library'");
-  if (!str("entry", a.entry) || a.entry.empty())
+  if (!m.contains("stages") && (!str("entry", a.entry) || a.entry.empty()))
     return bad("missing string 'entry'");
   a.grid.clear();
   if (m.contains("grid") && !m["grid"].is_null()) {
@@ -234,20 +256,96 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     return bad(format(
         "'ranks' is %lld but grid %s has %lld devices", (long long)a.ranks,
         shapeString(a.grid.data(), a.grid.size()).c_str(), (long long)product));
-  for (int kind = 0; kind < 3; ++kind) {
-    const char *key = kindName(kind);
-    if (!m.contains(key) || !m[key].is_array())
-      return bad(format("missing array '%s'", key));
-    const json &list = m[key];
-    for (size_t i = 0; i < list.size(); ++i) {
-      TensorDesc t;
-      if (loomrt_status s = parseTensor(a, kind, i, list[i], t))
-        return s;
-      a.tensors[kind].push_back(std::move(t));
+  auto parseLists = [&](const json &object, const std::string &scope,
+                        std::vector<TensorDesc> (&tensors)[3]) -> loomrt_status {
+    for (int kind = 0; kind < 3; ++kind) {
+      const char *key = kindName(kind);
+      if (!object.contains(key) || !object[key].is_array())
+        return bad(format("%smissing array '%s'", scope.c_str(), key));
+      const json &list = object[key];
+      for (size_t i = 0; i < list.size(); ++i) {
+        TensorDesc t;
+        if (loomrt_status s = parseTensor(a, scope, kind, i, list[i], t))
+          return s;
+        tensors[kind].push_back(std::move(t));
+      }
     }
-  }
+    return ok();
+  };
+  if (loomrt_status s = parseLists(m, "", a.tensors))
+    return s;
   if (a.tensors[LOOMRT_OUTPUT].empty())
     return bad("the program has no outputs");
+  if (m.contains("micro_batches")) {
+    if (!m["micro_batches"].is_number_integer() ||
+        m["micro_batches"].get<int64_t>() < 1)
+      return bad("'micro_batches' must be a positive integer");
+    a.microBatches = m["micro_batches"].get<int64_t>();
+  }
+  if (a.microBatches > 1)
+    for (const TensorDesc &t : a.tensors[LOOMRT_OUTPUT])
+      for (int64_t n : t.naxes)
+        if (n)
+          return bad("output '" + t.name +
+                     "' is split over the grid; micro-batched programs must "
+                     "return replicated outputs");
+
+  if (!m.contains("stages")) {
+    StageDesc whole;
+    whole.entry = a.entry;
+    for (int kind = 0; kind < 3; ++kind)
+      whole.tensors[kind] = a.tensors[kind];
+    a.stages.push_back(std::move(whole));
+    return ok();
+  }
+  // Pipeline stages: each takes every model input (as the top level lists
+  // them, possibly sharded differently); the last returns the outputs.
+  if (!m.contains("pipeline_axis") || !m["pipeline_axis"].is_number_integer() ||
+      m["pipeline_axis"].get<int64_t>() < 0 ||
+      m["pipeline_axis"].get<int64_t>() >= (int64_t)a.grid.size())
+    return bad("'stages' needs a 'pipeline_axis' that is one of the grid's axes");
+  a.pipelineAxis = m["pipeline_axis"].get<int64_t>();
+  const json &stages = m["stages"];
+  int64_t count = a.grid[a.pipelineAxis];
+  if (!stages.is_array() || (int64_t)stages.size() != count)
+    return bad(format("'stages' must list the %lld stages of pipeline axis %lld",
+                      (long long)count, (long long)a.pipelineAxis));
+  auto sameModelTensor = [](const TensorDesc &x, const TensorDesc &y) {
+    return x.dtype == y.dtype && x.shape == y.shape && x.batchDim == y.batchDim;
+  };
+  for (size_t k = 0; k < stages.size(); ++k) {
+    std::string scope = format("stages[%zu].", k);
+    StageDesc stage;
+    if (!stages[k].is_object() || !stages[k].contains("entry") ||
+        !stages[k]["entry"].is_string() ||
+        stages[k]["entry"].get<std::string>().empty())
+      return bad(scope + "missing string 'entry'");
+    stage.entry = stages[k]["entry"].get<std::string>();
+    if (loomrt_status s = parseLists(stages[k], scope, stage.tensors))
+      return s;
+    bool last = (int64_t)k + 1 == count;
+    for (int kind : {LOOMRT_INPUT, LOOMRT_OUTPUT}) {
+      const std::vector<TensorDesc> &model = a.tensors[kind];
+      const std::vector<TensorDesc> &own = stage.tensors[kind];
+      size_t expected = kind == LOOMRT_INPUT || last ? model.size() : 0;
+      if (own.size() != expected)
+        return bad(format("%s%s lists %zu tensors; expected %zu", scope.c_str(),
+                          kindName(kind), own.size(), expected));
+      for (size_t i = 0; i < own.size(); ++i)
+        if (!sameModelTensor(own[i], model[i]))
+          return bad(format("%s%s[%zu] ('%s') differs from the model's in "
+                            "dtype, shape or batch_dim",
+                            scope.c_str(), kindName(kind), i,
+                            own[i].name.c_str()));
+    }
+    for (const TensorDesc &t : stage.tensors[LOOMRT_OUTPUT])
+      for (int64_t n : t.naxes)
+        if (n)
+          return bad(scope + "output '" + t.name +
+                     "' is split over the grid; pipelined programs must "
+                     "return replicated outputs");
+    a.stages.push_back(std::move(stage));
+  }
   return ok();
 }
 
@@ -299,6 +397,15 @@ int64_t loomrt_artifact_grid_ndims(const loomrt_artifact *a) {
 const int64_t *loomrt_artifact_grid_shape(const loomrt_artifact *a) {
   return a ? a->grid.data() : nullptr;
 }
+int64_t loomrt_artifact_micro_batches(const loomrt_artifact *a) {
+  return a ? a->microBatches : 1;
+}
+int64_t loomrt_artifact_stage(const loomrt_artifact *a) {
+  return a ? a->stage : -1;
+}
+int64_t loomrt_artifact_output_rank(const loomrt_artifact *a) {
+  return a ? a->outputRank : 0;
+}
 int64_t loomrt_artifact_count(const loomrt_artifact *a, int32_t kind) {
   if (!a || kind < 0 || kind > 2)
     return 0;
@@ -319,6 +426,7 @@ loomrt_status loomrt_artifact_info(const loomrt_artifact *a, int32_t kind,
   info->split_axes = t.axes.data();
   info->file = kind == LOOMRT_WEIGHT ? t.file.c_str() : nullptr;
   info->offset = t.offset;
+  info->batch_dim = t.batchDim;
   return ok();
 }
 
@@ -338,6 +446,23 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
   if (loomrt_status s =
           loomrt_set_grid((int64_t)a->grid.size(), a->grid.data()))
     return s;
+  // This rank's pipeline stage: its coordinate on the pipeline axis. The
+  // outputs are on the last stage; its lowest rank writes them.
+  a->stage = 0;
+  a->outputRank = 0;
+  if (a->pipelineAxis >= 0) {
+    std::vector<int64_t> coords(a->grid.size());
+    loomrt_grid_coords(loomrt_world_rank(), coords.data());
+    a->stage = coords[a->pipelineAxis];
+    int64_t stride = 1;
+    for (size_t d = a->pipelineAxis + 1; d < a->grid.size(); ++d)
+      stride *= a->grid[d];
+    a->outputRank = (a->grid[a->pipelineAxis] - 1) * stride;
+  }
+  const StageDesc &stage = a->stages[a->stage];
+  a->entry = stage.entry;
+  for (int kind = 0; kind < 3; ++kind)
+    a->tensors[kind] = stage.tensors[kind];
   std::string lib =
       a->library[0] == '/' ? a->library : a->dir + "/" + a->library;
   dlerror();

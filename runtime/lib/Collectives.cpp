@@ -64,15 +64,11 @@ void check(int rc, const char *what, int64_t naxes, int64_t axes) {
         (long long)naxes, (unsigned long long)axes, mpiError(rc).c_str());
 }
 
-/// The communicator of this rank's group over the packed axis list.
-MPI_Comm groupComm(const char *what, int64_t naxes, int64_t axes) {
+/// The world ranks of this rank's group over the packed axis list, in
+/// group order (row-major over the listed axes' coordinates).
+std::vector<int> groupMembers(const char *what, int64_t naxes, int64_t axes) {
   if (!mpiRunning())
     die("%s called before MPI was initialised", what);
-  std::lock_guard<std::mutex> lock(commMutex);
-  auto key = std::make_pair(naxes, naxes ? axes : 0);
-  auto it = comms.find(key);
-  if (it != comms.end())
-    return it->second;
   const std::vector<int64_t> &grid = gridShape();
   int64_t gridSize = numel(grid);
   if (gridSize != loomrt_world_size())
@@ -92,9 +88,8 @@ MPI_Comm groupComm(const char *what, int64_t naxes, int64_t axes) {
         die("%s: grid axis %lld listed twice", what, (long long)a);
     list.push_back(a);
   }
-  int me = loomrt_world_rank();
   std::vector<int64_t> coords(grid.size());
-  loomrt_grid_coords(me, coords.data());
+  loomrt_grid_coords(loomrt_world_rank(), coords.data());
   int64_t groupSize = 1;
   for (int64_t a : list)
     groupSize *= grid[a];
@@ -111,6 +106,18 @@ MPI_Comm groupComm(const char *what, int64_t naxes, int64_t axes) {
       r = r * grid[d] + c[d];
     members[j] = (int)r;
   }
+  return members;
+}
+
+/// The communicator of this rank's group over the packed axis list.
+MPI_Comm groupComm(const char *what, int64_t naxes, int64_t axes) {
+  std::lock_guard<std::mutex> lock(commMutex);
+  auto key = std::make_pair(naxes, naxes ? axes : 0);
+  auto it = comms.find(key);
+  if (it != comms.end())
+    return it->second;
+  std::vector<int> members = groupMembers(what, naxes, axes);
+  int64_t groupSize = (int64_t)members.size();
   MPI_Group world, group;
   MPI_Comm comm;
   check(MPI_Comm_group(MPI_COMM_WORLD, &world), "MPI_Comm_group", naxes, axes);
@@ -442,6 +449,26 @@ void loomrt_send(const void *buf, int64_t bytes, int64_t dest_world_rank,
     die("MPI_Send of %lld bytes to rank %lld (tag %lld) failed: %s",
         (long long)bytes, (long long)dest_world_rank, (long long)tag,
         mpiError(rc).c_str());
+}
+
+/* The world rank of member `index` of this rank's group. */
+static int64_t memberRank(const char *what, int64_t index, int64_t naxes,
+                          int64_t axes) {
+  std::vector<int> members = groupMembers(what, naxes, axes);
+  if (index < 0 || index >= (int64_t)members.size())
+    die("%s: group index %lld is outside the group of %zu ranks", what,
+        (long long)index, members.size());
+  return members[index];
+}
+
+void loomrt_send_in_group(const void *buf, int64_t bytes, int64_t dest_index,
+                          int64_t tag, int64_t naxes, int64_t axes) {
+  loomrt_send(buf, bytes, memberRank("send", dest_index, naxes, axes), tag);
+}
+
+void loomrt_recv_in_group(void *buf, int64_t bytes, int64_t src_index,
+                          int64_t tag, int64_t naxes, int64_t axes) {
+  loomrt_recv(buf, bytes, memberRank("recv", src_index, naxes, axes), tag);
 }
 
 void loomrt_recv(void *buf, int64_t bytes, int64_t src_world_rank,

@@ -8,6 +8,11 @@
 // rank's shard of every input (.npy or .pb, checked against the manifest's
 // global dtype and shape) and weight, runs the entry `warmup` + `steps`
 // times and writes the outputs (rank 0, or every rank with --every-rank).
+// A micro-batched artifact runs the entry once per micro-batch in a step,
+// cutting each input along its batch dimension and assembling the outputs.
+// In a pipelined one each rank runs its stage's entry; the outputs are on
+// the last stage (written by its lowest rank, or by each of its ranks with
+// --every-rank).
 //
 // Errors never hang and never leave partial output: every phase ends with an
 // agreement (an MPI_Allreduce of "the lowest rank that failed"); on failure
@@ -256,8 +261,44 @@ std::string shapeStr(const int64_t *s, int64_t n) {
 // Inputs and outputs
 //===----------------------------------------------------------------------===//
 
-/// Reads this rank's shard of input `i` into its buffer; "" on success.
-std::string loadInput(loomrt_artifact *a, int64_t i, const std::string &path) {
+/// Copies micro-batch `m` of `count` between a tensor holding all of them
+/// along `dim` (`full`) and one holding one (`part`, of shape `shape`).
+void copyMicroBatch(char *full, char *part, const int64_t *shape, int64_t rank,
+                    int64_t dim, int64_t m, int64_t count, int64_t elemSize,
+                    bool intoFull) {
+  int64_t outer = 1, inner = elemSize;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (int64_t d = dim + 1; d < rank; ++d)
+    inner *= shape[d];
+  int64_t run = shape[dim] * inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    char *f = full + (o * count + m) * run, *p = part + o * run;
+    if (intoFull)
+      memcpy(f, p, run);
+    else
+      memcpy(p, f, run);
+  }
+}
+
+bool microBatched(const loomrt_tensor_info &info, int64_t microBatches) {
+  return microBatches > 1 && info.batch_dim >= 0;
+}
+
+/// The shape of the file or output holding every micro-batch.
+std::vector<int64_t> fullShape(const loomrt_tensor_info &info,
+                               int64_t microBatches) {
+  std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+  if (microBatched(info, microBatches))
+    shape[info.batch_dim] *= microBatches;
+  return shape;
+}
+
+/// Reads this rank's shard of input `i` into its buffer or, when it is
+/// micro-batched, of every micro-batch into `slices`; "" on success.
+std::string loadInput(loomrt_artifact *a, int64_t i, const std::string &path,
+                      int64_t microBatches,
+                      std::vector<std::vector<char>> &slices) {
   loomrt_tensor_info info;
   loomrt_artifact_info(a, LOOMRT_INPUT, i, &info);
   std::string what = fmt("input %lld ('%s')", (long long)i, info.name);
@@ -271,12 +312,18 @@ std::string loadInput(loomrt_artifact *a, int64_t i, const std::string &path) {
     return fmt("%s: file '%s' has dtype %s but the manifest expects %s",
                what.c_str(), path.c_str(), loomrt_dtype_name(dtype),
                loomrt_dtype_name(info.dtype));
-  if (rank != info.rank || !std::equal(shape, shape + rank, info.shape))
-    return fmt("%s: file '%s' has shape %s but the manifest expects %s",
+  std::vector<int64_t> expected = fullShape(info, microBatches);
+  if (rank != info.rank || !std::equal(shape, shape + rank, expected.begin()))
+    return fmt("%s: file '%s' has shape %s but the manifest expects %s%s",
                what.c_str(), path.c_str(), shapeStr(shape, rank).c_str(),
-               shapeStr(info.shape, info.rank).c_str());
+               shapeStr(expected.data(), info.rank).c_str(),
+               microBatched(info, microBatches)
+                   ? fmt(" (%lld micro-batches along dimension %lld)",
+                         (long long)microBatches, (long long)info.batch_dim)
+                         .c_str()
+                   : "");
   loomrt_tensor *buf = loomrt_artifact_buffer(a, LOOMRT_INPUT, i);
-  if (offset >= 0) {
+  if (offset >= 0 && !microBatched(info, microBatches)) {
     // Raw data at a known offset: read only this rank's slice.
     if (loomrt_shard_read_file(
             what.c_str(), path.c_str(), offset, info.dtype, info.rank,
@@ -288,10 +335,30 @@ std::string loadInput(loomrt_artifact *a, int64_t i, const std::string &path) {
   loomrt_tensor *global = nullptr;
   if (loomrt_tensor_read(path.c_str(), &global))
     return what + ": " + loomrt_last_error();
-  loomrt_status s =
-      loomrt_shard_copy(global, info.split_naxes, info.split_axes, worldRank,
-                        loomrt_tensor_data(buf), loomrt_tensor_nbytes(buf));
-  std::string err = s ? what + ": " + loomrt_last_error() : "";
+  std::string err;
+  if (!microBatched(info, microBatches)) {
+    if (loomrt_shard_copy(global, info.split_naxes, info.split_axes, worldRank,
+                          loomrt_tensor_data(buf), loomrt_tensor_nbytes(buf)))
+      err = what + ": " + loomrt_last_error();
+    loomrt_tensor_destroy(global);
+    return err;
+  }
+  loomrt_tensor *micro = nullptr;
+  if (loomrt_tensor_create(info.dtype, info.rank, info.shape, &micro)) {
+    loomrt_tensor_destroy(global);
+    return what + ": " + loomrt_last_error();
+  }
+  slices.assign(microBatches, std::vector<char>(loomrt_tensor_nbytes(buf)));
+  for (int64_t m = 0; m < microBatches && err.empty(); ++m) {
+    copyMicroBatch(static_cast<char *>(loomrt_tensor_data(global)),
+                   static_cast<char *>(loomrt_tensor_data(micro)), info.shape,
+                   info.rank, info.batch_dim, m, microBatches,
+                   loomrt_dtype_size(info.dtype), /*intoFull=*/false);
+    if (loomrt_shard_copy(micro, info.split_naxes, info.split_axes, worldRank,
+                          slices[m].data(), (int64_t)slices[m].size()))
+      err = what + ": " + loomrt_last_error();
+  }
+  loomrt_tensor_destroy(micro);
   loomrt_tensor_destroy(global);
   return err;
 }
@@ -361,9 +428,11 @@ int main(int argc, char **argv) {
     err = loomrt_last_error();
   agree(err.empty(), err);
 
-  // Inputs: each rank reads only its shard.
+  // Inputs: each rank reads only its shard (of every micro-batch).
+  const int64_t microBatches = loomrt_artifact_micro_batches(a);
+  std::vector<std::vector<std::vector<char>>> inputSlices(o.inputs.size());
   for (int64_t i = 0; err.empty() && i < (int64_t)o.inputs.size(); ++i)
-    err = loadInput(a, i, o.inputs[i]);
+    err = loadInput(a, i, o.inputs[i], microBatches, inputSlices[i]);
   agree(err.empty(), err);
 
   // Weights: each rank reads only its shard.
@@ -371,12 +440,47 @@ int main(int argc, char **argv) {
     err = loomrt_last_error();
   agree(err.empty(), err);
 
-  // Run.
+  // Outputs of every micro-batch are assembled here (this rank's stage's:
+  // only the last pipeline stage has outputs).
+  const int64_t numOutputs = loomrt_artifact_count(a, LOOMRT_OUTPUT);
+  std::vector<loomrt_tensor *> assembled(numOutputs, nullptr);
+  for (int64_t i = 0; err.empty() && i < numOutputs; ++i) {
+    loomrt_tensor_info info;
+    loomrt_artifact_info(a, LOOMRT_OUTPUT, i, &info);
+    if (!microBatched(info, microBatches))
+      continue;
+    std::vector<int64_t> shape = fullShape(info, microBatches);
+    if (loomrt_tensor_create(info.dtype, info.rank, shape.data(), &assembled[i]))
+      err = fmt("output %lld ('%s'): %s", (long long)i, info.name,
+                loomrt_last_error());
+  }
+  agree(err.empty(), err);
+
+  // Run: a step is every micro-batch through this rank's program. Pipeline
+  // stages overlap through the blocking transfers inside the programs.
   std::vector<double> times;
   for (long s = 0; s < o.warmup + o.steps; ++s) {
     MPI_Barrier(MPI_COMM_WORLD);
     int64_t t0 = loomrt_now_ns();
-    loomrt_artifact_run(a);
+    for (int64_t m = 0; m < microBatches; ++m) {
+      for (size_t i = 0; i < inputSlices.size(); ++i)
+        if (!inputSlices[i].empty())
+          memcpy(loomrt_tensor_data(loomrt_artifact_buffer(a, LOOMRT_INPUT, i)),
+                 inputSlices[i][m].data(), inputSlices[i][m].size());
+      loomrt_artifact_run(a);
+      for (int64_t i = 0; i < numOutputs; ++i) {
+        if (!assembled[i])
+          continue;
+        loomrt_tensor_info info;
+        loomrt_artifact_info(a, LOOMRT_OUTPUT, i, &info);
+        copyMicroBatch(
+            static_cast<char *>(loomrt_tensor_data(assembled[i])),
+            static_cast<char *>(loomrt_tensor_data(
+                loomrt_artifact_buffer(a, LOOMRT_OUTPUT, i))),
+            info.shape, info.rank, info.batch_dim, m, microBatches,
+            loomrt_dtype_size(info.dtype), /*intoFull=*/true);
+      }
+    }
     int64_t t1 = loomrt_now_ns();
     if (s >= o.warmup)
       times.push_back((t1 - t0) / 1e6);
@@ -396,11 +500,15 @@ int main(int argc, char **argv) {
   }
 
   // Outputs: gather split ones, stage every file, then move them in place.
+  // Ranks of earlier pipeline stages hold no outputs and write nothing;
+  // without --every-rank the lowest rank holding them writes them.
   std::vector<std::pair<std::string, std::string>> moves; // staged -> final
-  for (size_t i = 0; i < o.outputs.size(); ++i) {
+  for (size_t i = 0; (int64_t)i < numOutputs && i < o.outputs.size(); ++i) {
     loomrt_tensor_info info;
     loomrt_artifact_info(a, LOOMRT_OUTPUT, (int64_t)i, &info);
-    loomrt_tensor *local = loomrt_artifact_buffer(a, LOOMRT_OUTPUT, (int64_t)i);
+    loomrt_tensor *local = assembled[i]
+                               ? assembled[i]
+                               : loomrt_artifact_buffer(a, LOOMRT_OUTPUT, (int64_t)i);
     bool split = false;
     for (int64_t d = 0; d < info.rank; ++d)
       split |= info.split_naxes[d] > 0;
@@ -416,7 +524,7 @@ int main(int argc, char **argv) {
         err = fmt("output %zu ('%s'): %s", i, info.name, loomrt_last_error());
       toWrite = global;
     }
-    bool writer = o.everyRank || worldRank == 0;
+    bool writer = o.everyRank || worldRank == loomrt_artifact_output_rank(a);
     if (writer && err.empty()) {
       std::string final =
           o.everyRank ? rankPath(o.outputs[i], worldRank) : o.outputs[i];
@@ -452,6 +560,8 @@ int main(int argc, char **argv) {
   agree(err.empty(), err);
 
   watchdog.stop();
+  for (loomrt_tensor *t : assembled)
+    loomrt_tensor_destroy(t);
   loomrt_artifact_close(a);
   loomrt_finalize();
   return 0;

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
@@ -35,7 +36,19 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                                          llvm::cl::init("main")};
 };
 
-/// Weights to arguments, then partitioning (a no-op without a grid). The
+/// The functions the runtime calls: `entry` itself or, once
+/// loom-split-stages has run, its stage functions in stage order.
+SmallVector<func::FuncOp> entryFunctions(ModuleOp module, StringRef entry);
+
+/// `<entry>_stage<stage>`.
+std::string stageFunctionName(StringRef entry, int64_t stage);
+
+/// The grid that carries `loom.pipeline_axis`, and that axis; an error on
+/// `where` if there is none.
+FailureOr<std::pair<shard::GridOp, int64_t>> pipelineGrid(ModuleOp module,
+                                                          Operation *where);
+
+/// Stage splitting, weights to arguments, then partitioning (a no-op without a grid). The
 /// entry's signature after it is what the artifact manifest describes.
 void buildPartitionPipeline(OpPassManager &pm, const LowerToCPUOptions &options);
 

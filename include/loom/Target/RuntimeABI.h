@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
+#include <string>
 
 namespace mlir::loom {
 
@@ -50,6 +51,12 @@ inline int64_t packGridAxes(llvm::ArrayRef<int16_t> axes) {
   for (auto [i, axis] : llvm::enumerate(axes))
     packed |= static_cast<int64_t>(axis) << (8 * i);
   return packed;
+}
+
+/// The C symbol the runtime calls: `loom_entry`, or per pipeline stage
+/// `loom_entry_stage<k>`.
+inline std::string entrySymbol(std::optional<int64_t> stage = std::nullopt) {
+  return stage ? "loom_entry_stage" + std::to_string(*stage) : "loom_entry";
 }
 
 } // namespace mlir::loom

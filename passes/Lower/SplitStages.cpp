@@ -1,0 +1,444 @@
+//===- SplitStages.cpp - pipeline stages: one program per stage -----------===//
+//
+// A plan with a pipeline axis assigns every op a `loom.stage`. Two passes
+// turn that into programs the ranks of each stage run:
+//
+//  * loom-split-stages (before partitioning, on loom ops, after upstream
+//    sharding propagation so that every value has a sharding) replaces the entry
+//    `@main` by `@main_stage0 ... @main_stage<P-1>`. Stage t computes its own
+//    ops; weights, constants, sharding values and `annotate_for_users`
+//    annotations are cloned into every stage that uses them (rematerialized,
+//    never sent). A value computed at stage s < t and used at stage t leaves
+//    stage s as an extra result `{loom.send_to = [t, ...], loom.tag = k}` and
+//    enters stage t as an extra argument `{loom.recv_from = s, loom.tag = k}`
+//    carrying the value's own sharding annotation, so both sides partition
+//    to the same local shard. Every stage takes all of the model's inputs
+//    (unused ones cost a buffer, nothing else); the last stage returns the
+//    model's outputs.
+//
+//  * loom-stage-transfers (after partitioning) turns those extra arguments
+//    into `shard.recv` ops at the start of the stage and the extra results
+//    into `shard.send` ops before its return, both over the pipeline axis.
+//    Each stage receives everything first (by source stage, then tag) and
+//    sends everything last (by destination stage, then tag): with stages
+//    running micro-batches in order, the lowest unfinished (micro-batch,
+//    stage) can always proceed, so blocking sends cannot deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Passes/Lower.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_LOOMSPLITSTAGES
+#define GEN_PASS_DEF_LOOMSTAGETRANSFERS
+#include "passes/Lower/Passes.h.inc"
+} // namespace mlir::loom
+
+using namespace mlir;
+using namespace mlir::loom;
+
+std::string mlir::loom::stageFunctionName(StringRef entry, int64_t stage) {
+  return (entry + "_stage" + Twine(stage)).str();
+}
+
+SmallVector<func::FuncOp> mlir::loom::entryFunctions(ModuleOp module,
+                                                     StringRef entry) {
+  SmallVector<func::FuncOp> functions;
+  if (auto f = module.lookupSymbol<func::FuncOp>(entry)) {
+    functions.push_back(f);
+    return functions;
+  }
+  for (int64_t s = 0;; ++s) {
+    auto f = module.lookupSymbol<func::FuncOp>(stageFunctionName(entry, s));
+    if (!f)
+      break;
+    functions.push_back(f);
+  }
+  return functions;
+}
+
+FailureOr<std::pair<shard::GridOp, int64_t>>
+mlir::loom::pipelineGrid(ModuleOp module, Operation *where) {
+  for (auto grid : module.getOps<shard::GridOp>())
+    if (auto axis = grid->getAttrOfType<IntegerAttr>("loom.pipeline_axis")) {
+      if (axis.getInt() < 0 || axis.getInt() >= grid.getRank())
+        return grid.emitOpError("loom.pipeline_axis ")
+               << axis.getInt() << " is not one of its " << grid.getRank()
+               << " axes";
+      return std::make_pair(grid, axis.getInt());
+    }
+  return where->emitOpError("is assigned to a pipeline stage, but no "
+                            "shard.grid has a loom.pipeline_axis");
+}
+
+namespace {
+
+/// Ops cloned into every stage that uses them instead of being sent: pure,
+/// cheap, and computed from arguments and other such ops only.
+bool isRematerializable(Operation *op,
+                        const DenseSet<Operation *> &rematerialized) {
+  auto fromAvailable = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return !def || rematerialized.contains(def);
+  };
+  if (isa<shard::ShardingOp, WeightOp, ConstantOp, arith::ConstantOp>(op))
+    return llvm::all_of(op->getOperands(), fromAvailable);
+  if (auto annotation = dyn_cast<shard::ShardOp>(op))
+    return annotation.getAnnotateForUsers() ||
+           fromAvailable(annotation.getSrc());
+  return false;
+}
+
+struct Crossing {
+  Value value;
+  int64_t from;
+  SmallVector<int64_t, 2> to; // ascending
+  int64_t tag;
+};
+
+struct SplitStagesPass
+    : mlir::loom::impl::LoomSplitStagesBase<SplitStagesPass> {
+  using LoomSplitStagesBase::LoomSplitStagesBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func || func.isExternal())
+      return; // already split, or nothing to split; later passes complain
+    Operation *firstStaged = nullptr;
+    func.walk([&](Operation *op) {
+      if (!firstStaged && op->hasAttr("loom.stage"))
+        firstStaged = op;
+    });
+    if (!firstStaged)
+      return;
+    if (!func.getBody().hasOneBlock()) {
+      func.emitOpError("has several blocks; pipeline stages split one block");
+      return signalPassFailure();
+    }
+    auto grid = pipelineGrid(module, firstStaged);
+    if (failed(grid))
+      return signalPassFailure();
+    // Propagate first: every value that crosses a stage boundary then has
+    // its own sharding annotation, which both sides keep.
+    OpPassManager propagate(func::FuncOp::getOperationName());
+    if (failed(parsePassPipeline("sharding-propagation", propagate)) ||
+        failed(runPipeline(propagate, func)))
+      return signalPassFailure();
+    int64_t stages = grid->first.getShape()[grid->second];
+    if (failed(split(func, stages)))
+      return signalPassFailure();
+  }
+
+  LogicalResult split(func::FuncOp func, int64_t stages) {
+    Block &body = func.getBody().front();
+    Operation *terminator = body.getTerminator();
+    DenseSet<Operation *> rematerialized;
+    DenseMap<Operation *, int64_t> stageOf;
+    DenseMap<Operation *, unsigned> position;
+
+    // The stage a value is available from: arguments everywhere (0); a
+    // rematerialized value where its non-rematerialized inputs are.
+    std::function<int64_t(Value)> availableAt = [&](Value v) -> int64_t {
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        return 0;
+      if (auto it = stageOf.find(def); it != stageOf.end())
+        return it->second;
+      int64_t s = 0;
+      for (Value operand : def->getOperands())
+        s = std::max(s, availableAt(operand));
+      return s;
+    };
+
+    for (Operation &op : body.without_terminator()) {
+      position[&op] = position.size();
+      if (isRematerializable(&op, rematerialized)) {
+        rematerialized.insert(&op);
+        continue;
+      }
+      SetVector<Value> inputs(op.getOperands().begin(), op.getOperands().end());
+      getUsedValuesDefinedAbove(op.getRegions(), inputs);
+      int64_t latest = 0;
+      for (Value v : inputs)
+        latest = std::max(latest, availableAt(v));
+      int64_t stage = latest;
+      if (auto attr = op.getAttrOfType<IntegerAttr>("loom.stage")) {
+        stage = attr.getInt();
+        if (stage < 0 || stage >= stages)
+          return op.emitOpError("is at loom.stage ")
+                 << stage << ", outside the pipeline axis's " << stages
+                 << " stages (interleaved schedules, which place several "
+                    "stages on one device, are not lowered yet)";
+        if (latest > stage)
+          return op.emitOpError("at loom.stage ")
+                 << stage << " reads a value computed at the later stage "
+                 << latest;
+      }
+      stageOf[&op] = stage;
+    }
+
+    // What each stage needs: arguments, clones, and values from earlier
+    // stages.
+    llvm::MapVector<Value, Crossing> crossings;
+    SmallVector<SetVector<Operation *>> clones(stages);
+    std::function<LogicalResult(Value, int64_t, Operation *)> need =
+        [&](Value v, int64_t t, Operation *user) -> LogicalResult {
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        return success();
+      if (rematerialized.contains(def)) {
+        if (clones[t].insert(def))
+          for (Value operand : def->getOperands())
+            if (failed(need(operand, t, user)))
+              return failure();
+        return success();
+      }
+      int64_t s = stageOf.lookup(def);
+      if (s == t)
+        return success();
+      if (s > t)
+        return user->emitOpError("at pipeline stage ")
+               << t << " uses a value computed at the later stage " << s;
+      Crossing &c = crossings[v];
+      c.value = v;
+      c.from = s;
+      if (!llvm::is_contained(c.to, t))
+        c.to.push_back(t);
+      // The receiving side re-annotates the value with its own sharding.
+      if (auto annotation = dyn_cast<shard::ShardOp>(def))
+        return need(annotation.getSharding(), t, user);
+      return success();
+    };
+    for (Operation &op : body.without_terminator()) {
+      auto it = stageOf.find(&op);
+      if (it == stageOf.end())
+        continue;
+      SetVector<Value> inputs(op.getOperands().begin(), op.getOperands().end());
+      getUsedValuesDefinedAbove(op.getRegions(), inputs);
+      for (Value v : inputs)
+        if (failed(need(v, it->second, &op)))
+          return failure();
+    }
+    for (Value v : terminator->getOperands())
+      if (failed(need(v, stages - 1, terminator)))
+        return failure();
+
+    // A value sent without a sharding of its own (nothing propagated to
+    // it) is made replicated on both sides; upstream shard-partition needs
+    // the boundary annotated. Then classify again.
+    bool annotated = false;
+    for (auto &entry : crossings) {
+      Value v = entry.first;
+      auto producer = v.getDefiningOp<shard::ShardOp>();
+      if (producer && !producer.getAnnotateForUsers())
+        continue;
+      OpBuilder b(v.getContext());
+      b.setInsertionPointAfterValue(v);
+      auto grid = pipelineGrid(func->getParentOfType<ModuleOp>(), func);
+      Value replicated = shard::ShardingOp::create(
+          b, v.getLoc(), FlatSymbolRefAttr::get(grid->first.getSymNameAttr()),
+          ArrayRef<shard::GridAxesAttr>{shard::GridAxesAttr::get(v.getContext(), {})});
+      auto annotation = shard::ShardOp::create(b, v.getLoc(), v, replicated,
+                                               /*annotate_for_users=*/false);
+      v.replaceAllUsesExcept(annotation.getResult(), annotation);
+      annotated = true;
+    }
+    if (annotated)
+      return split(func, stages);
+
+    // Tags in program order of the sent values.
+    SmallVector<Crossing *> ordered;
+    for (auto &entry : crossings)
+      ordered.push_back(&entry.second);
+    auto key = [&](Crossing *c) {
+      return std::make_pair(position.lookup(c->value.getDefiningOp()),
+                            cast<OpResult>(c->value).getResultNumber());
+    };
+    llvm::sort(ordered, [&](Crossing *a, Crossing *b) { return key(a) < key(b); });
+    for (auto [k, c] : llvm::enumerate(ordered)) {
+      c->tag = k;
+      llvm::sort(c->to);
+    }
+
+    OpBuilder b(func);
+    b.setInsertionPointAfter(func);
+    for (int64_t t = 0; t < stages; ++t) {
+      SmallVector<Crossing *> received, sent;
+      for (Crossing *c : ordered) {
+        if (c->from == t)
+          sent.push_back(c);
+        if (llvm::is_contained(c->to, t))
+          received.push_back(c);
+      }
+      llvm::stable_sort(received, [](Crossing *a, Crossing *b) {
+        return std::make_pair(a->from, a->tag) < std::make_pair(b->from, b->tag);
+      });
+      buildStage(b, func, t, stages, received, sent, stageOf, clones[t]);
+    }
+    func.erase();
+    return success();
+  }
+
+  void buildStage(OpBuilder &b, func::FuncOp func, int64_t t, int64_t stages,
+                  ArrayRef<Crossing *> received, ArrayRef<Crossing *> sent,
+                  const DenseMap<Operation *, int64_t> &stageOf,
+                  const SetVector<Operation *> &clones) {
+    bool last = t == stages - 1;
+    Operation *terminator = func.getBody().front().getTerminator();
+    SmallVector<Type> args(func.getArgumentTypes()), results;
+    for (Crossing *c : received)
+      args.push_back(c->value.getType());
+    if (last)
+      llvm::append_range(results, func.getResultTypes());
+    for (Crossing *c : sent)
+      results.push_back(c->value.getType());
+
+    auto stage = func::FuncOp::create(b, func.getLoc(),
+                                      stageFunctionName(func.getSymName(), t),
+                                      b.getFunctionType(args, results));
+    for (NamedAttribute attr : func->getDiscardableAttrs())
+      stage->setAttr(attr.getName(), attr.getValue());
+    stage->setAttr("loom.pipeline_stage", b.getI64IntegerAttr(t));
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (DictionaryAttr attrs = func.getArgAttrDict(i))
+        stage.setArgAttrs(i, attrs);
+    for (auto [k, c] : llvm::enumerate(received))
+      stage.setArgAttrs(func.getNumArguments() + k,
+                        b.getDictionaryAttr(
+                            {b.getNamedAttr("loom.recv_from", b.getI64IntegerAttr(c->from)),
+                             b.getNamedAttr("loom.tag", b.getI64IntegerAttr(c->tag))}));
+    unsigned firstSent = 0;
+    if (last) {
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        if (DictionaryAttr attrs = func.getResultAttrDict(i))
+          stage.setResultAttrs(i, attrs);
+      firstSent = func.getNumResults();
+    }
+    for (auto [k, c] : llvm::enumerate(sent))
+      stage.setResultAttrs(
+          firstSent + k,
+          b.getDictionaryAttr(
+              {b.getNamedAttr("loom.send_to", b.getDenseI64ArrayAttr(c->to)),
+               b.getNamedAttr("loom.tag", b.getI64IntegerAttr(c->tag))}));
+
+    Block *block = stage.addEntryBlock();
+    OpBuilder body = OpBuilder::atBlockEnd(block);
+    IRMapping map;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      map.map(func.getArgument(i), block->getArgument(i));
+    DenseMap<Value, BlockArgument> receivedArg;
+    for (auto [k, c] : llvm::enumerate(received))
+      receivedArg[c->value] = block->getArgument(func.getNumArguments() + k);
+
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      auto it = stageOf.find(&op);
+      if (clones.contains(&op) || (it != stageOf.end() && it->second == t)) {
+        Operation *copy = body.clone(op, map);
+        copy->removeAttr("loom.stage");
+        continue;
+      }
+      for (Value result : op.getResults()) {
+        auto arg = receivedArg.find(result);
+        if (arg == receivedArg.end())
+          continue;
+        Value value = arg->second;
+        if (auto annotation = dyn_cast<shard::ShardOp>(op))
+          value = shard::ShardOp::create(body, op.getLoc(), value,
+                                         map.lookup(annotation.getSharding()),
+                                         /*annotate_for_users=*/false);
+        map.map(result, value);
+      }
+    }
+    SmallVector<Value> returned;
+    if (last)
+      for (Value v : terminator->getOperands())
+        returned.push_back(map.lookup(v));
+    for (Crossing *c : sent)
+      returned.push_back(map.lookup(c->value));
+    func::ReturnOp::create(body, terminator->getLoc(), returned);
+  }
+};
+
+struct StageTransfersPass
+    : mlir::loom::impl::LoomStageTransfersBase<StageTransfersPass> {
+  using LoomStageTransfersBase::LoomStageTransfersBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (func::FuncOp stage : entryFunctions(module, entry)) {
+      if (!stage->hasAttr("loom.pipeline_stage"))
+        return;
+      auto grid = pipelineGrid(module, stage);
+      if (failed(grid))
+        return signalPassFailure();
+      rewrite(stage, grid->first, grid->second);
+    }
+  }
+
+  void rewrite(func::FuncOp stage, shard::GridOp grid, int64_t axis) {
+    OpBuilder b = OpBuilder::atBlockBegin(&stage.getBody().front());
+    auto gridRef = FlatSymbolRefAttr::get(grid.getSymNameAttr());
+    auto axes = b.getDenseI16ArrayAttr({static_cast<int16_t>(axis)});
+    llvm::BitVector receivedArgs(stage.getNumArguments());
+    for (BlockArgument arg : stage.getArguments()) {
+      auto from = stage.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                      "loom.recv_from");
+      if (!from)
+        continue;
+      auto type = cast<RankedTensorType>(arg.getType());
+      Value empty = tensor::EmptyOp::create(b, arg.getLoc(), type.getShape(),
+                                            type.getElementType());
+      auto recv = shard::RecvOp::create(
+          b, arg.getLoc(), type, gridRef, axes, empty,
+          b.getDenseI64ArrayAttr({from.getInt()}), ValueRange{});
+      recv->setAttr("loom.tag", stage.getArgAttr(arg.getArgNumber(), "loom.tag"));
+      arg.replaceAllUsesWith(recv.getResult());
+      receivedArgs.set(arg.getArgNumber());
+    }
+
+    auto ret = cast<func::ReturnOp>(stage.getBody().front().getTerminator());
+    struct Send {
+      int64_t to, tag;
+      Value value;
+    };
+    SmallVector<Send> sends;
+    llvm::BitVector sentResults(stage.getNumResults());
+    for (unsigned i = 0; i < stage.getNumResults(); ++i) {
+      auto to = stage.getResultAttrOfType<DenseI64ArrayAttr>(i, "loom.send_to");
+      if (!to)
+        continue;
+      int64_t tag = stage.getResultAttrOfType<IntegerAttr>(i, "loom.tag").getInt();
+      for (int64_t dest : to.asArrayRef())
+        sends.push_back({dest, tag, ret.getOperand(i)});
+      sentResults.set(i);
+    }
+    llvm::stable_sort(sends, [](const Send &a, const Send &b) {
+      return std::make_pair(a.to, a.tag) < std::make_pair(b.to, b.tag);
+    });
+    b.setInsertionPoint(ret);
+    for (const Send &s : sends) {
+      auto send = shard::SendOp::create(b, ret.getLoc(), s.value.getType(),
+                                        gridRef, axes, s.value,
+                                        b.getDenseI64ArrayAttr({s.to}),
+                                        ValueRange{});
+      send->setAttr("loom.tag", b.getI64IntegerAttr(s.tag));
+    }
+    ret->eraseOperands(sentResults);
+    (void)stage.eraseResults(sentResults);
+    (void)stage.eraseArguments(receivedArgs);
+  }
+};
+
+} // namespace

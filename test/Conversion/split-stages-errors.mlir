@@ -1,0 +1,27 @@
+// RUN: loom-opt %s --split-input-file --verify-diagnostics --loom-split-stages
+
+// expected-error @+3 {{is assigned to a pipeline stage, but no shard.grid has a loom.pipeline_axis}}
+shard.grid @g(shape = 2)
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = loom.unary relu %x {loom.stage = 1 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @g(shape = 2) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{is at loom.stage 2, outside the pipeline axis's 2 stages (interleaved schedules}}
+  %y = loom.unary relu %x {loom.stage = 2 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @g(shape = 2) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = loom.unary relu %x {loom.stage = 1 : i64} : tensor<4xf32>
+  // expected-error @+1 {{at loom.stage 0 reads a value computed at the later stage 1}}
+  %b = loom.unary tanh %a {loom.stage = 0 : i64} : tensor<4xf32>
+  return %b : tensor<4xf32>
+}
