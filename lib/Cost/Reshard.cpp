@@ -99,8 +99,9 @@ loom::SplitDims loom::trimmedDims(const SplitDims &dims) {
 /// into `to` (split axes only; partial sums are reduced by the producing op).
 /// Upstream reshards in exactly one step, chosen by the first pattern that
 /// matches: move the last axis of one dimension to the end of another (an
-/// all-to-all), append one axis to a dimension (a local slice), or drop
-/// trailing axes of a dimension (an all-gather). Any other change, or a
+/// all-to-all), append one axis to a dimension (a local slice), or drop the
+/// last axis of a dimension (an all-gather); trailing axes are accepted here
+/// too, one all-gather each (loom-partition chains them). Any other change, or a
 /// pattern that matches but does not land on `to`, is a resharding it cannot
 /// express (and, built without assertions, crashes on),
 bool loom::upstreamReshardable(const TensorLayout &from, const TensorLayout &to) {

@@ -2,9 +2,11 @@
 //
 // Wraps upstream's partitioning (`sharding-propagation`, `shard-partition`)
 // with the two things a runnable program needs beyond it:
-//  * the entry returns whole outputs: each result gets a replicated
-//    annotation for its user (the return), so partitioning inserts the
-//    gathers/all-reduces that assemble it on every rank;
+//  * the entry returns whole outputs: after propagation (forward first, so
+//    the plan's input and weight annotations decide the program), each
+//    result gets a replicated annotation for its user (the return), so
+//    partitioning inserts the gathers that assemble it on every rank;
+//  * a resharding upstream cannot do in one step becomes a chain of steps;
 //  * the boundary is recorded: every argument and result of the entry gets
 //    `loom.sharding = {grid, shape, split}` (global shape, grid axes per
 //    dimension), which the artifact manifest copies so the runtime can cut
@@ -63,28 +65,87 @@ static ::loom::TensorLayout layoutOf(const shard::Sharding &sharding) {
   return layout;
 }
 
-/// Upstream `shard-partition` reshards a value in one step of three kinds and,
-/// built without assertions, crashes on anything else; report those pairs
-/// (a value's own annotation and the one a user asks for) instead.
-static LogicalResult checkReshardings(func::FuncOp func) {
-  WalkResult result = func.walk([&](shard::ShardOp user) {
-    if (!user.getAnnotateForUsers())
-      return WalkResult::advance();
+/// The layouts a value passes through from `from` to `to`, each one axis
+/// away from the one before: the axes of each dimension past its common
+/// prefix with `to` are dropped one at a time (an all-gather each), then
+/// `to`'s are appended one at a time (local slices).
+static SmallVector<::loom::SplitDims> reshardPath(::loom::SplitDims cur,
+                                                 ::loom::SplitDims to) {
+  size_t rank = std::max(cur.size(), to.size());
+  cur.resize(rank);
+  to.resize(rank);
+  SmallVector<::loom::SplitDims> path;
+  for (size_t d = 0; d < rank; ++d) {
+    size_t common = 0;
+    while (common < cur[d].size() && common < to[d].size() &&
+           cur[d][common] == to[d][common])
+      ++common;
+    while (cur[d].size() > common) {
+      cur[d].pop_back();
+      path.push_back(cur);
+    }
+  }
+  for (size_t d = 0; d < rank; ++d)
+    while (cur[d].size() < to[d].size()) {
+      cur[d].push_back(to[d][cur[d].size()]);
+      path.push_back(cur);
+    }
+  return path;
+}
+
+static size_t axisCount(const ::loom::TensorLayout &layout) {
+  size_t n = 0;
+  for (const ::loom::GridAxes &axes : layout.splitAxes)
+    n += axes.size();
+  return n;
+}
+
+/// Upstream `shard-partition` reshards a value (its own annotation, then the
+/// one a user asks for) in one step of three kinds only: move the last axis
+/// of a dimension to another, append one axis, drop the last one. Built
+/// without assertions it maps anything else to a null value and crashes on
+/// the user, e.g. replicating a tensor split [[0, 1]] or [[1], [0]] (the
+/// replicated results ask for that after any 2-D data split). Every such
+/// resharding becomes a chain of annotations for users, one per layout of
+/// reshardPath, each one upstream step from the one before.
+static void splitReshardings(func::FuncOp func) {
+  SmallVector<shard::ShardOp> users;
+  func.walk([&](shard::ShardOp user) {
     auto producer = user.getSrc().getDefiningOp<shard::ShardOp>();
-    if (!producer || producer.getAnnotateForUsers())
-      return WalkResult::advance();
-    shard::Sharding from(producer.getSharding()), to(user.getSharding());
-    if (::loom::upstreamReshardable(layoutOf(from), layoutOf(to)))
-      return WalkResult::advance();
-    InFlightDiagnostic diag =
-        user.emitOpError("asks for a resharding upstream shard-partition "
-                         "cannot do in one step (from ")
-        << from << " to " << to
-        << "); insert an intermediate annotation (e.g. replicate first)";
-    diag.attachNote(producer.getLoc()) << "the value's own sharding is set here";
-    return WalkResult::interrupt();
+    if (user.getAnnotateForUsers() && producer &&
+        !producer.getAnnotateForUsers())
+      users.push_back(user);
   });
-  return failure(result.wasInterrupted());
+  for (shard::ShardOp user : users) {
+    auto producer = user.getSrc().getDefiningOp<shard::ShardOp>();
+    shard::Sharding from(producer.getSharding()), to(user.getSharding());
+    if (!from.getStaticHaloSizes().empty() || !to.getStaticHaloSizes().empty() ||
+        !from.getStaticShardedDimsOffsets().empty() ||
+        !to.getStaticShardedDimsOffsets().empty())
+      continue;
+    ::loom::TensorLayout a = layoutOf(from), b = layoutOf(to);
+    // One upstream step (which drops a single axis, not several).
+    if (::loom::upstreamReshardable(a, b) && axisCount(a) <= axisCount(b) + 1)
+      continue;
+    SmallVector<::loom::SplitDims> path = reshardPath(
+        ::loom::trimmedDims(a.splitAxes), ::loom::trimmedDims(b.splitAxes));
+    path.pop_back(); // the last layout is the user's own
+    OpBuilder builder(user);
+    MLIRContext *ctx = user.getContext();
+    Value value = producer.getResult();
+    for (const ::loom::SplitDims &dims : path) {
+      SmallVector<shard::GridAxesAttr> axes;
+      for (const ::loom::GridAxes &d : ::loom::trimmedDims(dims))
+        axes.push_back(shard::GridAxesAttr::get(ctx, d));
+      if (axes.empty()) // replicated is spelled [[]]
+        axes.push_back(shard::GridAxesAttr::get(ctx, {}));
+      Value sharding = shard::ShardingOp::create(
+          builder, user.getLoc(), from.getGridAttr(), axes);
+      value = shard::ShardOp::create(builder, user.getLoc(), value, sharding,
+                                     /*annotate_for_users=*/true);
+    }
+    user.getSrcMutable().assign(value);
+  }
 }
 
 namespace {
@@ -210,18 +271,25 @@ struct LoomPartitionPass
       return signalPassFailure();
     }
     auto grid = FlatSymbolRefAttr::get(grids.front().getSymNameAttr());
-    for (func::FuncOp func : functions) {
+    for (func::FuncOp func : functions)
       annotateUnusedArguments(func, grid);
-      replicateResults(func, grid);
-    }
-    if (failed(runUpstream("func.func(sharding-propagation)")))
+    // Propagate forward first, from the inputs' and weights' annotations:
+    // upstream's default backward-first traversal starts at the end, where
+    // the only annotations are replicated ones (replicated norm scales,
+    // biases, a tied LM head, the results), and carries "replicated" up
+    // through every op the plan leaves open, undoing a data-, sequence- or
+    // tensor-parallel plan right after its first op. The results are
+    // annotated replicated only afterwards, for the same reason.
+    if (failed(runUpstream(
+            "func.func(sharding-propagation{traversal=forward-backward})")))
       return signalPassFailure();
+    for (func::FuncOp func : functions)
+      replicateResults(func, grid);
     for (func::FuncOp func : functions)
       if (failed(recordBoundary(func, grid)))
         return signalPassFailure();
     for (auto f : module.getOps<func::FuncOp>())
-      if (failed(checkReshardings(f)))
-        return signalPassFailure();
+      splitReshardings(f);
     if (failed(runUpstream("func.func(shard-partition,canonicalize)")))
       return signalPassFailure();
   }

@@ -133,7 +133,9 @@ struct SplitStagesPass
     // Propagate first: every value that crosses a stage boundary then has
     // its own sharding annotation, which both sides keep.
     OpPassManager propagate(func::FuncOp::getOperationName());
-    if (failed(parsePassPipeline("sharding-propagation", propagate)) ||
+    // Forward first, as in loom-partition: the plan's annotations decide.
+    if (failed(parsePassPipeline(
+            "sharding-propagation{traversal=forward-backward}", propagate)) ||
         failed(runPipeline(propagate, func)))
       return signalPassFailure();
     int64_t stages = grid->first.getShape()[grid->second];

@@ -34,6 +34,7 @@ namespace mlir::loom {
 // The generated ShardingInterface method declarations name these unqualified.
 using shard::ReductionKind;
 using shard::Sharding;
+using shard::ShardingOption;
 } // namespace mlir::loom
 
 #define GET_OP_CLASSES

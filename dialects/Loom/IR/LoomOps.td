@@ -27,7 +27,7 @@ class Loom_GraphOp<string mnemonic, list<Trait> traits = []>
         Pure,
         DeclareOpInterfaceMethods<ShardingInterface, [
           "getLoopIteratorTypes", "getReductionLoopIteratorKinds",
-          "getIndexingMaps", "partition"]>,
+          "getIndexingMaps", "getShardingOption", "partition"]>,
         DeclareOpInterfaceMethods<Loom_CostOpInterface, [
           "getContractionFlops", "getTotalFlops"]>])>;
 

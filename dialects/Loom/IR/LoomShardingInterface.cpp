@@ -14,8 +14,9 @@
 //  * Result maps are projected permutations. Where a result dim is not a
 //    plain loop of the computation (a reshaped group, a sliced or padded dim,
 //    top-k's axis), it gets its own parallel loop that is not "local": the
-//    planner may see it but partitioning along it is rejected until a pass
-//    that knows how to reshard it exists.
+//    planner may see it, propagation never splits it (getShardingOption
+//    drops such splits, so the operand is gathered first) and partitioning
+//    along an explicitly annotated one is rejected.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,10 +118,16 @@ static IterationSpace broadcastSpace(Operation *op) {
   return b.finish();
 }
 
-/// Ops with no operands: one parallel loop per result dim.
-static IterationSpace sourceSpace(Operation *op) {
+/// Ops with no operands: one parallel loop per result dim. A weight's loops
+/// are local (each device loads only its slice); a constant's are not: its
+/// value is one attribute, so it stays whole and a user that wants a slice
+/// of it gets one from an all_slice.
+static IterationSpace sourceSpace(Operation *op, bool isLocal = true) {
   SpaceBuilder b(op->getContext());
-  b.map(b.parallelLoops(shapeOf(op->getResult(0)).size()));
+  SmallVector<AffineExpr> loops;
+  for (int64_t d = 0, e = shapeOf(op->getResult(0)).size(); d < e; ++d)
+    loops.push_back(b.parallel(isLocal));
+  b.map(loops);
   return b.finish();
 }
 
@@ -211,8 +218,11 @@ static IterationSpace spaceOf(PoolOp op) {
 static IterationSpace spaceOf(AttentionOp op) {
   SpaceBuilder b(op.getContext());
   ArrayRef<int64_t> q = shapeOf(op.getQuery()), k = shapeOf(op.getKey());
-  AffineExpr batch = b.parallel(), head = b.parallel(), sq = b.parallel(),
-             dv = b.parallel();
+  // A causal mask compares global query and key positions: a device holding
+  // queries [s, s + n) would mask as if they were [0, n), so the query loop
+  // of a causal attention is not local.
+  AffineExpr batch = b.parallel(), head = b.parallel(),
+             sq = b.parallel(/*isLocal=*/!op.getCausal()), dv = b.parallel();
   // Grouped-query attention: query heads map onto key/value heads by integer
   // division, which affine maps cannot say; give kv heads their own loop.
   AffineExpr kvHead = q[1] == k[1] ? head : b.parallel(/*isLocal=*/false);
@@ -523,7 +533,9 @@ static IterationSpace spaceOf(MoeCombineOp op) {
 
 static IterationSpace iterationSpace(Operation *op) {
   return llvm::TypeSwitch<Operation *, IterationSpace>(op)
-      .Case<WeightOp, ConstantOp>([](Operation *o) { return sourceSpace(o); })
+      .Case<WeightOp>([](Operation *o) { return sourceSpace(o); })
+      .Case<ConstantOp>(
+          [](Operation *o) { return sourceSpace(o, /*isLocal=*/false); })
       .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, ClampOp, CastOp>(
           [](Operation *o) { return broadcastSpace(o); })
       .Case<LayerNormOp>([](LayerNormOp o) {
@@ -543,6 +555,31 @@ static IterationSpace iterationSpace(Operation *op) {
 
 SmallVector<bool> mlir::loom::getLocalLoops(Operation *op) {
   return iterationSpace(op).local;
+}
+
+//===----------------------------------------------------------------------===//
+// Propagation
+//===----------------------------------------------------------------------===//
+
+/// Upstream's choice from the neighbours' shardings, minus any split of a
+/// loop that is not local: left alone, propagation carries a split through a
+/// slice, a softmax axis, a constant or a causal attention's queries, which
+/// partitioning then rejects or gets wrong. Without it the operands arrive
+/// whole along that loop (the producer's split is gathered first) and the
+/// result is whole there.
+static FailureOr<shard::ShardingOption>
+localShardingOption(Operation *op, ArrayRef<shard::Sharding> operandShardings,
+                    ArrayRef<shard::Sharding> resultShardings) {
+  FailureOr<shard::ShardingOption> option =
+      shard::detail::defaultGetShardingOption(op, operandShardings,
+                                              resultShardings);
+  if (failed(option) || option->empty)
+    return option;
+  SmallVector<bool> local = iterationSpace(op).local;
+  for (size_t loop = 0; loop < option->shardingArray.size(); ++loop)
+    if (loop >= local.size() || !local[loop])
+      option->shardingArray[loop].clear();
+  return option;
 }
 
 //===----------------------------------------------------------------------===//
@@ -626,6 +663,11 @@ static LogicalResult partitionLoomOp(Operation *op, ArrayRef<Value> operands,
   }                                                                            \
   SmallVector<AffineMap> OP::getIndexingMaps() {                               \
     return iterationSpace(*this).maps;                                         \
+  }                                                                            \
+  FailureOr<shard::ShardingOption> OP::getShardingOption(                      \
+      ArrayRef<shard::Sharding> operandShardings,                              \
+      ArrayRef<shard::Sharding> resultShardings) {                             \
+    return localShardingOption(*this, operandShardings, resultShardings);      \
   }                                                                            \
   LogicalResult OP::partition(                                                 \
       ArrayRef<Value> operands, ArrayRef<shard::Sharding> operandShardings,    \

@@ -57,8 +57,9 @@ reshardSteps(double fullBytes, const TensorLayout &from, const TensorLayout &to,
 SplitDims trimmedDims(const SplitDims &dims);
 
 /// Whether upstream `shard-partition` can reshard `from` into `to` in the one
-/// step it knows (split axes only): the search offers only such edges, and
-/// loom-partition rejects any other before upstream would crash on it.
+/// step it knows (split axes only), counting a drop of several trailing axes
+/// of one dimension (upstream drops one; loom-partition splits the rest into
+/// steps): the search offers only such edges.
 bool upstreamReshardable(const TensorLayout &from, const TensorLayout &to);
 
 } // namespace loom

@@ -321,6 +321,51 @@ static Value floatMod(OpBuilder &b, Location loc, Value l, Value r) {
   return arith::SelectOp::create(b, loc, isZero, signedZero, adjusted);
 }
 
+/// numpy.power on floats, C's pow. math.powf alone is not enough: upstream's
+/// math-expand-ops rewrites it to exp(b * log(a)) unless the exponent is a
+/// constant by then, which is NaN for every negative base and for 0^0. So the
+/// magnitude is |a|^b, negated for a negative base (or -0, -inf) and an odd
+/// integer exponent; a finite negative base with a non-integer exponent is
+/// NaN; x^0, 1^y and (-1)^(+-inf) are 1 even for NaN operands.
+static Value floatPow(OpBuilder &b, Location loc, Value l, Value r) {
+  Type t = l.getType();
+  auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) -> Value {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  };
+  auto both = [&](Value x, Value y) -> Value {
+    return arith::AndIOp::create(b, loc, x, y);
+  };
+  Value zero = createFloatConstant(b, loc, t, 0.0);
+  Value one = createFloatConstant(b, loc, t, 1.0);
+  Value absL = math::AbsFOp::create(b, loc, l);
+  Value mag = math::PowFOp::create(b, loc, absL, r);
+  Value floorR = math::FloorOp::create(b, loc, r);
+  Value isInt = cmp(arith::CmpFPredicate::OEQ, floorR, r);
+  Value half = arith::MulFOp::create(b, loc, r, createFloatConstant(b, loc, t, 0.5));
+  Value isOdd = both(
+      isInt, cmp(arith::CmpFPredicate::ONE, math::FloorOp::create(b, loc, half), half));
+  Value signBit = cmp(arith::CmpFPredicate::OLT,
+                      math::CopySignOp::create(b, loc, one, l), zero);
+  Value result = arith::SelectOp::create(
+      b, loc, both(signBit, isOdd), arith::NegFOp::create(b, loc, mag), mag);
+  Value finiteNegative =
+      both(cmp(arith::CmpFPredicate::OLT, l, zero),
+           cmp(arith::CmpFPredicate::OGT, l, createInfinity(b, loc, t, true)));
+  Value notInt = cmp(arith::CmpFPredicate::UNE, floorR, r);
+  result = arith::SelectOp::create(b, loc, both(finiteNegative, notInt),
+                                   createFloatConstant(b, loc, t, NAN), result);
+  Value unitBase = both(cmp(arith::CmpFPredicate::OEQ, absL, one),
+                        cmp(arith::CmpFPredicate::OEQ,
+                            math::AbsFOp::create(b, loc, r),
+                            createInfinity(b, loc, t, false)));
+  Value isOne = arith::OrIOp::create(
+      b, loc,
+      arith::OrIOp::create(b, loc, cmp(arith::CmpFPredicate::OEQ, r, zero),
+                           cmp(arith::CmpFPredicate::OEQ, l, one)),
+      unitBase);
+  return arith::SelectOp::create(b, loc, isOne, one, result);
+}
+
 static Value emitBinary(OpBuilder &b, Location loc, BinaryKind kind, Value l,
                         Value r, bool isUnsigned) {
   Type t = l.getType();
@@ -348,7 +393,7 @@ static Value emitBinary(OpBuilder &b, Location loc, BinaryKind kind, Value l,
     return intDiv(b, loc, l, r, isUnsigned);
   case BinaryKind::pow:
     if (isFloat)
-      return math::PowFOp::create(b, loc, l, r);
+      return floatPow(b, loc, l, r);
     return math::IPowIOp::create(b, loc, l, r);
   case BinaryKind::max:
     if (isFloat)

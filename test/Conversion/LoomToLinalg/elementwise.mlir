@@ -67,11 +67,21 @@ func.func @binary_unsigned(%a: tensor<4xui8>, %b: tensor<4xui8>) -> (tensor<4xui
 
 // -----
 
-// Float mod is fmod with the divisor's sign; pow is math.powf.
+// Float mod is fmod with the divisor's sign. Pow is C's pow: math.powf of
+// |a| (math-expand-ops turns a non-constant power into exp(b * log(a))), its
+// sign and NaN set from the base's sign and the exponent's parity, 1 for x^0.
 // CHECK-LABEL: func.func @binary_float_mod_pow
 // CHECK: arith.remf
 // CHECK: math.copysign
-// CHECK: math.powf
+// CHECK: ^bb0(%[[A:.+]]: f32, %[[B:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[ABS:.+]] = math.absf %[[A]]
+// CHECK: %[[MAG:.+]] = math.powf %[[ABS]], %[[B]]
+// CHECK: math.floor %[[B]]
+// CHECK: %[[NEG:.+]] = arith.negf %[[MAG]]
+// CHECK: arith.select %{{.+}}, %[[NEG]], %[[MAG]]
+// CHECK: arith.constant 0x7FC00000
+// CHECK: arith.cmpf oeq, %[[B]], %{{.+}}
+// CHECK: linalg.yield
 func.func @binary_float_mod_pow(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %0 = loom.binary mod %a, %b : tensor<4xf32>, tensor<4xf32>
   %1 = loom.binary pow %a, %b : tensor<4xf32>, tensor<4xf32>

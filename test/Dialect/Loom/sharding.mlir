@@ -65,13 +65,17 @@ func.func @vocab_parallel_embedding(%ids: tensor<2x8xi64>) -> tensor<2x8x64xf32>
 
 // -----
 
-// Splitting a softmax along its normalized axis is not block-local; Loom
-// reports it instead of producing a wrong program.
+// Splitting a softmax along its normalized axis is not block-local:
+// propagation drops that split, so the input is gathered first and the
+// result sliced after, instead of a wrong program.
 shard.grid @tp(shape = 2)
-func.func @no_softmax_axis_split(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+// CHECK-LABEL: func @softmax_axis_gathered
+func.func @softmax_axis_gathered(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %s = shard.sharding @tp split_axes = [[], [0]] : !shard.sharding
   %xs = shard.shard %x to %s annotate_for_users : tensor<4x16xf32>
-  // expected-error @+1 {{'loom.softmax' op cannot be partitioned along loop 1 (sharded over grid axes [0])}}
+  // CHECK: %[[G:.*]] = shard.all_gather %{{.*}} on @tp grid_axes = [0] gather_axis = 1 : tensor<4x8xf32> -> tensor<4x16xf32>
+  // CHECK: %[[Y:.*]] = loom.softmax %[[G]] {axis = 1 : i64} : tensor<4x16xf32>
+  // CHECK: shard.all_slice %[[Y]] on @tp grid_axes = [0] slice_axis = 1 : tensor<4x16xf32> -> tensor<4x8xf32>
   %y = loom.softmax %xs {axis = 1 : i64} : tensor<4x16xf32>
   %ys = shard.shard %y to %s : tensor<4x16xf32>
   return %ys : tensor<4x16xf32>
