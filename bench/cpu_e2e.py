@@ -6,7 +6,11 @@ and batch, exports it to ONNX, and in one run prints:
   * PyTorch eager forward time on CPU (torch.set_num_threads(--threads)),
   * Loom's compiled single-rank time (loom compile + loom-run, same batch),
   * Loom's time on 2 and 4 MPI ranks under the strategy search's plans
-    (loom compile --plan "devices=N mode=infer"),
+    (loom compile --plan "devices=N mode=infer max-pp=1"),
+  * with --pipeline, the same ranks under pipelined plans: the model exported
+    at batch 1, planned for the global batch with tensor parallelism capped
+    (max-tp=1), so the search picks pipeline stages fed one sample per
+    micro-batch,
 
 each the median of --steps steps after a warm-up, plus the ratios. Every
 Loom output is checked against PyTorch's (rtol 1e-4) before it is timed, so a
@@ -14,7 +18,7 @@ fast wrong program never makes the table. OMP/MKL threads are pinned to
 --threads for PyTorch; Loom's code is single-threaded per rank.
 
 Usage: /usr/bin/python3 bench/cpu_e2e.py [--config tiny|small] [--batch B]
-       [--steps N] [--threads T] [--ranks 2,4]
+       [--steps N] [--threads T] [--ranks 2,4] [--pipeline]
 """
 import argparse
 import json
@@ -49,6 +53,8 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--ranks", default="2,4")
+    ap.add_argument("--pipeline", action="store_true",
+                    help="also time the search's pipelined plans on --ranks")
     args = ap.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     import torch
@@ -77,29 +83,42 @@ def main():
     rows = [("PyTorch eager", 1, torch_ms, None)]
     plans = [(1, None)] + [(int(n), f"cluster=dgx-a100-80g devices={n} mode=infer max-pp=1 table=none")
                            for n in args.ranks.split(",") if n]
-    for ranks, plan in plans:
-        art = os.path.join(work, f"art{ranks}")
-        cmd = [os.path.join(BIN, "loom"), "compile", onnx, "-o", art]
+    runs = [(ranks, plan, onnx, f"art{ranks}") for ranks, plan in plans]
+    if args.pipeline:
+        one = os.path.join(work, "one")
+        os.makedirs(one, exist_ok=True)
+        make_models.make_one("gpt2", args.config, one, ["onnx"], batch=1, basename="gpt2",
+                             fold=False)
+        runs += [(int(n), f"cluster=dgx-a100-80g devices={n} mode=infer max-tp=1 "
+                          f"global-batch={args.batch} table=none",
+                  os.path.join(one, "gpt2.onnx"), f"pp{n}")
+                 for n in args.ranks.split(",") if n]
+    for ranks, plan, model_file, name in runs:
+        art = os.path.join(work, name)
+        cmd = [os.path.join(BIN, "loom"), "compile", model_file, "-o", art]
         if plan:
             cmd += ["--plan", plan]
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True)
         compile_s = time.perf_counter() - t0
-        out = os.path.join(work, f"out{ranks}.npy")
+        out = os.path.join(work, f"out-{name}.npy")
         ms = loom_time(art, ids_path, out, ranks, args.steps)
         got = np.load(out)
         if not np.allclose(got, expected, rtol=1e-4, atol=1e-5):
-            sys.exit(f"cpu_e2e: {ranks}-rank output differs from PyTorch's")
-        grid = json.load(open(os.path.join(art, "manifest.json")))["grid"]["shape"]
-        rows.append((f"Loom {ranks} rank{'s' if ranks > 1 else ''} (grid {grid}, compile {compile_s:.1f} s)",
+            sys.exit(f"cpu_e2e: {name} ({ranks} ranks) output differs from PyTorch's")
+        manifest = json.load(open(os.path.join(art, "manifest.json")))
+        grid = manifest["grid"]["shape"]
+        micro = manifest.get("micro_batches", 1)
+        kind = f"{len(manifest['stages'])} stages, {micro} micro-batches, " if "stages" in manifest else ""
+        rows.append((f"Loom {ranks} rank{'s' if ranks > 1 else ''} (grid {grid}, {kind}compile {compile_s:.1f} s)",
                      ranks, ms, None))
 
     params = ref.get("parameters", "?")
     print(f"GPT-2-style '{args.config}' ({params} parameters), batch {args.batch}, "
           f"{args.threads} thread(s) per process, median of {args.steps} steps")
-    print(f"{'':55} {'ranks':>5} {'ms/step':>9} {'vs PyTorch':>10}")
+    print(f"{'':75} {'ranks':>5} {'ms/step':>9} {'vs PyTorch':>10}")
     for name, ranks, ms, _ in rows:
-        print(f"{name:55} {ranks:5d} {ms:9.2f} {torch_ms / ms:9.2f}x")
+        print(f"{name:75} {ranks:5d} {ms:9.2f} {torch_ms / ms:9.2f}x")
 
 
 if __name__ == "__main__":
