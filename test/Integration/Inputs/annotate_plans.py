@@ -199,8 +199,9 @@ def rename(line, renames):
 
 
 def strip_plan(lines):
-    """Drops an existing plan: shard.grid and shard.sharding ops, and
-    shard.shard ops, whose results are replaced by their sources."""
+    """Drops an existing plan: shard.grid and shard.sharding ops,
+    shard.shard ops, whose results are replaced by their sources, and the
+    ops' pipeline stages."""
     alias = {}
     kept = []
     for line in lines:
@@ -210,6 +211,8 @@ def strip_plan(lines):
         if m:
             alias[m.group(1)] = alias.get(m.group(2), m.group(2))
             continue
+        line = re.sub(r"(, )?loom\.stage = [0-9]+ : i64", "", line)
+        line = line.replace("{, ", "{").replace(" {}", "")
         kept.append(rename(line, alias))
     return kept
 
