@@ -138,12 +138,11 @@ struct SplitStagesPass
             "sharding-propagation{traversal=forward-backward}", propagate)) ||
         failed(runPipeline(propagate, func)))
       return signalPassFailure();
-    int64_t stages = grid->first.getShape()[grid->second];
-    if (failed(split(func, stages)))
+    if (failed(split(func, grid->first, grid->first.getShape()[grid->second])))
       return signalPassFailure();
   }
 
-  LogicalResult split(func::FuncOp func, int64_t stages) {
+  LogicalResult split(func::FuncOp func, shard::GridOp grid, int64_t stages) {
     Block &body = func.getBody().front();
     Operation *terminator = body.getTerminator();
     DenseSet<Operation *> rematerialized;
@@ -241,16 +240,16 @@ struct SplitStagesPass
     // it) is made replicated on both sides; upstream shard-partition needs
     // the boundary annotated. Then classify again.
     bool annotated = false;
+    OpBuilder annotator(func.getContext());
     for (auto &entry : crossings) {
       Value v = entry.first;
       auto producer = v.getDefiningOp<shard::ShardOp>();
       if (producer && !producer.getAnnotateForUsers())
         continue;
-      OpBuilder b(v.getContext());
+      OpBuilder &b = annotator;
       b.setInsertionPointAfterValue(v);
-      auto grid = pipelineGrid(func->getParentOfType<ModuleOp>(), func);
       Value replicated = shard::ShardingOp::create(
-          b, v.getLoc(), FlatSymbolRefAttr::get(grid->first.getSymNameAttr()),
+          b, v.getLoc(), FlatSymbolRefAttr::get(grid.getSymNameAttr()),
           ArrayRef<shard::GridAxesAttr>{shard::GridAxesAttr::get(v.getContext(), {})});
       auto annotation = shard::ShardOp::create(b, v.getLoc(), v, replicated,
                                                /*annotate_for_users=*/false);
@@ -258,7 +257,7 @@ struct SplitStagesPass
       annotated = true;
     }
     if (annotated)
-      return split(func, stages);
+      return split(func, grid, stages);
 
     // Tags in program order of the sent values.
     SmallVector<Crossing *> ordered;
