@@ -8,6 +8,7 @@
 #ifndef LOOM_DIALECTS_LOOM_IR_LOOMDIALECT_H
 #define LOOM_DIALECTS_LOOM_IR_LOOMDIALECT_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"

@@ -26,7 +26,9 @@ def Loom_Dialect : Dialect {
     from one place. Large weights are referenced by `loom.weight` (file,
     offset) and never copied into the IR.
   }];
-  let dependentDialects = ["::mlir::shard::ShardDialect"];
+  // Partitioning a vocab-split embedding computes its row offset in arith.
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::arith::ArithDialect"];
   let hasConstantMaterializer = 1;
   // Attributes live in the dictionary, not properties: the generated parsers
   // infer result types from the attribute dictionary before properties exist.

@@ -754,6 +754,16 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult EmbeddingOp::verify() {
+  if (!getRowOffset() != !getRows())
+    return emitOpError("takes a row offset and `rows` together");
+  if (getRows() && *getRows() < getTable().getType().getDimSize(0))
+    return emitOpError("holds ")
+           << getTable().getType().getDimSize(0)
+           << " rows of a table said to have only " << *getRows();
+  return success();
+}
+
 LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,

@@ -535,15 +535,29 @@ def Loom_EmbeddingOp : Loom_InferredOp<"embedding"> {
     `gather` because a planner shards it by vocabulary (Megatron's
     vocab-parallel embedding) and by hidden size.
 
+    Ids index rows like `gather` (negative ids count from the end, the rest
+    clamp to the table).
+
+    With `rows` R and a `row_offset` o, the table holds rows [o, o + V) of a
+    whole R-row table, and ids whose (wrapped, clamped) row falls outside that
+    range look up zero rows. Partitioning along the vocabulary produces this
+    form: each device looks up the rows it owns and an all-reduce sums them.
+
     ```mlir
     %e = loom.embedding %table, %ids : tensor<50257x768xf32>, tensor<2x16xi64>
+    %p = loom.embedding %half, %ids offset %o {rows = 50258 : i64}
+        : tensor<25129x768xf32>, tensor<2x16xi64>
     ```
   }];
-  let arguments = (ins Loom_FloatTensor:$table, Loom_IndexTensor:$indices);
+  let arguments = (ins Loom_FloatTensor:$table, Loom_IndexTensor:$indices,
+                       Optional<Index>:$row_offset,
+                       OptionalAttr<I64Attr>:$rows);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
-    $table `,` $indices attr-dict `:` type($table) `,` type($indices)
+    $table `,` $indices (`offset` $row_offset^)? attr-dict `:` type($table)
+    `,` type($indices)
   }];
+  let hasVerifier = 1;
 }
 
 def Loom_TopKOp : Loom_InferredOp<"topk"> {

@@ -22,6 +22,7 @@
 
 #include "dialects/Loom/IR/LoomOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
 #include "mlir/IR/AffineExpr.h"
@@ -454,6 +455,8 @@ static IterationSpace spaceOf(ExpandOp op) { return broadcastSpace(op); }
 
 /// Embedding: the vocabulary is a sum reduction (each shard contributes the
 /// rows it owns, zeros elsewhere), which is Megatron's vocab-parallel lookup.
+/// Its loop is the last one; partitioning gives the local lookup the offset of
+/// its rows (see partitionLoomOp), an operand without dims.
 static IterationSpace spaceOf(EmbeddingOp op) {
   SpaceBuilder b(op.getContext());
   SmallVector<AffineExpr> idx = b.parallelLoops(shapeOf(op.getIndices()).size());
@@ -461,6 +464,8 @@ static IterationSpace spaceOf(EmbeddingOp op) {
   AffineExpr v = b.reduction(ReductionKind::Sum);
   b.map({v, h});
   b.map(idx);
+  if (op.getRowOffset())
+    b.map({});
   SmallVector<AffineExpr> res = idx;
   res.push_back(h);
   b.map(res);
@@ -586,6 +591,42 @@ localShardingOption(Operation *op, ArrayRef<shard::Sharding> operandShardings,
 // Partition
 //===----------------------------------------------------------------------===//
 
+/// Turns `local`, the lookup in this device's block of `global`'s table split
+/// over `vocabAxes`, into the lookup of those rows only: its offset is the
+/// device's linear index along the axes (the first one major, as in a
+/// sharding) times the block's rows; ids owned elsewhere read zero rows, which
+/// the all-reduce over the axes fills in.
+static LogicalResult offsetLocalRows(EmbeddingOp global, EmbeddingOp local,
+                                     FlatSymbolRefAttr gridName,
+                                     ArrayRef<shard::GridAxis> vocabAxes,
+                                     SymbolTableCollection &symbols,
+                                     OpBuilder &builder) {
+  if (global.getRowOffset())
+    return global.emitOpError("is already a block of a larger table");
+  shard::GridOp grid = shard::getGrid(global, gridName, symbols);
+  if (!grid)
+    return global.emitOpError("names an unknown grid ") << gridName;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(local);
+  Location loc = global.getLoc();
+  auto position = shard::ProcessMultiIndexOp::create(
+      builder, loc, gridName.getValue(), vocabAxes);
+  Value linear = arith::ConstantIndexOp::create(builder, loc, 0);
+  for (auto [axis, index] : llvm::zip(vocabAxes, position.getResults())) {
+    Value size = arith::ConstantIndexOp::create(builder, loc,
+                                                grid.getShape()[axis]);
+    linear = arith::AddIOp::create(
+        builder, loc, arith::MulIOp::create(builder, loc, linear, size), index);
+  }
+  int64_t localRows = local.getTable().getType().getDimSize(0);
+  Value offset = arith::MulIOp::create(
+      builder, loc, linear,
+      arith::ConstantIndexOp::create(builder, loc, localRows));
+  local.getRowOffsetMutable().assign(offset);
+  local.setRows(global.getTable().getType().getDimSize(0));
+  return success();
+}
+
 /// Partitions a loom op whose sharded loops are all local: the op runs on the
 /// local blocks, and sharded sum/max/min reduction loops are completed by an
 /// all-reduce over their grid axes. Anything else is reported, not guessed.
@@ -623,6 +664,18 @@ static LogicalResult partitionLoomOp(Operation *op, ArrayRef<Value> operands,
   shard::partitionTriviallyShardableOperation(*op, operands, operandShardings,
                                               resultShardings, map, symbols,
                                               builder);
+  if (auto embedding = dyn_cast<EmbeddingOp>(op)) {
+    ArrayRef<shard::GridAxis> vocabAxes = axes.size() == space.iterators.size()
+                                              ? ArrayRef(axes.back())
+                                              : ArrayRef<shard::GridAxis>();
+    if (!vocabAxes.empty() &&
+        failed(offsetLocalRows(embedding,
+                               cast<EmbeddingOp>(map.lookup(op->getResult(0))
+                                                     .getDefiningOp()),
+                               resultShardings.front().getGridAttr(),
+                               vocabAxes, symbols, builder)))
+      return failure();
+  }
   // A slice's sizes attribute spells out its kept (whole) dimensions; split
   // ones shrink to the local extent of the input.
   if (auto slice = dyn_cast<SliceOp>(map.lookup(op->getResult(0)).getDefiningOp())) {

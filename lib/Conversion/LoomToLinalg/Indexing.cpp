@@ -171,10 +171,52 @@ struct EmbeddingLowering : RankedResultConversion<EmbeddingOp> {
       op.emitOpError("looks up rows of an empty table");
       return rewriter.notifyMatchFailure(op, "empty table");
     }
-    rewriter.replaceOp(op, buildGather(rewriter, op.getLoc(),
-                                       adaptor.getTable(), adaptor.getIndices(),
-                                       /*axis=*/0, resultType));
+    Value rows =
+        adaptor.getRowOffset()
+            ? buildRowsOfLargerTable(rewriter, op.getLoc(), adaptor.getTable(),
+                                     adaptor.getIndices(),
+                                     adaptor.getRowOffset(), *op.getRows(),
+                                     resultType)
+            : buildGather(rewriter, op.getLoc(), adaptor.getTable(),
+                          adaptor.getIndices(), /*axis=*/0, resultType);
+    rewriter.replaceOp(op, rows);
     return success();
+  }
+
+  /// The embedding of a table holding rows [offset, offset + V) of a
+  /// `totalRows`-row one: an id is wrapped and clamped against the whole
+  /// table, then looks up its row here or a zero row if another device owns
+  /// it.
+  static Value buildRowsOfLargerTable(OpBuilder &b, Location loc, Value table,
+                                      Value indices, Value offset,
+                                      int64_t totalRows,
+                                      RankedTensorType resultType) {
+    int64_t localRows = cast<RankedTensorType>(table.getType()).getDimSize(0);
+    int64_t rank = resultType.getRank();
+    MLIRContext *ctx = b.getContext();
+    AffineMap indexMap =
+        AffineMap::getMultiDimIdentityMap(rank, ctx).getMajorSubMap(rank - 1);
+    return buildParallelGeneric(
+        b, loc, indices, indexMap, resultType,
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value global = wrapAndClampIndex(nb, nl, args[0], totalRows);
+          Value local = arith::SubIOp::create(nb, nl, global, offset);
+          Value zero = indexConst(nb, nl, 0);
+          Value notBelow = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::sge, local, zero);
+          Value below = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                              local, indexConst(nb, nl, localRows));
+          Value owned = arith::AndIOp::create(nb, nl, notBelow, below);
+          Value row = arith::SelectOp::create(nb, nl, owned, local, zero);
+          Value hidden = linalg::IndexOp::create(nb, nl, rank - 1);
+          Value v = tensor::ExtractOp::create(nb, nl, table,
+                                              ValueRange{row, hidden});
+          Value none = arith::ConstantOp::create(
+              nb, nl, nb.getZeroAttr(resultType.getElementType()));
+          linalg::YieldOp::create(nb, nl,
+                                  arith::SelectOp::create(nb, nl, owned, v, none)
+                                      .getResult());
+        });
   }
 };
 } // namespace

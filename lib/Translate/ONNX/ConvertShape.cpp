@@ -787,7 +787,8 @@ LogicalResult onnx_import::convertGather(NodeContext &c) {
   TRY(indices, c.value(1));
   if (data.getDefiningOp<WeightOp>() && *axis == 0 &&
       shapeOf(data).size() == 2 && isa<FloatType>(elemOf(data))) {
-    TRY(y, c.create<EmbeddingOp>(data, indices));
+    TRY(y, c.create<EmbeddingOp>(data, indices, /*row_offset=*/Value(),
+                                 /*rows=*/IntegerAttr()));
     c.setResult(0, y);
     return success();
   }

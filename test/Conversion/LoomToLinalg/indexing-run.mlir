@@ -33,31 +33,35 @@ func.func @main() {
   // embedding, i32 ids [2, 9, -9]: 9 and -9 clamp to rows 3 and 0
   %c16 = arith.constant dense<[2, 9, -9]> : tensor<3xi32>
   %e1 = loom.embedding %c13, %c16 : tensor<4x3xf32>, tensor<3xi32>
-  %c18 = arith.constant dense<[[-4.0, -3.0, -2.0, -1.0], [0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]> : tensor<3x4xf32>
-  %c19 = arith.constant dense<[[1, 1], [-1, 0]]> : tensor<2x2xi64>
-  %c20 = arith.constant dense<[[10.0, 20.0], [-30.0, 40.0]]> : tensor<2x2xf32>
+  // embedding of rows [4, 8) of 10, ids [4, 7, 3, 8, -4, -7, 12]
+  %c18 = arith.constant dense<[4, 7, 3, 8, -4, -7, 12]> : tensor<7xi64>
+  %off = arith.constant 4 : index
+  %e2 = loom.embedding %c13, %c18 offset %off {rows = 10 : i64} : tensor<4x3xf32>, tensor<7xi64>
+  %c20 = arith.constant dense<[[-4.0, -3.0, -2.0, -1.0], [0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]> : tensor<3x4xf32>
+  %c21 = arith.constant dense<[[1, 1], [-1, 0]]> : tensor<2x2xi64>
+  %c22 = arith.constant dense<[[10.0, 20.0], [-30.0, 40.0]]> : tensor<2x2xf32>
   // scatter axis 1, indices [[1, 1], [-1, 0]], reduction none
-  %s_none = loom.scatter %c18, %c19, %c20 {axis = 1 : i64} : tensor<3x4xf32>, tensor<2x2xi64>, tensor<2x2xf32>
+  %s_none = loom.scatter %c20, %c21, %c22 {axis = 1 : i64} : tensor<3x4xf32>, tensor<2x2xi64>, tensor<2x2xf32>
   // scatter axis 1, indices [[1, 1], [-1, 0]], reduction add
-  %s_add = loom.scatter %c18, %c19, %c20 reduction add {axis = 1 : i64} : tensor<3x4xf32>, tensor<2x2xi64>, tensor<2x2xf32>
+  %s_add = loom.scatter %c20, %c21, %c22 reduction add {axis = 1 : i64} : tensor<3x4xf32>, tensor<2x2xi64>, tensor<2x2xf32>
   // scatter axis 1, indices [[1, 1], [-1, 0]], reduction mul
-  %s_mul = loom.scatter %c18, %c19, %c20 reduction mul {axis = 1 : i64} : tensor<3x4xf32>, tensor<2x2xi64>, tensor<2x2xf32>
+  %s_mul = loom.scatter %c20, %c21, %c22 reduction mul {axis = 1 : i64} : tensor<3x4xf32>, tensor<2x2xi64>, tensor<2x2xf32>
   // scatter axis 1, indices [[1, 1], [-1, 0]], reduction max
-  %s_max = loom.scatter %c18, %c19, %c20 reduction max {axis = 1 : i64} : tensor<3x4xf32>, tensor<2x2xi64>, tensor<2x2xf32>
+  %s_max = loom.scatter %c20, %c21, %c22 reduction max {axis = 1 : i64} : tensor<3x4xf32>, tensor<2x2xi64>, tensor<2x2xf32>
   // scatter axis 1, indices [[1, 1], [-1, 0]], reduction min
-  %s_min = loom.scatter %c18, %c19, %c20 reduction min {axis = 1 : i64} : tensor<3x4xf32>, tensor<2x2xi64>, tensor<2x2xf32>
+  %s_min = loom.scatter %c20, %c21, %c22 reduction min {axis = 1 : i64} : tensor<3x4xf32>, tensor<2x2xi64>, tensor<2x2xf32>
   // scatter axis 0 of 4x3 i32 data, i32 indices [[3, 0, -4], [0, 1, 0]], reduction add
-  %c26 = arith.constant dense<[[-10, -7, -4], [-1, 2, 5], [8, 11, 14], [17, 20, 23]]> : tensor<4x3xi32>
-  %c27 = arith.constant dense<[[3, 0, -4], [0, 1, 0]]> : tensor<2x3xi32>
-  %c28 = arith.constant dense<[[5, -6, 7], [100, -200, 300]]> : tensor<2x3xi32>
-  %s_i = loom.scatter %c26, %c27, %c28 reduction add {axis = 0 : i64} : tensor<4x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>
+  %c28 = arith.constant dense<[[-10, -7, -4], [-1, 2, 5], [8, 11, 14], [17, 20, 23]]> : tensor<4x3xi32>
+  %c29 = arith.constant dense<[[3, 0, -4], [0, 1, 0]]> : tensor<2x3xi32>
+  %c30 = arith.constant dense<[[5, -6, 7], [100, -200, 300]]> : tensor<2x3xi32>
+  %s_i = loom.scatter %c28, %c29, %c30 reduction add {axis = 0 : i64} : tensor<4x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>
   // scatter axis 0 of 4x3 i32 data, reduction max
-  %s_imax = loom.scatter %c26, %c27, %c28 reduction max {axis = 0 : i64} : tensor<4x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>
+  %s_imax = loom.scatter %c28, %c29, %c30 reduction max {axis = 0 : i64} : tensor<4x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>
   // scatter axis 1, out-of-range indices [[7], [-9]] clamp to columns 2 and 0
-  %c31 = arith.constant dense<[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]> : tensor<2x3xf32>
-  %c32 = arith.constant dense<[[7], [-9]]> : tensor<2x1xi64>
-  %c33 = arith.constant dense<[[1.5], [2.5]]> : tensor<2x1xf32>
-  %s_oob = loom.scatter %c31, %c32, %c33 {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x1xi64>, tensor<2x1xf32>
+  %c33 = arith.constant dense<[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]> : tensor<2x3xf32>
+  %c34 = arith.constant dense<[[7], [-9]]> : tensor<2x1xi64>
+  %c35 = arith.constant dense<[[1.5], [2.5]]> : tensor<2x1xf32>
+  %s_oob = loom.scatter %c33, %c34, %c35 {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x1xi64>, tensor<2x1xf32>
   %u3 = tensor.cast %g0 : tensor<2x2x4xf32> to tensor<*xf32>
   call @printMemrefF32(%u3) : (tensor<*xf32>) -> ()
   %u5 = tensor.cast %g1 : tensor<3x3xf32> to tensor<*xf32>
@@ -72,22 +76,24 @@ func.func @main() {
   call @printMemrefF32(%u15) : (tensor<*xf32>) -> ()
   %u17 = tensor.cast %e1 : tensor<3x3xf32> to tensor<*xf32>
   call @printMemrefF32(%u17) : (tensor<*xf32>) -> ()
-  %u21 = tensor.cast %s_none : tensor<3x4xf32> to tensor<*xf32>
-  call @printMemrefF32(%u21) : (tensor<*xf32>) -> ()
-  %u22 = tensor.cast %s_add : tensor<3x4xf32> to tensor<*xf32>
-  call @printMemrefF32(%u22) : (tensor<*xf32>) -> ()
-  %u23 = tensor.cast %s_mul : tensor<3x4xf32> to tensor<*xf32>
+  %u19 = tensor.cast %e2 : tensor<7x3xf32> to tensor<*xf32>
+  call @printMemrefF32(%u19) : (tensor<*xf32>) -> ()
+  %u23 = tensor.cast %s_none : tensor<3x4xf32> to tensor<*xf32>
   call @printMemrefF32(%u23) : (tensor<*xf32>) -> ()
-  %u24 = tensor.cast %s_max : tensor<3x4xf32> to tensor<*xf32>
+  %u24 = tensor.cast %s_add : tensor<3x4xf32> to tensor<*xf32>
   call @printMemrefF32(%u24) : (tensor<*xf32>) -> ()
-  %u25 = tensor.cast %s_min : tensor<3x4xf32> to tensor<*xf32>
+  %u25 = tensor.cast %s_mul : tensor<3x4xf32> to tensor<*xf32>
   call @printMemrefF32(%u25) : (tensor<*xf32>) -> ()
-  %u29 = tensor.cast %s_i : tensor<4x3xi32> to tensor<*xi32>
-  call @printMemrefI32(%u29) : (tensor<*xi32>) -> ()
-  %u30 = tensor.cast %s_imax : tensor<4x3xi32> to tensor<*xi32>
-  call @printMemrefI32(%u30) : (tensor<*xi32>) -> ()
-  %u34 = tensor.cast %s_oob : tensor<2x3xf32> to tensor<*xf32>
-  call @printMemrefF32(%u34) : (tensor<*xf32>) -> ()
+  %u26 = tensor.cast %s_max : tensor<3x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%u26) : (tensor<*xf32>) -> ()
+  %u27 = tensor.cast %s_min : tensor<3x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%u27) : (tensor<*xf32>) -> ()
+  %u31 = tensor.cast %s_i : tensor<4x3xi32> to tensor<*xi32>
+  call @printMemrefI32(%u31) : (tensor<*xi32>) -> ()
+  %u32 = tensor.cast %s_imax : tensor<4x3xi32> to tensor<*xi32>
+  call @printMemrefI32(%u32) : (tensor<*xi32>) -> ()
+  %u36 = tensor.cast %s_oob : tensor<2x3xf32> to tensor<*xf32>
+  call @printMemrefF32(%u36) : (tensor<*xf32>) -> ()
   return
 }
 
@@ -130,6 +136,15 @@ func.func @main() {
 // CHECK-NEXT: [1, 1.5, 2]
 // CHECK-NEXT: [2.5, 3, 3.5]
 // CHECK-NEXT: [-2, -1.5, -1]
+// embedding of rows [4, 8) of 10, ids [4, 7, 3, 8, -4, -7, 12]
+// CHECK: rank = 2 offset = 0 sizes = [7, 3] strides
+// CHECK-NEXT: [-2, -1.5, -1]
+// CHECK-NEXT: [2.5, 3, 3.5]
+// CHECK-NEXT: [0, 0, 0]
+// CHECK-NEXT: [0, 0, 0]
+// CHECK-NEXT: [1, 1.5, 2]
+// CHECK-NEXT: [0, 0, 0]
+// CHECK-NEXT: [0, 0, 0]
 // scatter axis 1, indices [[1, 1], [-1, 0]], reduction none
 // CHECK: rank = 2 offset = 0 sizes = [3, 4] strides
 // CHECK-NEXT: [-4, 20, -2, -1]

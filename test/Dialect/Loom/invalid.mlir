@@ -184,3 +184,19 @@ func.func @reduce_axes_kind(%a: tensor<4x3xf32>) {
   %0 = loom.reduce sum %a {axes = [0], keep_dims = false} : tensor<4x3xf32>
   return
 }
+
+// -----
+
+func.func @embedding_offset_without_rows(%t: tensor<4x3xf32>, %i: tensor<2xi64>, %o: index) {
+  // expected-error @+1 {{'loom.embedding' op takes a row offset and `rows` together}}
+  %0 = loom.embedding %t, %i offset %o : tensor<4x3xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @embedding_rows_smaller_than_block(%t: tensor<4x3xf32>, %i: tensor<2xi64>, %o: index) {
+  // expected-error @+1 {{'loom.embedding' op holds 4 rows of a table said to have only 3}}
+  %0 = loom.embedding %t, %i offset %o {rows = 3 : i64} : tensor<4x3xf32>, tensor<2xi64>
+  return
+}

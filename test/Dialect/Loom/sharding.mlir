@@ -50,17 +50,43 @@ func.func @attention_heads(%q: tensor<2x8x16x32xf32>, %k: tensor<2x8x16x32xf32>,
 
 // -----
 
-// Vocab-parallel embedding: the vocabulary is a sum reduction.
+// Vocab-parallel embedding: the vocabulary is a sum reduction. Each device
+// looks up the rows it owns, from the offset of its block (its index along
+// the axis times the block's rows), and zeros for the others' ids.
 shard.grid @tp(shape = 2)
 // CHECK-LABEL: func @vocab_parallel_embedding
 func.func @vocab_parallel_embedding(%ids: tensor<2x8xi64>) -> tensor<2x8x64xf32> {
   %t = loom.weight parameter "wte" from "w.bin"[0] : tensor<1000x64xf32>
   %s = shard.sharding @tp split_axes = [[0]] : !shard.sharding
   %ts = shard.shard %t to %s annotate_for_users : tensor<1000x64xf32>
-  // CHECK: %[[E:.+]] = loom.embedding %{{.*}}, %{{.*}} : tensor<500x64xf32>, tensor<2x8xi64>
+  // CHECK-DAG: %[[ROWS:.+]] = arith.constant 500 : index
+  // CHECK-DAG: %[[IDX:.+]] = shard.process_multi_index on @tp axes = [0] : index
+  // CHECK: %[[OFF:.+]] = arith.muli %[[IDX]], %[[ROWS]] : index
+  // CHECK: %[[E:.+]] = loom.embedding %{{.*}}, %{{.*}} offset %[[OFF]] {rows = 1000 : i64} : tensor<500x64xf32>, tensor<2x8xi64>
   // CHECK: shard.all_reduce %[[E]] on @tp grid_axes = [0]
   %e = loom.embedding %ts, %ids : tensor<1000x64xf32>, tensor<2x8xi64>
   return %e : tensor<2x8x64xf32>
+}
+
+// -----
+
+// Split over two axes, the first major: the block index is i0 * 2 + i1.
+shard.grid @g(shape = 3x2)
+// CHECK-LABEL: func @vocab_over_two_axes
+func.func @vocab_over_two_axes(%ids: tensor<4xi32>) -> tensor<4x8xf32> {
+  %t = loom.weight parameter "wte" from "w.bin"[0] : tensor<60x8xf32>
+  %s = shard.sharding @g split_axes = [[0, 1]] : !shard.sharding
+  %ts = shard.shard %t to %s annotate_for_users : tensor<60x8xf32>
+  // CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+  // CHECK-DAG: %[[C10:.+]] = arith.constant 10 : index
+  // CHECK: %[[IDX:.+]]:2 = shard.process_multi_index on @g axes = [0, 1] : index, index
+  // CHECK: %[[MAJOR:.+]] = arith.muli %[[IDX]]#0, %[[C2]] : index
+  // CHECK: %[[BLOCK:.+]] = arith.addi %[[MAJOR]], %[[IDX]]#1 : index
+  // CHECK: %[[OFF:.+]] = arith.muli %[[BLOCK]], %[[C10]] : index
+  // CHECK: %[[E:.+]] = loom.embedding %{{.*}}, %{{.*}} offset %[[OFF]] {rows = 60 : i64} : tensor<10x8xf32>, tensor<4xi32>
+  // CHECK: shard.all_reduce %[[E]] on @g grid_axes = [0, 1]
+  %e = loom.embedding %ts, %ids : tensor<60x8xf32>, tensor<4xi32>
+  return %e : tensor<4x8xf32>
 }
 
 // -----

@@ -147,6 +147,17 @@ def write_indexing():
     ci = f.const(ids)
     f.op('%%e1 = loom.embedding %s, %s : %s, %s' % (ct, ci, mt(t), mt(ids)))
     f.show('%e1', t[np.clip(np.where(ids < 0, ids + 4, ids), 0, 3)])
+    # The 4x3 table as rows [4, 8) of a 10-row one: ids are wrapped and
+    # clamped against 10 rows; rows owned elsewhere read zeros.
+    ids = np.array([4, 7, 3, 8, -4, -7, 12], dtype=np.int64)
+    f.comment('embedding of rows [4, 8) of 10, ids [4, 7, 3, 8, -4, -7, 12]')
+    ci = f.const(ids)
+    f.op('%off = arith.constant 4 : index')
+    f.op('%%e2 = loom.embedding %s, %s offset %%off {rows = 10 : i64} : %s, %s'
+         % (ct, ci, mt(t), mt(ids)))
+    whole = np.zeros((10, 3), dtype=np.float32)
+    whole[4:8] = t
+    f.show('%e2', whole[np.clip(np.where(ids < 0, ids + 10, ids), 0, 9)])
 
     # scatter
     sd = np.arange(12, dtype=np.float32).reshape(3, 4) - 4
