@@ -98,14 +98,18 @@ def LoomSplitStages : Pass<"loom-split-stages", "::mlir::ModuleOp"> {
   let description = [{
     A no-op unless ops of the entry carry `loom.stage` (the plan's pipeline
     stages; the module's `shard.grid` must name its `loom.pipeline_axis`).
-    Replaces `@main` by `@main_stage0 ... @main_stage<P-1>`: stage t holds
-    its own ops plus clones of the weights, constants, sharding values and
-    `annotate_for_users` annotations it uses. A value computed at stage s and
-    used at a later stage t becomes an extra result of stage s,
+    Replaces `@main` by `@main_stage0 ... @main_stage<P-1>`, one function
+    per device of the P-device pipeline axis. Stage k runs on device k mod P
+    (interleaved schedules have several stages per device, listed in the
+    function's `loom.virtual_stages`); device t's function holds its stages'
+    ops, stage by stage, plus clones of the weights, constants, sharding
+    values and `annotate_for_users` annotations they use. A value computed on
+    device s and used on another device t becomes an extra result of s,
     `{loom.send_to = array<i64: t>, loom.tag = k}`, and an extra argument of
-    stage t, `{loom.recv_from = s, loom.tag = k}`, re-annotated with the
-    value's own sharding. Every stage takes all of the model's inputs; the
-    last returns the model's outputs. Run before `loom-partition`;
+    t, `{loom.recv_from = s, loom.tag = k}`, re-annotated with the value's
+    own sharding. Every device takes all of the model's inputs; the last
+    returns the model's outputs (the stage count is rounded up to whole
+    rounds, so the last stage is on the last device). Run before `loom-partition`;
     `loom-stage-transfers` turns the extra arguments and results into
     `shard.recv` / `shard.send` after it. Upstream `sharding-propagation`
     runs on the entry first, so that every value crossing a boundary has its
@@ -145,12 +149,13 @@ def LoomStageTransfers : Pass<"loom-stage-transfers", "::mlir::ModuleOp"> {
   let summary = "Turn the stage boundary of split, partitioned stages into send/recv";
   let description = [{
     Runs after `loom-partition` on the functions `loom-split-stages` made.
-    Each `loom.recv_from = s` argument becomes a `shard.recv` from stage s
-    over the pipeline axis at the start of the function; each
-    `loom.send_to` result becomes one `shard.send` per destination stage
-    before the return. Receives are ordered by source stage then tag, sends
-    by destination stage then tag, which keeps blocking transfers free of
-    deadlock; the tag is kept as a `loom.tag` attribute for the lowering.
+    Each `loom.recv_from = s` argument becomes a `shard.recv` from device s
+    over the pipeline axis just before its first use; each `loom.send_to`
+    result becomes one `shard.send` per destination device (by destination,
+    then tag) just after the value is computed. The runtime's sends never
+    wait for their receiver, so a receive waits only for an earlier stage of
+    its micro-batch and no order of stages deadlocks. The tag is kept as a
+    `loom.tag` attribute for the lowering.
   }];
   let options = [
     Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,

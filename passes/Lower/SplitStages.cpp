@@ -1,28 +1,33 @@
 //===- SplitStages.cpp - pipeline stages: one program per stage -----------===//
 //
-// A plan with a pipeline axis assigns every op a `loom.stage`. Two passes
-// turn that into programs the ranks of each stage run:
+// A plan with a pipeline axis assigns every op a `loom.stage`. Stage k runs
+// on device k mod P of the P-device pipeline axis; an interleaved schedule
+// has several (virtual) stages per device. Two passes turn that into the
+// program each device's ranks run:
 //
 //  * loom-split-stages (before partitioning, on loom ops, after upstream
-//    sharding propagation so that every value has a sharding) replaces the entry
-//    `@main` by `@main_stage0 ... @main_stage<P-1>`. Stage t computes its own
-//    ops; weights, constants, sharding values and `annotate_for_users`
-//    annotations are cloned into every stage that uses them (rematerialized,
-//    never sent). A value computed at stage s < t and used at stage t leaves
-//    stage s as an extra result `{loom.send_to = [t, ...], loom.tag = k}` and
-//    enters stage t as an extra argument `{loom.recv_from = s, loom.tag = k}`
-//    carrying the value's own sharding annotation, so both sides partition
-//    to the same local shard. Every stage takes all of the model's inputs
-//    (unused ones cost a buffer, nothing else); the last stage returns the
-//    model's outputs.
+//    sharding propagation so that every value has a sharding) replaces the
+//    entry `@main` by `@main_stage0 ... @main_stage<P-1>`, one per device,
+//    holding its stages' ops stage by stage. Weights, constants, sharding
+//    values and `annotate_for_users` annotations are cloned into every device
+//    that uses them (rematerialized, never sent), just before their first
+//    use. A value computed on device s and used on device t leaves s as an
+//    extra result `{loom.send_to = [t, ...], loom.tag = k}` and enters t as
+//    an extra argument `{loom.recv_from = s, loom.tag = k}` carrying the
+//    value's own sharding annotation, so both sides partition to the same
+//    local shard. Values passed between stages of one device stay values.
+//    Every device takes all of the model's inputs (unused ones cost a
+//    buffer, nothing else); the last device, which runs the last stage,
+//    returns the model's outputs.
 //
 //  * loom-stage-transfers (after partitioning) turns those extra arguments
-//    into `shard.recv` ops at the start of the stage and the extra results
-//    into `shard.send` ops before its return, both over the pipeline axis.
-//    Each stage receives everything first (by source stage, then tag) and
-//    sends everything last (by destination stage, then tag): with stages
-//    running micro-batches in order, the lowest unfinished (micro-batch,
-//    stage) can always proceed, so blocking sends cannot deadlock.
+//    into `shard.recv` ops just before their first use and the extra results
+//    into `shard.send` ops just after the value is computed, over the
+//    pipeline axis. The runtime's sends never wait for the receiver, so only
+//    receives block, and each waits for an earlier stage of the same
+//    micro-batch; with every device running micro-batches in order and its
+//    stages in order, the lowest unfinished (micro-batch, stage) can always
+//    proceed: no deadlock, whatever the message sizes or the interleaving.
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,12 +147,13 @@ struct SplitStagesPass
       return signalPassFailure();
   }
 
-  LogicalResult split(func::FuncOp func, shard::GridOp grid, int64_t stages) {
+  LogicalResult split(func::FuncOp func, shard::GridOp grid, int64_t devices) {
     Block &body = func.getBody().front();
     Operation *terminator = body.getTerminator();
     DenseSet<Operation *> rematerialized;
     DenseMap<Operation *, int64_t> stageOf;
     DenseMap<Operation *, unsigned> position;
+    int64_t lastStage = 0;
 
     // The stage a value is available from: arguments everywhere (0); a
     // rematerialized value where its non-rematerialized inputs are.
@@ -177,46 +183,49 @@ struct SplitStagesPass
       int64_t stage = latest;
       if (auto attr = op.getAttrOfType<IntegerAttr>("loom.stage")) {
         stage = attr.getInt();
-        if (stage < 0 || stage >= stages)
-          return op.emitOpError("is at loom.stage ")
-                 << stage << ", outside the pipeline axis's " << stages
-                 << " stages (interleaved schedules, which place several "
-                    "stages on one device, are not lowered yet)";
+        if (stage < 0)
+          return op.emitOpError("is at the negative loom.stage ") << stage;
         if (latest > stage)
           return op.emitOpError("at loom.stage ")
                  << stage << " reads a value computed at the later stage "
                  << latest;
       }
       stageOf[&op] = stage;
+      lastStage = std::max(lastStage, stage);
     }
+    // Stage k runs on device k mod P (several per device: an interleaved
+    // schedule's virtual stages). Whole rounds, so that the last stage, which
+    // returns the outputs, is on the last device.
+    int64_t virtualStages = llvm::alignTo(lastStage + 1, devices);
+    auto deviceOf = [&](int64_t stage) { return stage % devices; };
 
-    // What each stage needs: arguments, clones, and values from earlier
-    // stages.
+    // What each device needs: arguments, clones, and values from earlier
+    // stages on other devices.
     llvm::MapVector<Value, Crossing> crossings;
-    SmallVector<SetVector<Operation *>> clones(stages);
+    SmallVector<SetVector<Operation *>> clones(devices);
     std::function<LogicalResult(Value, int64_t, Operation *)> need =
         [&](Value v, int64_t t, Operation *user) -> LogicalResult {
       Operation *def = v.getDefiningOp();
       if (!def)
         return success();
       if (rematerialized.contains(def)) {
-        if (clones[t].insert(def))
+        if (clones[deviceOf(t)].insert(def))
           for (Value operand : def->getOperands())
             if (failed(need(operand, t, user)))
               return failure();
         return success();
       }
       int64_t s = stageOf.lookup(def);
-      if (s == t)
-        return success();
       if (s > t)
         return user->emitOpError("at pipeline stage ")
                << t << " uses a value computed at the later stage " << s;
+      if (deviceOf(s) == deviceOf(t))
+        return success();
       Crossing &c = crossings[v];
       c.value = v;
-      c.from = s;
-      if (!llvm::is_contained(c.to, t))
-        c.to.push_back(t);
+      c.from = deviceOf(s);
+      if (!llvm::is_contained(c.to, deviceOf(t)))
+        c.to.push_back(deviceOf(t));
       // The receiving side re-annotates the value with its own sharding.
       if (auto annotation = dyn_cast<shard::ShardOp>(def))
         return need(annotation.getSharding(), t, user);
@@ -233,7 +242,7 @@ struct SplitStagesPass
           return failure();
     }
     for (Value v : terminator->getOperands())
-      if (failed(need(v, stages - 1, terminator)))
+      if (failed(need(v, virtualStages - 1, terminator)))
         return failure();
 
     // A value sent without a sharding of its own (nothing propagated to
@@ -257,7 +266,7 @@ struct SplitStagesPass
       annotated = true;
     }
     if (annotated)
-      return split(func, grid, stages);
+      return split(func, grid, devices);
 
     // Tags in program order of the sent values.
     SmallVector<Crossing *> ordered;
@@ -275,26 +284,43 @@ struct SplitStagesPass
 
     OpBuilder b(func);
     b.setInsertionPointAfter(func);
-    for (int64_t t = 0; t < stages; ++t) {
+    for (int64_t d = 0; d < devices; ++d) {
       SmallVector<Crossing *> received, sent;
       for (Crossing *c : ordered) {
-        if (c->from == t)
+        if (c->from == d)
           sent.push_back(c);
-        if (llvm::is_contained(c->to, t))
+        if (llvm::is_contained(c->to, d))
           received.push_back(c);
       }
       llvm::stable_sort(received, [](Crossing *a, Crossing *b) {
         return std::make_pair(a->from, a->tag) < std::make_pair(b->from, b->tag);
       });
-      buildStage(b, func, t, stages, received, sent, stageOf, clones[t]);
+      // The device's ops, stage by stage (program order within a stage).
+      SmallVector<Operation *> own;
+      for (Operation &op : body.without_terminator())
+        if (auto it = stageOf.find(&op);
+            it != stageOf.end() && deviceOf(it->second) == d)
+          own.push_back(&op);
+      llvm::stable_sort(own, [&](Operation *x, Operation *y) {
+        return stageOf.lookup(x) < stageOf.lookup(y);
+      });
+      SmallVector<int64_t> virtualOnDevice;
+      for (int64_t k = d; k < virtualStages; k += devices)
+        virtualOnDevice.push_back(k);
+      buildStage(b, func, d, devices, virtualOnDevice, received, sent, own,
+                 clones[d]);
     }
     func.erase();
     return success();
   }
 
+  /// The program of device `t`: its stages' ops in `own`'s order, each
+  /// clone just before its first user, each received value where first
+  /// used (loom-stage-transfers receives it there).
   void buildStage(OpBuilder &b, func::FuncOp func, int64_t t, int64_t stages,
+                  ArrayRef<int64_t> virtualStages,
                   ArrayRef<Crossing *> received, ArrayRef<Crossing *> sent,
-                  const DenseMap<Operation *, int64_t> &stageOf,
+                  ArrayRef<Operation *> own,
                   const SetVector<Operation *> &clones) {
     bool last = t == stages - 1;
     Operation *terminator = func.getBody().front().getTerminator();
@@ -312,6 +338,8 @@ struct SplitStagesPass
     for (NamedAttribute attr : func->getDiscardableAttrs())
       stage->setAttr(attr.getName(), attr.getValue());
     stage->setAttr("loom.pipeline_stage", b.getI64IntegerAttr(t));
+    if (virtualStages.size() > 1)
+      stage->setAttr("loom.virtual_stages", b.getDenseI64ArrayAttr(virtualStages));
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       if (DictionaryAttr attrs = func.getArgAttrDict(i))
         stage.setArgAttrs(i, attrs);
@@ -343,29 +371,42 @@ struct SplitStagesPass
     for (auto [k, c] : llvm::enumerate(received))
       receivedArg[c->value] = block->getArgument(func.getNumArguments() + k);
 
-    for (Operation &op : func.getBody().front().without_terminator()) {
-      auto it = stageOf.find(&op);
-      if (clones.contains(&op) || (it != stageOf.end() && it->second == t)) {
-        Operation *copy = body.clone(op, map);
-        copy->removeAttr("loom.stage");
-        continue;
-      }
-      for (Value result : op.getResults()) {
-        auto arg = receivedArg.find(result);
-        if (arg == receivedArg.end())
-          continue;
+    // Values become available on demand: a received one from its argument
+    // (re-annotated with its own sharding), a clone by cloning it.
+    std::function<void(Operation *)> emit;
+    std::function<void(Value)> materialize = [&](Value v) {
+      if (map.contains(v))
+        return;
+      if (auto arg = receivedArg.find(v); arg != receivedArg.end()) {
         Value value = arg->second;
-        if (auto annotation = dyn_cast<shard::ShardOp>(op))
-          value = shard::ShardOp::create(body, op.getLoc(), value,
+        if (auto annotation = v.getDefiningOp<shard::ShardOp>()) {
+          materialize(annotation.getSharding());
+          value = shard::ShardOp::create(body, annotation.getLoc(), value,
                                          map.lookup(annotation.getSharding()),
                                          /*annotate_for_users=*/false);
-        map.map(result, value);
+        }
+        map.map(v, value);
+        return;
       }
-    }
+      if (Operation *def = v.getDefiningOp(); def && clones.contains(def))
+        emit(def);
+    };
+    emit = [&](Operation *op) {
+      SetVector<Value> inputs(op->getOperands().begin(),
+                              op->getOperands().end());
+      getUsedValuesDefinedAbove(op->getRegions(), inputs);
+      for (Value v : inputs)
+        materialize(v);
+      body.clone(*op, map)->removeAttr("loom.stage");
+    };
+    for (Operation *op : own)
+      emit(op);
     SmallVector<Value> returned;
     if (last)
-      for (Value v : terminator->getOperands())
+      for (Value v : terminator->getOperands()) {
+        materialize(v);
         returned.push_back(map.lookup(v));
+      }
     for (Crossing *c : sent)
       returned.push_back(map.lookup(c->value));
     func::ReturnOp::create(body, terminator->getLoc(), returned);
@@ -389,7 +430,8 @@ struct StageTransfersPass
   }
 
   void rewrite(func::FuncOp stage, shard::GridOp grid, int64_t axis) {
-    OpBuilder b = OpBuilder::atBlockBegin(&stage.getBody().front());
+    Block &block = stage.getBody().front();
+    OpBuilder b(stage.getContext());
     auto gridRef = FlatSymbolRefAttr::get(grid.getSymNameAttr());
     auto axes = b.getDenseI16ArrayAttr({static_cast<int16_t>(axis)});
     llvm::BitVector receivedArgs(stage.getNumArguments());
@@ -398,6 +440,14 @@ struct StageTransfersPass
                                                       "loom.recv_from");
       if (!from)
         continue;
+      // Received just before the first op that reads it.
+      Operation *firstUser = block.getTerminator();
+      for (Operation *user : arg.getUsers()) {
+        Operation *inBlock = block.findAncestorOpInBlock(*user);
+        if (inBlock && inBlock->isBeforeInBlock(firstUser))
+          firstUser = inBlock;
+      }
+      b.setInsertionPoint(firstUser);
       auto type = cast<RankedTensorType>(arg.getType());
       Value empty = tensor::EmptyOp::create(b, arg.getLoc(), type.getShape(),
                                             type.getElementType());
@@ -428,8 +478,9 @@ struct StageTransfersPass
     llvm::stable_sort(sends, [](const Send &a, const Send &b) {
       return std::make_pair(a.to, a.tag) < std::make_pair(b.to, b.tag);
     });
-    b.setInsertionPoint(ret);
-    for (const Send &s : sends) {
+    // Sent as soon as computed (sends never wait for their receiver).
+    for (const Send &s : llvm::reverse(sends)) {
+      b.setInsertionPointAfterValue(s.value);
       auto send = shard::SendOp::create(b, ret.getLoc(), s.value.getType(),
                                         gridRef, axes, s.value,
                                         b.getDenseI64ArrayAttr({s.to}),

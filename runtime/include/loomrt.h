@@ -313,9 +313,15 @@ LOOMRT_API void loomrt_reduce_scatter(const void *in, void *out,
 /* In-place elementwise reduction over the group. */
 LOOMRT_API void loomrt_all_reduce(void *inout, int64_t count, int32_t dtype,
                                   int32_t op, int64_t naxes, int64_t axes);
-/* Point to point on the world communicator. */
+/* Point to point on the world communicator. A send never waits for its
+ * receiver: the bytes are copied and sent in the background, so a program's
+ * sends cannot deadlock against its receives whatever the message sizes
+ * (pipeline stages rely on it). loomrt_complete_sends waits until every send
+ * made so far has been delivered; loomrt_artifact_run calls it after the
+ * entry returns and loomrt_finalize before finalising. */
 LOOMRT_API void loomrt_send(const void *buf, int64_t bytes,
                             int64_t dest_world_rank, int64_t tag);
+LOOMRT_API void loomrt_complete_sends(void);
 LOOMRT_API void loomrt_recv(void *buf, int64_t bytes, int64_t src_world_rank,
                             int64_t tag);
 /* Point to point within this rank's group over the axes (pipeline stages:

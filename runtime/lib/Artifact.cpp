@@ -521,6 +521,8 @@ loomrt_status loomrt_artifact_run(loomrt_artifact *a) {
   if (!a || !a->entryFn)
     return fail(LOOMRT_ERR_STATE, "artifact not loaded");
   a->entryFn(a->pointers.data());
+  // One call is one micro-batch: its transfers end with it.
+  loomrt_complete_sends();
   return ok();
 }
 

@@ -3,7 +3,8 @@
 //
 // The callbacks a compiled Loom program makes for the collectives upstream
 // MLIR does not lower (all-gather, all-to-all, reduce-scatter, all-reduce
-// over a set of grid axes, and world send/recv). One communicator per axis
+// over a set of grid axes, and world send/recv; sends are buffered and
+// complete in the background). One communicator per axis
 // list is created on first use and cached. Its members are the ranks that
 // share this rank's coordinates on the other axes, ordered by the row-major
 // linearisation of their coordinates on the listed axes in the listed order:
@@ -26,8 +27,10 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <unistd.h>
+#include <vector>
 
 using namespace loom::runtime;
 
@@ -35,6 +38,15 @@ namespace {
 
 std::mutex commMutex;
 std::map<std::pair<int64_t, int64_t>, MPI_Comm> comms;
+
+/// A send in flight: its own copy of the bytes, kept until delivered.
+struct PendingSend {
+  std::vector<char> bytes;
+  MPI_Request request = MPI_REQUEST_NULL;
+  int64_t dest = 0, tag = 0;
+};
+std::mutex sendMutex;
+std::vector<std::unique_ptr<PendingSend>> pendingSends;
 
 [[noreturn]] __attribute__((format(printf, 1, 2))) void die(const char *fmt,
                                                             ...) {
@@ -443,12 +455,33 @@ void loomrt_send(const void *buf, int64_t bytes, int64_t dest_world_rank,
   Bytes b;
   if (!makeBytes(bytes, b))
     die("send: invalid size of %lld bytes", (long long)bytes);
-  int rc = MPI_Send(buf, b.count, b.type, checkedPeer("send", dest_world_rank),
-                    checkedTag("send", tag), MPI_COMM_WORLD);
+  // The caller may free or overwrite `buf` as soon as this returns.
+  auto send = std::make_unique<PendingSend>();
+  send->bytes = std::vector<char>(static_cast<const char *>(buf),
+                                  static_cast<const char *>(buf) + bytes);
+  send->dest = dest_world_rank;
+  send->tag = tag;
+  int rc = MPI_Isend(send->bytes.data(), b.count, b.type,
+                     checkedPeer("send", dest_world_rank),
+                     checkedTag("send", tag), MPI_COMM_WORLD, &send->request);
   if (rc != MPI_SUCCESS)
-    die("MPI_Send of %lld bytes to rank %lld (tag %lld) failed: %s",
+    die("MPI_Isend of %lld bytes to rank %lld (tag %lld) failed: %s",
         (long long)bytes, (long long)dest_world_rank, (long long)tag,
         mpiError(rc).c_str());
+  std::lock_guard<std::mutex> lock(sendMutex);
+  pendingSends.push_back(std::move(send));
+}
+
+void loomrt_complete_sends(void) {
+  std::lock_guard<std::mutex> lock(sendMutex);
+  for (const std::unique_ptr<PendingSend> &send : pendingSends) {
+    int rc = MPI_Wait(&send->request, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+      die("sending %zu bytes to rank %lld (tag %lld) failed: %s",
+          send->bytes.size(), (long long)send->dest, (long long)send->tag,
+          mpiError(rc).c_str());
+  }
+  pendingSends.clear();
 }
 
 /* The world rank of member `index` of this rank's group. */

@@ -250,6 +250,7 @@ loomrt_status loomrt_init(int *argc, char ***argv) {
 loomrt_status loomrt_finalize(void) {
   if (!mpiRunning())
     return ok();
+  loomrt_complete_sends();
   freeCommunicators();
   if (weInitialisedMPI) {
     weInitialisedMPI = false;

@@ -40,20 +40,68 @@ func.func @main(%x: tensor<4x8xf32> {loom.name = "x"}, %bias: tensor<4x8xf32> {l
 // CHECK: loom.binary add
 // CHECK-NOT: func.func @main(
 
-// Stage 0 sends to 1 then 2; stage 2 receives from 0 then 1.
+// A value is sent as soon as it is computed (to 1, then 2) and received
+// just before its first use: stage 2 receives from 1 before its matmul and
+// from 0 before the add.
 // XFER-LABEL: func.func @main_stage0(
-// XFER: loom.matmul
-// XFER: shard.send %{{.*}} on @g grid_axes = [0] destination = [1] {loom.tag = 0 : i64}
-// XFER: shard.send %{{.*}} on @g grid_axes = [0] destination = [2] {loom.tag = 0 : i64}
+// XFER: %[[A:.*]] = loom.matmul
+// XFER-NEXT: shard.send %[[A]] on @g grid_axes = [0] destination = [1] {loom.tag = 0 : i64}
+// XFER-NEXT: shard.send %[[A]] on @g grid_axes = [0] destination = [2] {loom.tag = 0 : i64}
 // XFER-NEXT: return
 // XFER-LABEL: func.func @main_stage1(
 // XFER: shard.recv %{{.*}} on @g grid_axes = [0] source = [0] {loom.tag = 0 : i64}
 // XFER: loom.binary add
 // XFER: shard.send %{{.*}} on @g grid_axes = [0] destination = [2] {loom.tag = 1 : i64}
 // XFER-LABEL: func.func @main_stage2(
-// XFER: shard.recv %{{.*}} source = [0] {loom.tag = 0 : i64}
+// XFER: shard.recv %{{.*}} source = [1] {loom.tag = 1 : i64}
+// XFER-NEXT: loom.matmul
 // XFER-NEXT: tensor.empty
-// XFER-NEXT: shard.recv %{{.*}} source = [1] {loom.tag = 1 : i64}
+// XFER-NEXT: shard.recv %{{.*}} source = [0] {loom.tag = 0 : i64}
+// XFER-NEXT: loom.binary add
+
+// -----
+
+// Interleaved: four stages on two devices, stage k on device k mod 2. Device
+// 0 runs stages 0 and 2, device 1 stages 1 and 3. %a goes to device 1 once
+// (stage 1 and stage 3 both read it) and stays a value for stage 2 on its
+// own device; %b and %c cross back and forth.
+shard.grid @g(shape = 2) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = loom.unary relu %x {loom.stage = 0 : i64} : tensor<4xf32>
+  %b = loom.unary tanh %a {loom.stage = 1 : i64} : tensor<4xf32>
+  %c = loom.binary mul %b, %a {loom.stage = 2 : i64} : tensor<4xf32>, tensor<4xf32>
+  %y = loom.binary add %c, %a {loom.stage = 3 : i64} : tensor<4xf32>, tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+// CHECK-LABEL: func.func @main_stage0(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4xf32>, %[[B:[^:]*]]: tensor<4xf32> {loom.recv_from = 1 : i64, loom.tag = 1 : i64})
+// CHECK-SAME: -> (tensor<4xf32> {loom.send_to = array<i64: 1>, loom.tag = 0 : i64}, tensor<4xf32> {loom.send_to = array<i64: 1>, loom.tag = 2 : i64})
+// CHECK-SAME: attributes {loom.pipeline_stage = 0 : i64, loom.virtual_stages = array<i64: 0, 2>}
+// CHECK: %[[A:.*]] = loom.unary relu %[[X]]
+// CHECK: loom.binary mul %{{.*}}, %{{.*}}
+// CHECK-LABEL: func.func @main_stage1(
+// CHECK-SAME: {loom.recv_from = 0 : i64, loom.tag = 0 : i64}, %{{.*}}: tensor<4xf32> {loom.recv_from = 0 : i64, loom.tag = 2 : i64})
+// CHECK-SAME: -> (tensor<4xf32>, tensor<4xf32> {loom.send_to = array<i64: 0>, loom.tag = 1 : i64})
+// CHECK-SAME: loom.virtual_stages = array<i64: 1, 3>
+// CHECK: loom.unary tanh
+// CHECK: loom.binary add
+
+// Device 0 sends %a, then receives %b for stage 2, then sends %c; device 1
+// receives %a, sends %b, then receives %c for stage 3.
+// XFER-LABEL: func.func @main_stage0(
+// XFER: loom.unary relu
+// XFER-NEXT: shard.send %{{.*}} destination = [1] {loom.tag = 0 : i64}
+// XFER: shard.recv %{{.*}} source = [1] {loom.tag = 1 : i64}
+// XFER-NEXT: loom.binary mul
+// XFER-NEXT: shard.send %{{.*}} destination = [1] {loom.tag = 2 : i64}
+// XFER-NEXT: return
+// XFER-LABEL: func.func @main_stage1(
+// XFER: shard.recv %{{.*}} source = [0] {loom.tag = 0 : i64}
+// XFER-NEXT: loom.unary tanh
+// XFER-NEXT: shard.send %{{.*}} destination = [0] {loom.tag = 1 : i64}
+// XFER: shard.recv %{{.*}} source = [0] {loom.tag = 2 : i64}
+// XFER-NEXT: loom.binary add
+// XFER-NEXT: return
 
 // -----
 

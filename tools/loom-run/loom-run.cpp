@@ -457,7 +457,7 @@ int main(int argc, char **argv) {
   agree(err.empty(), err);
 
   // Run: a step is every micro-batch through this rank's program. Pipeline
-  // stages overlap through the blocking transfers inside the programs.
+  // stages overlap through the transfers inside the programs.
   std::vector<double> times;
   for (long s = 0; s < o.warmup + o.steps; ++s) {
     MPI_Barrier(MPI_COMM_WORLD);
