@@ -113,10 +113,19 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
     }
     return vm;
   };
+  // The batch is the leading dim of the first input, and of every other
+  // input whose leading dim has the same extent (an encoder-decoder's
+  // target tokens, BERT's mask and segment ids): they are cut into the same
+  // micro-batches.
+  std::optional<int64_t> batch;
   for (BlockArgument arg : func.getArguments()) {
     ValueModel &vm = addValue(arg);
     vm.activation = true;
-    if (arg.getArgNumber() == 0 && !vm.shape.empty())
+    if (vm.shape.empty())
+      continue;
+    if (arg.getArgNumber() == 0)
+      batch = vm.shape[0];
+    if (batch && vm.shape[0] == *batch)
       vm.batchDim = 0;
   }
 
