@@ -8,6 +8,7 @@
 
 #include "dialects/Loom/IR/LoomDialect.h"
 #include "loom/Passes/Estimate.h"
+#include "loom/Passes/Memory.h"
 #include "loom/Passes/Lower.h"
 #include "loom/Passes/Plan.h"
 #include "mlir/InitAllDialects.h"
@@ -25,5 +26,6 @@ void mlir::loom::registerAllPasses() {
   registerLoomEstimatePasses();
   registerLoomPlanPasses();
   registerLoomLowerPasses();
+  registerLoomMemoryPasses();
   registerLoomLowerPipelines();
 }

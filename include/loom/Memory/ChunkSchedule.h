@@ -1,0 +1,107 @@
+//===- ChunkSchedule.h - static movement of parameter chunks ----*- C++ -*-===//
+//
+// The core of memory placement (docs/memory-placement.md): given the static
+// step sequence of one device (each step's compute time and the parameter
+// chunks it reads) and a device budget for chunks, decide when each chunk is
+// fetched from host memory and when it is dropped, and replay that plan
+// event by event against the link and the budget.
+//
+// Fetch order follows the steps; room is made by evicting the resident chunk
+// whose next use is furthest away (Belady's rule, exact for equal chunks, and
+// possible here because the whole schedule is known before it runs). A fetch
+// starts as soon as the host-to-device link is free and the chunks it evicts
+// have finished their last use before it, so transfers overlap compute as
+// far as memory allows. Parameters on the host are the master copy: dropping
+// a chunk moves nothing. Plain C++ on LLVMSupport, no MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_MEMORY_CHUNKSCHEDULE_H
+#define LOOM_MEMORY_CHUNKSCHEDULE_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom::memory {
+
+/// One step of a device's static schedule: compute that needs `reads`
+/// (chunk ids) on the device from its start to its end.
+struct Step {
+  std::string name;
+  double seconds = 0;
+  std::vector<int> reads;
+};
+
+/// The problem: chunk sizes, the step sequence of one iteration (it repeats,
+/// so the plan is for the steady state), the device budget for chunks and
+/// the host-to-device bandwidth.
+struct ChunkProblem {
+  std::vector<int64_t> chunkBytes;
+  std::vector<Step> steps;
+  double budgetBytes = 0;
+  double hostToDevice = 0; // bytes/s
+  double linkLatency = 0;  // seconds per transfer
+};
+
+/// A fetch of `chunk` for step `forStep`, evicting `evicts` to make room.
+struct Fetch {
+  int chunk = 0;
+  int forStep = 0;
+  std::vector<int> evicts;
+  double start = 0, end = 0; // seconds from the iteration's start
+};
+
+/// The steady state: `iterations` consecutive iterations (usually 1; the
+/// rule's state can also cycle through several) that start and end with the
+/// same chunks resident, so they repeat. Fetches index the steps of those
+/// iterations laid end to end (step k of iteration j is j * steps + k);
+/// times are from the first one's start, the per-iteration figures are
+/// averages over the period.
+struct ChunkPlan {
+  int iterations = 1;
+  std::vector<int> residentAtStart;
+  std::vector<Fetch> fetches; // in issue order
+  double iterationSeconds = 0; // compute plus stalls
+  double computeSeconds = 0;
+  double stallSeconds = 0;     // compute waiting for a fetch
+  double bytesFetched = 0;     // host -> device per iteration
+  double peakBytes = 0;        // chunks on the device, at most budgetBytes
+};
+
+/// `p` with its steps repeated `iterations` times (a plan's period).
+ChunkProblem unrolled(const ChunkProblem &p, int iterations);
+
+/// Plans the steady state. Errors: a step whose chunks alone exceed the
+/// budget (names the step and the shortfall), a chunk id out of range, a
+/// non-positive bandwidth while something must move.
+llvm::Expected<ChunkPlan> planChunks(const ChunkProblem &problem);
+
+/// Replays `plan` event by event and reports the first violation: a step
+/// starting with a chunk it reads absent, a fetch of a present chunk or an
+/// eviction of an absent or in-use one, or the device holding more than the
+/// budget at any moment. Also recomputes the timeline and checks it matches
+/// the plan's. Independent of planChunks' bookkeeping.
+llvm::Error simulateChunks(const ChunkProblem &problem, const ChunkPlan &plan);
+
+/// A lower bound on the average host-to-device bytes per iteration of any
+/// repeating plan: Belady's rule on bytes rather than chunks (a chunk plan is
+/// also a byte plan, and for equal pages the rule moves the least), in its
+/// steady state. With equal chunks and a budget that is a whole number of
+/// them, it is exactly what planChunks moves. With `coldStart`, every
+/// iteration starts with nothing valid on the device (the parameters were
+/// updated elsewhere since), so the bound is one iteration from empty.
+double fetchLowerBound(const ChunkProblem &problem, bool coldStart = false);
+
+/// Groups `tensorBytes` (in first-use order) into chunks of at most
+/// `chunkBytes` (a tensor larger than that is a chunk alone), returning each
+/// tensor's chunk id and filling `chunkSizes`.
+std::vector<int> groupIntoChunks(const std::vector<int64_t> &tensorBytes,
+                                 int64_t chunkBytes,
+                                 std::vector<int64_t> &chunkSizes);
+
+} // namespace loom::memory
+
+#endif // LOOM_MEMORY_CHUNKSCHEDULE_H

@@ -1,0 +1,85 @@
+//===- Placement.h - where model state lives, planned statically -*- C++ -*-===//
+//
+// Decides, for a single-device program, where parameters, gradients and
+// optimizer state live (device memory, pinned host memory, NVMe), in which
+// chunks parameters move and when, and where the optimizer step runs, from
+// the cost model's per-op times and memory breakdown; then replays the
+// chunk schedule in the simulator (ChunkSchedule.h). docs/memory-placement.md
+// describes the choices and what is not done yet.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_MEMORY_PLACEMENT_H
+#define LOOM_MEMORY_PLACEMENT_H
+
+#include "loom/Memory/ChunkSchedule.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::loom {
+
+struct PlacementOptions {
+  std::string cluster = "dgx-a100-80g";
+  bool training = true;
+  int64_t globalBatch = 0;     // as for the estimator; 0 = the IR's batch
+  std::string precision = "ir";
+  double memoryFraction = 1.0; // of the device's memory the plan may use
+  int64_t chunkBytes = 0;      // 0 = chosen by simulating candidates
+};
+
+enum class Tier { Device, Host, Nvme };
+llvm::StringRef tierName(Tier t);
+
+/// One way of placing the model state, priced.
+struct PlacementCandidate {
+  std::string name;      // e.g. "params device, optimizer host"
+  Tier params = Tier::Device, optimizer = Tier::Device;
+  /// Of the trainable parameters, the share (in first-use order) whose
+  /// gradients and optimizer state stay on the device when `optimizer` is
+  /// not the device.
+  double deviceOptimizerShare = 0;
+  bool feasible = false;
+  std::string why;       // when infeasible: the first tier short, by how much
+  int64_t chunkBytes = 0;
+  double stepSeconds = 0;
+  double h2dBytes = 0, d2hBytes = 0, nvmeBytes = 0; // per step
+  double devicePeak = 0, hostPeak = 0, nvmeUsed = 0;
+};
+
+struct MemoryPlacement {
+  std::string clusterName;
+  double deviceBytes = 0, hostBytes = 0, nvmeBytes = 0; // capacities
+  double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
+  double otherDeviceBytes = 0; // activations, temporaries, comm buffers
+  double computeSeconds = 0;   // forward (+ backward) with no limits
+  double unlimitedStepSeconds = 0;
+  std::vector<PlacementCandidate> candidates; // in the order tried
+  int chosen = -1;                            // index, -1 = nothing fits
+  // The chosen candidate's chunk schedule (parameters streamed only).
+  std::vector<std::string> parameterNames; // in first-use order
+  std::vector<int> chunkOf;                // per parameter
+  ::loom::memory::ChunkProblem problem;
+  ::loom::memory::ChunkPlan plan;
+  double lowerBoundH2D = 0; // bytes per step, for the chosen placement
+  std::vector<std::pair<int64_t, double>> chunkSizeTrials; // bytes, step s
+
+  const PlacementCandidate *best() const {
+    return chosen < 0 ? nullptr : &candidates[chosen];
+  }
+};
+
+/// Places the model state of the module's single-device function and
+/// annotates each weight with `loom.placement` and the module with
+/// `loom.memory_plan`. Errors name the function or weight at fault.
+FailureOr<MemoryPlacement> placeMemory(ModuleOp module,
+                                       const PlacementOptions &options);
+
+void printPlacement(const MemoryPlacement &placement, llvm::raw_ostream &os);
+
+} // namespace mlir::loom
+
+#endif // LOOM_MEMORY_PLACEMENT_H

@@ -1,0 +1,428 @@
+//===- ChunkSchedule.cpp - static movement of parameter chunks ------------===//
+//
+// planChunks runs Belady's rule over the cyclic step sequence until the
+// chunks resident at an iteration's start repeat (the steady state), then
+// times that iteration: fetches in issue order on one host-to-device link,
+// each starting once the link is free and the chunks it evicts have been
+// read for the last time before it; a step starts when the previous one has
+// ended and its fetches have arrived. simulateChunks replays a plan from
+// its fetch list alone. fetchLowerBound is Belady's rule on bytes instead
+// of chunks: any chunk plan is also a byte plan, and for bytes (equal
+// pages) the rule is optimal, so its traffic bounds every chunk plan's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Memory/ChunkSchedule.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+using namespace loom::memory;
+
+namespace {
+
+/// Longest steady-state period searched for.
+constexpr int kMaxPeriod = 64;
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Distinct chunk ids each step reads.
+std::vector<std::vector<int>> distinctReads(const ChunkProblem &p) {
+  std::vector<std::vector<int>> reads;
+  for (const Step &s : p.steps) {
+    std::vector<int> r = s.reads;
+    llvm::sort(r);
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+    reads.push_back(std::move(r));
+  }
+  return reads;
+}
+
+llvm::Error validate(const ChunkProblem &p,
+                     const std::vector<std::vector<int>> &reads) {
+  for (auto [i, bytes] : llvm::enumerate(p.chunkBytes))
+    if (bytes <= 0)
+      return fail(llvm::formatv("chunk {0} has {1} bytes", i, bytes));
+  for (auto [i, r] : llvm::enumerate(reads)) {
+    double bytes = 0;
+    for (int c : r) {
+      if (c < 0 || c >= static_cast<int>(p.chunkBytes.size()))
+        return fail(llvm::formatv("step {0} ('{1}') reads chunk {2}, but there "
+                                  "are {3} chunks",
+                                  i, p.steps[i].name, c, p.chunkBytes.size()));
+      bytes += p.chunkBytes[c];
+    }
+    if (bytes > p.budgetBytes)
+      return fail(llvm::formatv(
+          "step {0} ('{1}') reads {2:F0} bytes of parameters at once, {3:F0} "
+          "bytes more than the device budget of {4:F0} bytes",
+          i, p.steps[i].name, bytes, bytes - p.budgetBytes, p.budgetBytes));
+  }
+  return llvm::Error::success();
+}
+
+/// Steps until chunk c is next read after step i, cyclically (1..n), or
+/// infinity if never.
+class NextUse {
+public:
+  NextUse(const std::vector<std::vector<int>> &reads, size_t chunks)
+      : n(reads.size()), at(chunks) {
+    for (auto [i, r] : llvm::enumerate(reads))
+      for (int c : r)
+        at[c].push_back(static_cast<int>(i));
+  }
+  double after(int c, int i) const {
+    const std::vector<int> &uses = at[c];
+    if (uses.empty())
+      return std::numeric_limits<double>::infinity();
+    auto it = std::upper_bound(uses.begin(), uses.end(), i);
+    if (it != uses.end())
+      return *it - i;
+    return uses.front() + static_cast<double>(n) - i;
+  }
+  /// The last step at or before `i` reading c in this iteration, or -1.
+  int lastUpTo(int c, int i) const {
+    const std::vector<int> &uses = at[c];
+    auto it = std::upper_bound(uses.begin(), uses.end(), i);
+    return it == uses.begin() ? -1 : *(it - 1);
+  }
+
+private:
+  size_t n;
+  std::vector<std::vector<int>> at;
+};
+
+/// One iteration of Belady's rule from `resident`; returns the fetches and
+/// leaves the end state in `resident`.
+std::vector<Fetch> beladyIteration(const ChunkProblem &p,
+                                   const std::vector<std::vector<int>> &reads,
+                                   const NextUse &next, std::set<int> &resident) {
+  std::vector<Fetch> fetches;
+  double used = 0;
+  for (int c : resident)
+    used += p.chunkBytes[c];
+  for (auto [i, r] : llvm::enumerate(reads)) {
+    int step = static_cast<int>(i);
+    for (int c : r) {
+      if (resident.count(c))
+        continue;
+      Fetch f;
+      f.chunk = c;
+      f.forStep = step;
+      while (used + p.chunkBytes[c] > p.budgetBytes) {
+        int victim = -1;
+        double furthest = -1;
+        for (int v : resident) {
+          if (llvm::is_contained(r, v))
+            continue;
+          double d = next.after(v, step);
+          if (d > furthest || (d == furthest && v > victim)) {
+            furthest = d;
+            victim = v;
+          }
+        }
+        // validate() guarantees the step's own chunks fit.
+        resident.erase(victim);
+        used -= p.chunkBytes[victim];
+        f.evicts.push_back(victim);
+      }
+      resident.insert(c);
+      used += p.chunkBytes[c];
+      fetches.push_back(std::move(f));
+    }
+  }
+  return fetches;
+}
+
+/// Times fetches and steps; fills the plan's timeline fields.
+void timeIteration(const ChunkProblem &p, const NextUse &next,
+                   ChunkPlan &plan) {
+  size_t n = p.steps.size();
+  // Fetch i may start once the link is free and its victims' last reads
+  // before its step have ended; step ends depend on fetch ends, so walk
+  // steps and fetches together in order.
+  std::vector<double> stepStart(n, 0), stepEnd(n, 0);
+  double linkFree = 0, clock = 0;
+  size_t f = 0;
+  for (size_t s = 0; s < n; ++s) {
+    double ready = clock;
+    for (; f < plan.fetches.size() && plan.fetches[f].forStep == (int)s; ++f) {
+      Fetch &fetch = plan.fetches[f];
+      double start = linkFree;
+      for (int v : fetch.evicts) {
+        int last = next.lastUpTo(v, static_cast<int>(s) - 1);
+        if (last >= 0)
+          start = std::max(start, stepEnd[last]);
+      }
+      fetch.start = start;
+      fetch.end = start + p.linkLatency +
+                  p.chunkBytes[fetch.chunk] / p.hostToDevice;
+      linkFree = fetch.end;
+      ready = std::max(ready, fetch.end);
+    }
+    plan.stallSeconds += ready - clock;
+    stepStart[s] = ready;
+    stepEnd[s] = ready + p.steps[s].seconds;
+    clock = stepEnd[s];
+    plan.computeSeconds += p.steps[s].seconds;
+  }
+  plan.iterationSeconds = clock;
+}
+
+} // namespace
+
+ChunkProblem loom::memory::unrolled(const ChunkProblem &p, int iterations) {
+  ChunkProblem u = p;
+  u.steps.clear();
+  for (int k = 0; k < iterations; ++k)
+    llvm::append_range(u.steps, p.steps);
+  return u;
+}
+
+llvm::Expected<ChunkPlan> loom::memory::planChunks(const ChunkProblem &problem) {
+  std::vector<std::vector<int>> reads = distinctReads(problem);
+  if (llvm::Error e = validate(problem, reads))
+    return std::move(e);
+  // Iterate Belady's rule (deterministic) until the resident set at an
+  // iteration's start repeats: from there the plan is periodic, usually
+  // with period 1, sometimes 2 or more.
+  std::set<int> resident;
+  std::map<std::set<int>, int> seen;
+  int iterations = 1;
+  {
+    NextUse next(reads, problem.chunkBytes.size());
+    for (int round = 0;; ++round) {
+      auto [it, fresh] = seen.emplace(resident, round);
+      if (!fresh) {
+        iterations = round - it->second;
+        break;
+      }
+      if (round == kMaxPeriod)
+        return fail(llvm::formatv("the chunk schedule has no steady state "
+                                  "within {0} iterations",
+                                  kMaxPeriod));
+      beladyIteration(problem, reads, next, resident);
+    }
+  }
+  ChunkProblem p = unrolled(problem, iterations);
+  reads = distinctReads(p);
+  NextUse next(reads, p.chunkBytes.size());
+  ChunkPlan plan;
+  plan.iterations = iterations;
+  plan.residentAtStart.assign(resident.begin(), resident.end());
+  plan.fetches = beladyIteration(p, reads, next, resident);
+  if (!plan.fetches.empty() && p.hostToDevice <= 0)
+    return fail("chunks must move but the host-to-device bandwidth is not "
+                "positive");
+  for (const Fetch &f : plan.fetches)
+    plan.bytesFetched += p.chunkBytes[f.chunk];
+  timeIteration(p, next, plan);
+  plan.bytesFetched /= iterations;
+  plan.iterationSeconds /= iterations;
+  plan.computeSeconds /= iterations;
+  plan.stallSeconds /= iterations;
+  // Peak: reserved bytes after each fetch starts (evictions first).
+  std::set<int> on(plan.residentAtStart.begin(), plan.residentAtStart.end());
+  double used = 0;
+  for (int c : on)
+    used += p.chunkBytes[c];
+  plan.peakBytes = used;
+  for (const Fetch &f : plan.fetches) {
+    for (int v : f.evicts)
+      used -= p.chunkBytes[v];
+    used += p.chunkBytes[f.chunk];
+    plan.peakBytes = std::max(plan.peakBytes, used);
+  }
+  return plan;
+}
+
+llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
+                                         const ChunkPlan &plan) {
+  if (plan.iterations < 1 || plan.iterations > kMaxPeriod)
+    return fail(llvm::formatv("the plan covers {0} iterations", plan.iterations));
+  ChunkProblem p = unrolled(problem, plan.iterations);
+  std::vector<std::vector<int>> reads = distinctReads(p);
+  if (llvm::Error e = validate(p, reads))
+    return e;
+  size_t chunks = p.chunkBytes.size();
+  // Presence intervals: [arrive, leave) per chunk, reservations for memory.
+  struct Interval {
+    double reserve, arrive, leave;
+  };
+  std::vector<std::vector<Interval>> present(chunks);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int c : plan.residentAtStart) {
+    if (c < 0 || c >= static_cast<int>(chunks))
+      return fail(llvm::formatv("resident chunk {0} does not exist", c));
+    present[c].push_back({0, 0, inf});
+  }
+  double linkFree = 0;
+  for (auto [k, f] : llvm::enumerate(plan.fetches)) {
+    if (f.chunk < 0 || f.chunk >= static_cast<int>(chunks))
+      return fail(llvm::formatv("fetch {0} moves chunk {1}, which does not exist",
+                                k, f.chunk));
+    double expectedEnd =
+        f.start + p.linkLatency + p.chunkBytes[f.chunk] / p.hostToDevice;
+    if (f.start + 1e-12 < linkFree || std::abs(f.end - expectedEnd) > 1e-9)
+      return fail(llvm::formatv("fetch {0} (chunk {1}) overlaps the previous "
+                                "transfer or does not take its bytes' time",
+                                k, f.chunk));
+    linkFree = f.end;
+    for (int v : f.evicts) {
+      if (v < 0 || v >= static_cast<int>(chunks) || present[v].empty() ||
+          present[v].back().leave != inf)
+        return fail(llvm::formatv("fetch {0} evicts chunk {1}, which is not on "
+                                  "the device",
+                                  k, v));
+      present[v].back().leave = f.start;
+    }
+    if (!present[f.chunk].empty() && present[f.chunk].back().leave == inf)
+      return fail(llvm::formatv("fetch {0} brings chunk {1}, which is already "
+                                "on the device",
+                                k, f.chunk));
+    present[f.chunk].push_back({f.start, f.end, inf});
+  }
+  // Steps: start when the previous has ended and every read is present.
+  double clock = 0;
+  for (auto [s, r] : llvm::enumerate(reads)) {
+    double start = clock;
+    for (const Fetch &f : plan.fetches)
+      if (f.forStep == static_cast<int>(s))
+        start = std::max(start, f.end);
+    double end = start + p.steps[s].seconds;
+    for (int c : r) {
+      bool covered = llvm::any_of(present[c], [&](const Interval &i) {
+        return i.arrive <= start + 1e-12 && end <= i.leave + 1e-12;
+      });
+      if (!covered)
+        return fail(llvm::formatv("step {0} ('{1}') reads chunk {2}, which is "
+                                  "not on the device for all of [{3}, {4}] s",
+                                  s, p.steps[s].name, c, start, end));
+    }
+    clock = end;
+  }
+  clock /= plan.iterations;
+  if (std::abs(clock - plan.iterationSeconds) > 1e-9 * std::max(1.0, clock))
+    return fail(llvm::formatv("the replayed iteration takes {0} s, the plan "
+                              "says {1} s",
+                              clock, plan.iterationSeconds));
+  // Periodic: the iterations end with the chunks they started with.
+  std::set<int> end;
+  for (size_t c = 0; c < chunks; ++c)
+    if (!present[c].empty() && present[c].back().leave == inf)
+      end.insert(static_cast<int>(c));
+  if (end != std::set<int>(plan.residentAtStart.begin(),
+                           plan.residentAtStart.end()))
+    return fail("the plan does not end with the chunks it starts with, so it "
+                "cannot repeat");
+  // Memory: reservations start at a fetch's start and end at the eviction.
+  std::vector<std::pair<double, double>> events; // (time, +-bytes)
+  for (size_t c = 0; c < chunks; ++c)
+    for (const Interval &i : present[c]) {
+      events.push_back({i.reserve, static_cast<double>(p.chunkBytes[c])});
+      if (i.leave != inf)
+        events.push_back({i.leave, -static_cast<double>(p.chunkBytes[c])});
+    }
+  // At equal times, releases first: an eviction makes room for the fetch
+  // that starts at that moment.
+  llvm::sort(events, [](auto &a, auto &b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  });
+  double used = 0;
+  for (auto [t, delta] : events) {
+    used += delta;
+    if (used > p.budgetBytes * (1 + 1e-12))
+      return fail(llvm::formatv("the device holds {0} bytes of chunks at {1} "
+                                "s, over the budget of {2}",
+                                used, t, p.budgetBytes));
+  }
+  return llvm::Error::success();
+}
+
+double loom::memory::fetchLowerBound(const ChunkProblem &p, bool coldStart) {
+  std::vector<std::vector<int>> reads = distinctReads(p);
+  if (llvm::Error e = validate(p, reads)) {
+    llvm::consumeError(std::move(e));
+    return 0;
+  }
+  NextUse next(reads, p.chunkBytes.size());
+  // Belady on bytes: resident[c] in [0, bytes(c)]; the bytes evicted are
+  // those whose next use is furthest, which may be part of a chunk.
+  std::vector<double> resident(p.chunkBytes.size(), 0);
+  std::map<std::vector<double>, int> seen;
+  std::vector<double> traffic; // per round
+  double used = 0;
+  for (int round = 0; round <= kMaxPeriod; ++round) {
+    auto [it, fresh] = seen.emplace(resident, round);
+    if (!fresh) {
+      // Periodic from round it->second: the average over the period.
+      double sum = 0;
+      for (int r = it->second; r < round; ++r)
+        sum += traffic[r];
+      return sum / (round - it->second);
+    }
+    double fetched = 0;
+    for (auto [i, r] : llvm::enumerate(reads)) {
+      int step = static_cast<int>(i);
+      double need = 0;
+      for (int c : r)
+        need += p.chunkBytes[c] - resident[c];
+      fetched += need;
+      double over = used + need - p.budgetBytes;
+      while (over > 1e-9) {
+        int victim = -1;
+        double furthest = -1;
+        for (size_t v = 0; v < resident.size(); ++v) {
+          if (resident[v] <= 0 || llvm::is_contained(r, static_cast<int>(v)))
+            continue;
+          double d = next.after(static_cast<int>(v), step);
+          if (d > furthest) {
+            furthest = d;
+            victim = static_cast<int>(v);
+          }
+        }
+        double take = std::min(over, resident[victim]);
+        resident[victim] -= take;
+        used -= take;
+        over -= take;
+      }
+      for (int c : r) {
+        used += p.chunkBytes[c] - resident[c];
+        resident[c] = p.chunkBytes[c];
+      }
+    }
+    traffic.push_back(fetched);
+    if (coldStart)
+      return fetched;
+  }
+  // No exact period (rounding in partial evictions): any plan that repeats
+  // with traffic T per iteration, started from an empty device, would move
+  // at most budget + K T over K iterations, and the byte rule moves the
+  // least: T >= (its K-iteration traffic - budget) / K.
+  double sum = 0;
+  for (double t : traffic)
+    sum += t;
+  return std::max(0.0, (sum - p.budgetBytes) / traffic.size());
+}
+
+std::vector<int>
+loom::memory::groupIntoChunks(const std::vector<int64_t> &tensorBytes,
+                              int64_t chunkBytes,
+                              std::vector<int64_t> &chunkSizes) {
+  std::vector<int> chunkOf;
+  chunkSizes.clear();
+  for (int64_t bytes : tensorBytes) {
+    if (chunkSizes.empty() || chunkSizes.back() + bytes > chunkBytes)
+      chunkSizes.push_back(0);
+    chunkSizes.back() += bytes;
+    chunkOf.push_back(static_cast<int>(chunkSizes.size()) - 1);
+  }
+  return chunkOf;
+}

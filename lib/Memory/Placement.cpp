@@ -1,0 +1,511 @@
+//===- Placement.cpp - where model state lives, planned statically --------===//
+//
+// Reads the cost model's per-op times (`annotate-ops`) and memory breakdown,
+// lists the placements ZeRO-Offload, ZeRO-Infinity and PatrickStar choose
+// between (everything on the device; the optimizer state and its step on
+// the host or NVMe; parameters streamed in chunks as well), prices each
+// from the cluster's links, CPU Adam rate and NVMe bandwidth, and keeps the
+// fastest that fits. For streamed parameters the chunk size is chosen by
+// planning and timing each candidate size (ChunkSchedule.h) and the chosen
+// schedule is replayed by the simulator before it is accepted.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Memory/Placement.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Cost/Estimate.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::loom;
+namespace lm = ::loom::memory;
+
+llvm::StringRef mlir::loom::tierName(Tier t) {
+  switch (t) {
+  case Tier::Device:
+    return "device";
+  case Tier::Host:
+    return "host";
+  case Tier::Nvme:
+    return "nvme";
+  }
+  return "?";
+}
+
+namespace {
+
+Value lookThroughShards(Value v) {
+  while (auto s = v.getDefiningOp<shard::ShardOp>())
+    v = s.getSrc();
+  return v;
+}
+
+double attrSeconds(DictionaryAttr d, StringRef key) {
+  auto a = d ? d.getAs<FloatAttr>(key) : FloatAttr();
+  return a ? a.getValueAsDouble() * 1e-6 : 0;
+}
+
+/// What the step reads, in program order.
+struct OpStep {
+  Operation *op;
+  double forward = 0, backward = 0;
+  SmallVector<WeightOp> weights;
+};
+
+/// Bytes in the largest binary unit that keeps the number at least 1.
+std::string bytesText(double b) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (u < 4 && std::abs(b) >= 1024) {
+    b /= 1024;
+    ++u;
+  }
+  return llvm::formatv("{0:F2} {1}", b, units[u]).str();
+}
+
+} // namespace
+
+FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
+                                                   const PlacementOptions &o) {
+  for (auto grid : module.getOps<shard::GridOp>()) {
+    int64_t devices = 1;
+    for (int64_t n : grid.getShape())
+      devices *= n;
+    if (devices > 1)
+      return grid.emitOpError("spans ")
+             << devices
+             << " devices; memory placement plans one device's program (the "
+                "placement of partitioned programs is not implemented yet)";
+  }
+  if (!(o.memoryFraction > 0 && o.memoryFraction <= 1))
+    return module.emitError("loom-place-memory: memory-fraction must be in "
+                            "(0, 1], not ")
+           << o.memoryFraction;
+  if (o.chunkBytes < 0)
+    return module.emitError("loom-place-memory: chunk-bytes must be >= 0");
+
+  EstimateOptions eo;
+  eo.cluster = o.cluster;
+  eo.training = o.training;
+  eo.globalBatch = o.globalBatch;
+  eo.precision = o.precision;
+  eo.annotateOps = true;
+  FailureOr<Estimate> estimate = estimateModule(module, eo);
+  if (failed(estimate))
+    return failure();
+  const Estimate &e = *estimate;
+  std::optional<::loom::Precision> forced;
+  if (o.precision != "ir")
+    forced = ::loom::parsePrecision(o.precision);
+
+  // Steps in program order, with the weights each reads; the estimator's
+  // per-op annotations are read and removed.
+  func::FuncOp func;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isExternal() && (!func || f.getSymName() == "main"))
+      func = f;
+  if (!func)
+    return module.emitError("loom-place-memory: no function with a body");
+  SmallVector<OpStep> steps;
+  llvm::MapVector<Operation *, double> weightBytes; // first-use order
+  func.walk([&](Operation *op) {
+    auto cost = op->getAttrOfType<DictionaryAttr>("loom.cost");
+    if (!cost)
+      return;
+    op->removeAttr("loom.cost");
+    if (isa<WeightOp>(op))
+      return;
+    OpStep s{op};
+    s.forward = attrSeconds(cost, "time_us") + attrSeconds(cost, "comm_us");
+    s.backward = o.training ? attrSeconds(cost, "bwd_time_us") +
+                                  attrSeconds(cost, "bwd_comm_us")
+                            : 0;
+    for (Value v : op->getOperands())
+      if (auto w = lookThroughShards(v).getDefiningOp<WeightOp>()) {
+        if (!llvm::is_contained(s.weights, w))
+          s.weights.push_back(w);
+        if (!weightBytes.count(w)) {
+          auto type = w.getType();
+          weightBytes[w] = type.getNumElements() *
+                           elementBytes(type.getElementType(), forced);
+        }
+      }
+    steps.push_back(std::move(s));
+  });
+
+  MemoryPlacement p;
+  p.clusterName = e.clusterName;
+  const ::loom::ClusterSpec &cluster = e.cluster;
+  p.deviceBytes = cluster.device.memoryBytes * o.memoryFraction;
+  // Host memory and NVMe are per node; one device's program gets its share.
+  double perNode = std::max<int64_t>(1, cluster.devicesPerNode());
+  p.hostBytes = cluster.host.memoryBytes / perNode;
+  p.nvmeBytes = cluster.nvme.capacityBytes / perNode;
+  const DeviceMemory &mem = e.deviceMemory.front();
+  p.otherDeviceBytes = mem.memory.activations + mem.memory.temporaries +
+                       mem.memory.commBuffers;
+  double largestTensor = 0;
+  for (auto [op, bytes] : weightBytes) {
+    auto w = cast<WeightOp>(op);
+    p.parameterBytes += bytes;
+    largestTensor = std::max(largestTensor, bytes);
+    bool trainable = o.training && w.getRole() == WeightRole::parameter &&
+                     isa<FloatType>(w.getType().getElementType());
+    if (!trainable)
+      continue;
+    double elems = w.getType().getNumElements();
+    p.gradientBytes += bytes;
+    // Adam's two moments in fp32, plus an fp32 master copy of 16-bit weights.
+    p.optimizerBytes += elems * (8 + (bytes / elems < 4 ? 4 : 0));
+  }
+  double forwardSeconds = 0, backwardSeconds = 0;
+  for (const OpStep &s : steps) {
+    forwardSeconds += s.forward;
+    backwardSeconds += s.backward;
+  }
+  p.computeSeconds = forwardSeconds + backwardSeconds;
+  p.unlimitedStepSeconds = e.stepTime;
+
+  const double h2d = cluster.host.linkBandwidth, d2h = h2d;
+  const double adamRate = cluster.host.cpuAdamBandwidth / perNode;
+  const double nvmeRead = cluster.nvme.readBandwidth / perNode,
+               nvmeWrite = cluster.nvme.writeBandwidth / perNode;
+  // Gradients leave the device as they are produced; two tensors' worth of
+  // staging covers one being written while another is copied out.
+  double staging = o.training ? 2 * largestTensor : 0;
+
+  // The step sequence of streamed parameters: forward ops, then backward
+  // ops in reverse, each reading its weights' chunks.
+  SmallVector<Operation *> weightOrder;
+  for (auto &entry : weightBytes)
+    weightOrder.push_back(entry.first);
+  auto chunkProblem = [&](int64_t chunkBytes, std::vector<int> &chunkOf) {
+    lm::ChunkProblem cp;
+    std::vector<int64_t> sizes;
+    for (auto &entry : weightBytes)
+      sizes.push_back(static_cast<int64_t>(entry.second));
+    chunkOf = lm::groupIntoChunks(sizes, chunkBytes, cp.chunkBytes);
+    DenseMap<Operation *, int> index;
+    for (auto [i, w] : llvm::enumerate(weightOrder))
+      index[w] = static_cast<int>(i);
+    auto readsOf = [&](const OpStep &s) {
+      std::vector<int> reads;
+      for (WeightOp w : s.weights)
+        reads.push_back(chunkOf[index.lookup(w)]);
+      return reads;
+    };
+    for (const OpStep &s : steps)
+      cp.steps.push_back({"forward " + s.op->getName().getStringRef().str(),
+                          s.forward, readsOf(s)});
+    if (o.training)
+      for (const OpStep &s : llvm::reverse(steps))
+        cp.steps.push_back({"backward " + s.op->getName().getStringRef().str(),
+                            s.backward, readsOf(s)});
+    cp.hostToDevice = h2d;
+    cp.linkLatency = cluster.host.linkLatency;
+    return cp;
+  };
+
+  // The optimizer step away from the device: CPU Adam over the state, read
+  // from and written back to NVMe when it lives there.
+  auto offloadedOptimizer = [&](Tier tier) -> double {
+    if (!o.training || p.optimizerBytes == 0)
+      return 0;
+    double adam = adamRate > 0 ? p.optimizerBytes / adamRate : INFINITY;
+    if (tier == Tier::Nvme)
+      adam = std::max(adam, nvmeRead > 0 && nvmeWrite > 0
+                                ? p.optimizerBytes / nvmeRead +
+                                      p.optimizerBytes / nvmeWrite
+                                : INFINITY);
+    return adam;
+  };
+  double exposedGradients =
+      o.training && d2h > 0 ? std::max(0.0, p.gradientBytes / d2h - backwardSeconds)
+                            : 0;
+
+  auto shortfall = [](StringRef tier, double need, double have) {
+    return llvm::formatv("{0} needs {1}, has {2} ({3} short)", tier,
+                         bytesText(need), bytesText(have),
+                         bytesText(need - have))
+        .str();
+  };
+  auto check = [&](PlacementCandidate &c) {
+    c.feasible = false;
+    if (c.devicePeak > p.deviceBytes)
+      c.why = shortfall("device", c.devicePeak, p.deviceBytes);
+    else if (c.hostPeak > p.hostBytes)
+      c.why = shortfall("host", c.hostPeak, p.hostBytes);
+    else if (c.nvmeUsed > p.nvmeBytes)
+      c.why = shortfall("NVMe", c.nvmeUsed, p.nvmeBytes);
+    else if (!std::isfinite(c.stepSeconds))
+      c.why = "the cluster gives no rate for this tier's transfers or CPU "
+              "optimizer";
+    else
+      c.feasible = true;
+  };
+
+  // 1. Everything on the device.
+  {
+    PlacementCandidate c{"everything on the device"};
+    c.devicePeak = p.otherDeviceBytes + p.parameterBytes + p.gradientBytes +
+                   p.optimizerBytes;
+    c.stepSeconds = e.stepTime;
+    check(c);
+    p.candidates.push_back(c);
+  }
+  // 2-3. Parameters resident, optimizer state and step on the host / NVMe:
+  // gradients go down as produced, updated parameters come back up.
+  for (Tier opt : {Tier::Host, Tier::Nvme}) {
+    if (!o.training)
+      break;
+    PlacementCandidate c;
+    c.name = ("parameters on the device, optimizer on the " + tierName(opt)).str();
+    c.optimizer = opt;
+    c.devicePeak = p.otherDeviceBytes + p.parameterBytes + staging;
+    c.hostPeak = p.gradientBytes + p.parameterBytes +
+                 (opt == Tier::Host ? p.optimizerBytes : 0);
+    c.nvmeUsed = opt == Tier::Nvme ? p.optimizerBytes : 0;
+    c.h2dBytes = p.parameterBytes;
+    c.d2hBytes = p.gradientBytes;
+    c.nvmeBytes = opt == Tier::Nvme ? 2 * p.optimizerBytes : 0;
+    c.stepSeconds = p.computeSeconds + exposedGradients +
+                    offloadedOptimizer(opt) +
+                    (h2d > 0 ? p.parameterBytes / h2d : INFINITY);
+    check(c);
+    p.candidates.push_back(c);
+  }
+  // Parameters resident, the optimizer split: the state of a first share
+  // of the parameters (with their gradients) stays on the device and is
+  // updated there, the rest goes to the host as above. The share is what
+  // the device has room for; the GPU and CPU updates run side by side.
+  if (o.training && p.optimizerBytes > 0) {
+    double room = p.deviceBytes - p.otherDeviceBytes - p.parameterBytes - staging;
+    double share = std::clamp(room / (p.gradientBytes + p.optimizerBytes), 0.0, 1.0);
+    if (share > 0 && share < 1) {
+      PlacementCandidate c;
+      c.name = llvm::formatv("parameters on the device, optimizer {0:F0}% "
+                             "device / host",
+                             share * 100)
+                   .str();
+      c.optimizer = Tier::Host;
+      c.deviceOptimizerShare = share;
+      double away = 1 - share;
+      c.devicePeak = p.otherDeviceBytes + p.parameterBytes + staging +
+                     share * (p.gradientBytes + p.optimizerBytes);
+      c.hostPeak = away * (p.gradientBytes + p.parameterBytes + p.optimizerBytes);
+      c.h2dBytes = away * p.parameterBytes;
+      c.d2hBytes = away * p.gradientBytes;
+      double gpuUpdate = 0;
+      for (const StageEstimate &st : e.stageEstimates)
+        gpuUpdate += st.optimizerStep;
+      double down = d2h > 0 ? std::max(0.0, c.d2hBytes / d2h - backwardSeconds)
+                            : INFINITY;
+      c.stepSeconds = p.computeSeconds + down +
+                      std::max(share * gpuUpdate, away * offloadedOptimizer(Tier::Host)) +
+                      (h2d > 0 ? c.h2dBytes / h2d : INFINITY);
+      check(c);
+      p.candidates.push_back(c);
+    }
+  }
+
+  // 4-5. Parameters streamed in chunks as well (for inference: parameters
+  // streamed, nothing else to place). The chunk schedule does not depend on
+  // where the optimizer runs, so the chunk size is chosen once: the one whose
+  // simulated iteration (plus refreshing resident chunks after the update)
+  // is fastest.
+  std::vector<int> bestChunkOf;
+  lm::ChunkProblem bestProblem;
+  std::optional<lm::ChunkPlan> bestPlan;
+  double bestStreamed = INFINITY, bestResident = 0;
+  int64_t bestSize = 0;
+  std::string streamError;
+  {
+    double budget = p.deviceBytes - p.otherDeviceBytes - staging;
+    SmallVector<int64_t> sizes;
+    if (o.chunkBytes > 0)
+      sizes.push_back(o.chunkBytes);
+    else
+      for (int64_t size = 1 << 20;; size *= 2) {
+        sizes.push_back(size);
+        if (size >= p.parameterBytes)
+          break;
+      }
+    if (budget <= 0)
+      streamError = shortfall("device (activations, temporaries and gradient "
+                              "staging alone)",
+                              p.otherDeviceBytes + staging, p.deviceBytes);
+    for (int64_t size : budget > 0 ? sizes : SmallVector<int64_t>()) {
+      std::vector<int> chunkOf;
+      lm::ChunkProblem cp = chunkProblem(size, chunkOf);
+      cp.budgetBytes = budget;
+      llvm::Expected<lm::ChunkPlan> plan = lm::planChunks(cp);
+      if (!plan) {
+        std::string message = llvm::toString(plan.takeError());
+        if (streamError.empty())
+          streamError = "device: " + message;
+        continue;
+      }
+      double resident = 0;
+      for (int k : plan->residentAtStart)
+        resident += cp.chunkBytes[k];
+      double refresh = o.training && h2d > 0 ? resident / h2d : 0;
+      double step = plan->iterationSeconds + refresh;
+      p.chunkSizeTrials.push_back({size, step});
+      if (step < bestStreamed) {
+        bestStreamed = step;
+        bestResident = resident;
+        bestSize = size;
+        bestChunkOf = std::move(chunkOf);
+        bestProblem = std::move(cp);
+        bestPlan = std::move(*plan);
+      }
+    }
+  }
+  for (Tier opt : {Tier::Host, Tier::Nvme}) {
+    if (!o.training && opt == Tier::Nvme)
+      break;
+    PlacementCandidate c;
+    c.name = o.training ? ("parameters streamed, optimizer on the " +
+                           tierName(opt)).str()
+                        : "parameters streamed";
+    c.params = Tier::Host;
+    c.optimizer = o.training ? opt : Tier::Device;
+    c.d2hBytes = p.gradientBytes;
+    c.hostPeak = p.gradientBytes + p.parameterBytes +
+                 (c.optimizer == Tier::Host ? p.optimizerBytes : 0);
+    c.nvmeUsed = c.optimizer == Tier::Nvme ? p.optimizerBytes : 0;
+    c.nvmeBytes = c.optimizer == Tier::Nvme ? 2 * p.optimizerBytes : 0;
+    if (!bestPlan) {
+      c.why = streamError;
+      c.stepSeconds = INFINITY;
+      p.candidates.push_back(c);
+      continue;
+    }
+    c.chunkBytes = bestSize;
+    c.stepSeconds = bestStreamed + exposedGradients +
+                    offloadedOptimizer(c.optimizer);
+    c.h2dBytes = bestPlan->bytesFetched + (o.training ? bestResident : 0);
+    c.devicePeak = p.otherDeviceBytes + bestPlan->peakBytes + staging;
+    check(c);
+    p.candidates.push_back(c);
+  }
+
+  // The fastest feasible placement.
+  for (auto [i, c] : llvm::enumerate(p.candidates))
+    if (c.feasible &&
+        (p.chosen < 0 || c.stepSeconds < p.candidates[p.chosen].stepSeconds))
+      p.chosen = static_cast<int>(i);
+
+  Builder b(module.getContext());
+  if (const PlacementCandidate *c = p.best()) {
+    if (c->params != Tier::Device) {
+      p.problem = bestProblem;
+      p.plan = *bestPlan;
+      p.chunkOf = bestChunkOf;
+      if (llvm::Error err = lm::simulateChunks(p.problem, p.plan))
+        return func.emitOpError("the chunk schedule failed its replay: ")
+               << llvm::toString(std::move(err));
+      // Training updates every parameter off the device, so each iteration
+      // starts with nothing current there: the bound starts cold.
+      p.lowerBoundH2D = lm::fetchLowerBound(p.problem, /*coldStart=*/o.training);
+    } else {
+      p.lowerBoundH2D = c->h2dBytes;
+    }
+    double trainableSoFar = 0;
+    for (auto [i, op] : llvm::enumerate(weightOrder)) {
+      auto w = cast<WeightOp>(op);
+      p.parameterNames.push_back(w.getName().str());
+      SmallVector<NamedAttribute> attrs = {
+          b.getNamedAttr("tier", b.getStringAttr(tierName(c->params)))};
+      if (c->params != Tier::Device)
+        attrs.push_back(b.getNamedAttr("chunk", b.getI64IntegerAttr(p.chunkOf[i])));
+      if (o.training && w.getRole() == WeightRole::parameter &&
+          isa<FloatType>(w.getType().getElementType())) {
+        // Under a split, the first parameters keep their state on the device.
+        trainableSoFar += weightBytes.lookup(op);
+        Tier tier = trainableSoFar <= c->deviceOptimizerShare * p.gradientBytes
+                        ? Tier::Device
+                        : c->optimizer;
+        attrs.push_back(
+            b.getNamedAttr("optimizer", b.getStringAttr(tierName(tier))));
+      }
+      op->setAttr("loom.placement", b.getDictionaryAttr(attrs));
+    }
+  }
+  SmallVector<NamedAttribute> summary = {
+      b.getNamedAttr("cluster", b.getStringAttr(p.clusterName)),
+      b.getNamedAttr("fits", b.getBoolAttr(p.best() != nullptr))};
+  if (const PlacementCandidate *c = p.best()) {
+    summary.push_back(b.getNamedAttr("placement", b.getStringAttr(c->name)));
+    summary.push_back(b.getNamedAttr("step_time_s", b.getF64FloatAttr(c->stepSeconds)));
+    summary.push_back(b.getNamedAttr("h2d_bytes", b.getF64FloatAttr(c->h2dBytes)));
+    summary.push_back(b.getNamedAttr("d2h_bytes", b.getF64FloatAttr(c->d2hBytes)));
+    summary.push_back(b.getNamedAttr("device_peak_bytes", b.getF64FloatAttr(c->devicePeak)));
+    if (c->chunkBytes)
+      summary.push_back(b.getNamedAttr("chunk_bytes", b.getI64IntegerAttr(c->chunkBytes)));
+  }
+  module->setAttr("loom.memory_plan", b.getDictionaryAttr(summary));
+  return p;
+}
+
+void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os) {
+  os << llvm::formatv("loom-place-memory: {0}, one device: {1} device, {2} "
+                      "host, {3} NVMe\n",
+                      p.clusterName, bytesText(p.deviceBytes),
+                      bytesText(p.hostBytes), bytesText(p.nvmeBytes));
+  os << llvm::formatv("  model state: parameters {0}, gradients {1}, "
+                      "optimizer {2}; activations and temporaries {3}\n",
+                      bytesText(p.parameterBytes), bytesText(p.gradientBytes),
+                      bytesText(p.optimizerBytes),
+                      bytesText(p.otherDeviceBytes));
+  os << llvm::formatv("  unlimited: {0:F3} ms per step\n",
+                      p.unlimitedStepSeconds * 1e3);
+  os << "  placements:\n";
+  for (auto [i, c] : llvm::enumerate(p.candidates)) {
+    os << llvm::formatv("    {0} {1,-50} ", (int)i == p.chosen ? "*" : " ",
+                        c.name);
+    if (!c.feasible) {
+      os << "does not fit: " << c.why << "\n";
+      continue;
+    }
+    os << llvm::formatv("{0:F3} ms, device {1}, host {2}, h2d {3} per step",
+                        c.stepSeconds * 1e3, bytesText(c.devicePeak),
+                        bytesText(c.hostPeak), bytesText(c.h2dBytes));
+    if (c.chunkBytes)
+      os << llvm::formatv(", chunks of {0} MiB", c.chunkBytes >> 20);
+    os << "\n";
+  }
+  const PlacementCandidate *c = p.best();
+  if (!c) {
+    os << "  nothing fits\n";
+    return;
+  }
+  os << llvm::formatv("  chosen: {0}: {1:F3} ms per step, {2:P1} of the "
+                      "unlimited throughput\n",
+                      c->name, c->stepSeconds * 1e3,
+                      c->stepSeconds > 0 ? p.unlimitedStepSeconds / c->stepSeconds
+                                         : 1.0);
+  os << llvm::formatv("  moved per step: host->device {0} (lower bound {1}, "
+                      "{2:F2}x), device->host {3}, NVMe {4}\n",
+                      bytesText(c->h2dBytes), bytesText(p.lowerBoundH2D),
+                      p.lowerBoundH2D > 0 ? c->h2dBytes / p.lowerBoundH2D : 1.0,
+                      bytesText(c->d2hBytes), bytesText(c->nvmeBytes));
+  if (c->params != Tier::Device)
+    os << llvm::formatv("  chunks: {0} of up to {1} MiB, {2} resident, {3} "
+                        "fetches per step ({4} iteration period), stalls "
+                        "{5:F3} ms; replayed by the simulator: ok\n",
+                        p.problem.chunkBytes.size(), c->chunkBytes >> 20,
+                        p.plan.residentAtStart.size(),
+                        p.plan.fetches.size() / p.plan.iterations,
+                        p.plan.iterations, p.plan.stallSeconds * 1e3);
+}

@@ -1,0 +1,52 @@
+//===- Passes.td - memory placement passes -----------------*- tablegen -*-===//
+
+#ifndef LOOM_PASSES_MEMORY_PASSES_TD
+#define LOOM_PASSES_MEMORY_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
+  let summary = "Place parameters, gradients and optimizer state across device, host and NVMe";
+  let description = [{
+    Plans where a single-device program's model state lives, statically:
+    everything on the device; the optimizer state and its step on the host
+    (CPU Adam) or on NVMe, with gradients copied down as they are produced
+    and updated parameters copied back; or parameters streamed from host
+    memory in chunks as well, fetched ahead of use and dropped by furthest
+    next use. Each placement is priced from the cost model's per-op times and
+    memory breakdown and the cluster's host link, CPU Adam rate and NVMe
+    bandwidth; the fastest that fits is kept. For streamed parameters the
+    chunk size is chosen by planning and timing every power-of-two size, and
+    the chosen chunk schedule is replayed by a simulator that checks, event by
+    event, that no chunk is missing when read and the device never holds more
+    than its budget.
+
+    Each weight gets `loom.placement = {tier, chunk, optimizer}` and the
+    module `loom.memory_plan`; the table (placements tried, the chosen one,
+    bytes moved per step against their lower bound, the chunk schedule) goes
+    to stderr or `table=FILE`. docs/memory-placement.md.
+
+    ```
+    loom-opt gpt.mlir --loom-place-memory="cluster=dgx-a100-80g mode=train \
+        memory-fraction=0.25"
+    ```
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", "\"dgx-a100-80g\"",
+           "Cluster preset (NAME or NAME:nodes=N) or a cluster JSON file">,
+    Option<"mode", "mode", "std::string", "\"train\"", "train or infer">,
+    Option<"globalBatch", "global-batch", "int64_t", "0",
+           "Samples per step (default: the IR's batch)">,
+    Option<"precision", "precision", "std::string", "\"ir\"",
+           "ir (element types as written) or fp32, tf32, bf16, fp16, fp8 for all floats">,
+    Option<"memoryFraction", "memory-fraction", "double", "1.0",
+           "Fraction of the device's memory the placement may use">,
+    Option<"chunkBytes", "chunk-bytes", "int64_t", "0",
+           "Chunk size for streamed parameters (0 = chosen by simulation)">,
+    Option<"table", "table", "std::string", "\"-\"",
+           "Write the readable table here ('-' = stderr, 'none' = nowhere)">,
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::func::FuncDialect"];
+}
+
+#endif // LOOM_PASSES_MEMORY_PASSES_TD

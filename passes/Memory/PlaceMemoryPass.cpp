@@ -1,0 +1,59 @@
+//===- PlaceMemoryPass.cpp - the --loom-place-memory pass -----------------===//
+//
+// Thin wrapper over placeMemory(): parses the options, writes the table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Passes/Memory.h"
+
+#include "loom/Memory/Placement.h"
+
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_LOOMPLACEMEMORY
+#include "passes/Memory/Passes.h.inc"
+} // namespace mlir::loom
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+struct LoomPlaceMemoryPass
+    : mlir::loom::impl::LoomPlaceMemoryBase<LoomPlaceMemoryPass> {
+  using LoomPlaceMemoryBase::LoomPlaceMemoryBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (mode != "train" && mode != "infer") {
+      module.emitError("loom-place-memory: mode must be train or infer, not '")
+          << mode << "'";
+      return signalPassFailure();
+    }
+    PlacementOptions o;
+    o.cluster = cluster;
+    o.training = mode == "train";
+    o.globalBatch = globalBatch;
+    o.precision = precision;
+    o.memoryFraction = memoryFraction;
+    o.chunkBytes = chunkBytes;
+    FailureOr<MemoryPlacement> placement = placeMemory(module, o);
+    if (failed(placement))
+      return signalPassFailure();
+    if (table == "none")
+      return;
+    if (table == "-") {
+      printPlacement(*placement, llvm::errs());
+      return;
+    }
+    if (llvm::Error err = llvm::writeToOutput(table, [&](llvm::raw_ostream &os) {
+          printPlacement(*placement, os);
+          return llvm::Error::success();
+        })) {
+      module.emitError("loom-place-memory: cannot write ")
+          << table << ": " << llvm::toString(std::move(err));
+      return signalPassFailure();
+    }
+  }
+};
+} // namespace
