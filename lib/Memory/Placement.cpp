@@ -75,30 +75,18 @@ std::string bytesText(double b) {
 
 } // namespace
 
-FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
-                                                   const PlacementOptions &o) {
-  for (auto grid : module.getOps<shard::GridOp>()) {
-    int64_t devices = 1;
-    for (int64_t n : grid.getShape())
-      devices *= n;
-    if (devices > 1)
-      return grid.emitOpError("spans ")
-             << devices
-             << " devices; memory placement plans one device's program (the "
-                "placement of partitioned programs is not implemented yet)";
-  }
-  if (!(o.memoryFraction > 0 && o.memoryFraction <= 1))
-    return module.emitError("loom-place-memory: memory-fraction must be in "
-                            "(0, 1], not ")
-           << o.memoryFraction;
-  if (o.chunkBytes < 0)
-    return module.emitError("loom-place-memory: chunk-bytes must be >= 0");
-
+/// Every placement under one activation policy (`recompute`: none or full,
+/// as the estimator models it), with the chosen one's chunk schedule
+/// replayed. Nothing is written to the IR.
+static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
+                                           const PlacementOptions &o,
+                                           StringRef recompute) {
   EstimateOptions eo;
   eo.cluster = o.cluster;
   eo.training = o.training;
   eo.globalBatch = o.globalBatch;
   eo.precision = o.precision;
+  eo.recompute = recompute.str();
   eo.annotateOps = true;
   FailureOr<Estimate> estimate = estimateModule(module, eo);
   if (failed(estimate))
@@ -110,12 +98,6 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
 
   // Steps in program order, with the weights each reads; the estimator's
   // per-op annotations are read and removed.
-  func::FuncOp func;
-  for (auto f : module.getOps<func::FuncOp>())
-    if (!f.isExternal() && (!func || f.getSymName() == "main"))
-      func = f;
-  if (!func)
-    return module.emitError("loom-place-memory: no function with a body");
   SmallVector<OpStep> steps;
   llvm::MapVector<Operation *, double> weightBytes; // first-use order
   func.walk([&](Operation *op) {
@@ -130,6 +112,11 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     s.backward = o.training ? attrSeconds(cost, "bwd_time_us") +
                                   attrSeconds(cost, "bwd_comm_us")
                             : 0;
+    // Full recomputation re-runs the op's forward just before its backward,
+    // reading the same weights (the estimator keeps a few cut points; this
+    // counts every op, slightly pessimistic).
+    if (o.training && recompute == "full")
+      s.backward += s.forward;
     for (Value v : op->getOperands())
       if (auto w = lookThroughShards(v).getDefiningOp<WeightOp>()) {
         if (!llvm::is_contained(s.weights, w))
@@ -406,7 +393,6 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         (p.chosen < 0 || c.stepSeconds < p.candidates[p.chosen].stepSeconds))
       p.chosen = static_cast<int>(i);
 
-  Builder b(module.getContext());
   if (const PlacementCandidate *c = p.best()) {
     if (c->params != Tier::Device) {
       p.problem = bestProblem;
@@ -421,8 +407,72 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
+  }
+  for (auto [op, bytes] : weightBytes) {
+    p.weights.push_back(op);
+    p.weightBytes.push_back(bytes);
+  }
+  return p;
+}
+
+FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
+                                                   const PlacementOptions &o) {
+  for (auto grid : module.getOps<shard::GridOp>()) {
+    int64_t devices = 1;
+    for (int64_t n : grid.getShape())
+      devices *= n;
+    if (devices > 1)
+      return grid.emitOpError("spans ")
+             << devices
+             << " devices; memory placement plans one device's program (the "
+                "placement of partitioned programs is not implemented yet)";
+  }
+  if (!(o.memoryFraction > 0 && o.memoryFraction <= 1))
+    return module.emitError("loom-place-memory: memory-fraction must be in "
+                            "(0, 1], not ")
+           << o.memoryFraction;
+  if (o.chunkBytes < 0)
+    return module.emitError("loom-place-memory: chunk-bytes must be >= 0");
+  func::FuncOp func;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isExternal() && (!func || f.getSymName() == "main"))
+      func = f;
+  if (!func)
+    return module.emitError("loom-place-memory: no function with a body");
+
+  // Without recomputation, and (training) with full recomputation, which
+  // keeps only the activations between blocks and recomputes the rest in
+  // the backward: its placements join the list, and the fastest of all wins.
+  FailureOr<MemoryPlacement> placement = evaluate(module, func, o, "none");
+  if (failed(placement))
+    return failure();
+  MemoryPlacement &p = *placement;
+  if (o.training) {
+    FailureOr<MemoryPlacement> full = evaluate(module, func, o, "full");
+    if (failed(full))
+      return failure();
+    p.otherDeviceBytesRecomputed = full->otherDeviceBytes;
+    size_t offset = p.candidates.size();
+    for (PlacementCandidate c : full->candidates) {
+      c.recompute = true;
+      c.name += " + recompute";
+      p.candidates.push_back(std::move(c));
+    }
+    const PlacementCandidate *mine = p.best(), *theirs = full->best();
+    if (theirs && (!mine || theirs->stepSeconds < mine->stepSeconds)) {
+      p.chosen = static_cast<int>(offset) + full->chosen;
+      p.problem = std::move(full->problem);
+      p.plan = std::move(full->plan);
+      p.chunkOf = std::move(full->chunkOf);
+      p.lowerBoundH2D = full->lowerBoundH2D;
+      p.chunkSizeTrials = std::move(full->chunkSizeTrials);
+    }
+  }
+
+  Builder b(module.getContext());
+  if (const PlacementCandidate *c = p.best()) {
     double trainableSoFar = 0;
-    for (auto [i, op] : llvm::enumerate(weightOrder)) {
+    for (auto [i, op] : llvm::enumerate(p.weights)) {
       auto w = cast<WeightOp>(op);
       p.parameterNames.push_back(w.getName().str());
       SmallVector<NamedAttribute> attrs = {
@@ -432,7 +482,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       if (o.training && w.getRole() == WeightRole::parameter &&
           isa<FloatType>(w.getType().getElementType())) {
         // Under a split, the first parameters keep their state on the device.
-        trainableSoFar += weightBytes.lookup(op);
+        trainableSoFar += p.weightBytes[i];
         Tier tier = trainableSoFar <= c->deviceOptimizerShare * p.gradientBytes
                         ? Tier::Device
                         : c->optimizer;
@@ -447,6 +497,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       b.getNamedAttr("fits", b.getBoolAttr(p.best() != nullptr))};
   if (const PlacementCandidate *c = p.best()) {
     summary.push_back(b.getNamedAttr("placement", b.getStringAttr(c->name)));
+    summary.push_back(b.getNamedAttr("recompute", b.getBoolAttr(c->recompute)));
     summary.push_back(b.getNamedAttr("step_time_s", b.getF64FloatAttr(c->stepSeconds)));
     summary.push_back(b.getNamedAttr("h2d_bytes", b.getF64FloatAttr(c->h2dBytes)));
     summary.push_back(b.getNamedAttr("d2h_bytes", b.getF64FloatAttr(c->d2hBytes)));
@@ -464,15 +515,19 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                       p.clusterName, bytesText(p.deviceBytes),
                       bytesText(p.hostBytes), bytesText(p.nvmeBytes));
   os << llvm::formatv("  model state: parameters {0}, gradients {1}, "
-                      "optimizer {2}; activations and temporaries {3}\n",
+                      "optimizer {2}; activations and temporaries {3}",
                       bytesText(p.parameterBytes), bytesText(p.gradientBytes),
                       bytesText(p.optimizerBytes),
                       bytesText(p.otherDeviceBytes));
+  if (p.otherDeviceBytesRecomputed >= 0)
+    os << llvm::formatv(" ({0} with recomputation)",
+                        bytesText(p.otherDeviceBytesRecomputed));
+  os << "\n";
   os << llvm::formatv("  unlimited: {0:F3} ms per step\n",
                       p.unlimitedStepSeconds * 1e3);
   os << "  placements:\n";
   for (auto [i, c] : llvm::enumerate(p.candidates)) {
-    os << llvm::formatv("    {0} {1,-50} ", (int)i == p.chosen ? "*" : " ",
+    os << llvm::formatv("    {0} {1,-62} ", (int)i == p.chosen ? "*" : " ",
                         c.name);
     if (!c.feasible) {
       os << "does not fit: " << c.why << "\n";

@@ -42,6 +42,8 @@ struct PlacementCandidate {
   /// gradients and optimizer state stay on the device when `optimizer` is
   /// not the device.
   double deviceOptimizerShare = 0;
+  bool recompute = false; // full activation recomputation
+
   bool feasible = false;
   std::string why;       // when infeasible: the first tier short, by how much
   int64_t chunkBytes = 0;
@@ -55,11 +57,14 @@ struct MemoryPlacement {
   double deviceBytes = 0, hostBytes = 0, nvmeBytes = 0; // capacities
   double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
   double otherDeviceBytes = 0; // activations, temporaries, comm buffers
+  double otherDeviceBytesRecomputed = -1; // the same with recomputation
   double computeSeconds = 0;   // forward (+ backward) with no limits
   double unlimitedStepSeconds = 0;
   std::vector<PlacementCandidate> candidates; // in the order tried
   int chosen = -1;                            // index, -1 = nothing fits
   // The chosen candidate's chunk schedule (parameters streamed only).
+  std::vector<Operation *> weights;        // in first-use order
+  std::vector<double> weightBytes;
   std::vector<std::string> parameterNames; // in first-use order
   std::vector<int> chunkOf;                // per parameter
   ::loom::memory::ChunkProblem problem;
@@ -72,7 +77,9 @@ struct MemoryPlacement {
   }
 };
 
-/// Places the model state of the module's single-device function and
+/// Places the model state of the module's single-device function (trying
+/// each placement without and, in training, with full activation
+/// recomputation) and
 /// annotates each weight with `loom.placement` and the module with
 /// `loom.memory_plan`. Errors name the function or weight at fault.
 FailureOr<MemoryPlacement> placeMemory(ModuleOp module,
