@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""The largest GPT that trains on one GPU under --loom-place-memory.
+
+For each setup (a GPU and its host memory and NVMe), the GPT family of
+bench/gpt_plan.py is searched: at each width (hidden, heads) the deepest
+model whose placement fits is found by bisection on the layer count, and
+the largest of those is reported with its placement, its predicted
+throughput as a fraction of the same model without memory limits, the
+host-to-device bytes per step against their lower bound, and the time
+loom-opt took to place it.
+
+The setups are one-GPU clusters derived from the presets (one device per
+node, so the node's host memory, CPU Adam rate and NVMe serve one GPU):
+
+  a100-80g-2tb  A100-SXM4-80GB, 2 TiB host memory (ZeRO-Infinity's class
+                of single-GPU box)
+  a100-40g      A100-SXM4-40GB, 1 TiB host (the DGX A100 320GB's), Elixir's
+                GPU
+  v100-32g-240  V100-SXM2-32GB with 240 GB host (PatrickStar's node has
+                8 such GPUs sharing it; this is one GPU with all of it);
+                fp16, since V100 has no bf16
+
+Usage: bench/memory_placement.py [--setups a,b] [--seq 1024]
+       [--micro-batch 4] [--loom-opt PATH]
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+WIDTHS = [(2048, 16), (2560, 32), (4096, 32), (5120, 40), (6144, 48),
+          (8192, 64), (12288, 96), (16384, 128), (25600, 160)]
+
+
+def one_gpu_cluster(preset, name, description, device_gib=None, host_gib=None):
+    with open(os.path.join(ROOT, "clusters", preset + ".json")) as f:
+        spec = json.load(f)
+    spec["name"] = name
+    spec["description"] = description
+    spec["sources"] = spec.get("sources", []) + [
+        f"bench/memory_placement.py: derived from {preset}, one device per node"]
+    spec["levels"] = [dict(spec["levels"][0], fanout=1)]
+    if device_gib:
+        spec["device"]["memory_GiB"] = device_gib
+    if host_gib:
+        spec["host"]["memory_GiB"] = host_gib
+    return spec
+
+
+DTYPE = {"v100-32g-240": "f16"}  # the rest bf16
+
+SETUPS = {
+    "a100-80g-2tb": lambda: one_gpu_cluster(
+        "dgx-a100-80g", "a100-80g-2tb", "one A100-SXM4-80GB, 2 TiB host",
+        host_gib=2048),
+    "a100-40g": lambda: one_gpu_cluster(
+        "dgx-a100-40g", "a100-40g", "one A100-SXM4-40GB, 1 TiB host"),
+    "v100-32g-240": lambda: one_gpu_cluster(
+        "dgx1-v100", "v100-32g-240", "one V100-SXM2-32GB, 240 GB host",
+        device_gib=32, host_gib=240 * 1e9 / 2**30),
+}
+
+# What the anchors report for the same class of setup (docs/benchmarks.md
+# cites them).
+PUBLISHED = {
+    "a100-80g-2tb": "ZeRO-Infinity: trillion-parameter fine-tuning on one DGX-2 node (NVMe)",
+    "a100-40g": "Elixir: 84% of pure-GPU efficiency beyond GPU memory",
+    "v100-32g-240": "ZeRO-Offload: 13B on one V100-32GB; PatrickStar: 12B on 8xV100 + 240 GB",
+}
+
+
+def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp):
+    ir = os.path.join(tmp, "gpt.mlir")
+    subprocess.run([sys.executable, os.path.join(HERE, "gpt_plan.py"), "--no-plan",
+                    "--layers", str(layers), "--hidden", str(hidden),
+                    "--heads", str(heads), "--seq", str(args.seq),
+                    "--vocab", "51200", "--micro-batch", str(args.micro_batch),
+                    "--dtype", dtype, "-o", ir], check=True)
+    table = os.path.join(tmp, "table.txt")
+    t0 = time.perf_counter()
+    out = subprocess.run([loom_opt, ir, "--loom-place-memory=cluster=%s mode=train table=%s"
+                          % (cluster_path, table), "-o", os.path.join(tmp, "placed.mlir")],
+                         capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if out.returncode != 0:
+        sys.exit(f"loom-opt failed on {layers}x{hidden}:\n{out.stderr}")
+    text = open(table).read()
+    result = {"layers": layers, "hidden": hidden, "heads": heads, "seconds": seconds,
+              "fits": "nothing fits" not in text, "table": text}
+    m = re.search(r"parameters ([0-9.]+) (\w+), gradients", text)
+    units = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+    result["param_bytes"] = float(m.group(1)) * units[m.group(2)]
+    m = re.search(r"chosen: (.*): ([0-9.]+) ms per step, ([0-9.]+)% of the unlimited", text)
+    if m:
+        result.update(placement=m.group(1), step_ms=float(m.group(2)),
+                      fraction=float(m.group(3)) / 100)
+        m = re.search(r"host->device ([0-9.]+ \w+) \(lower bound ([0-9.]+ \w+), ([0-9.]+)x\)", text)
+        result.update(h2d=m.group(1), bound=m.group(2), ratio=float(m.group(3)))
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--setups", default=",".join(SETUPS))
+    ap.add_argument("--seq", type=int, default=1024)
+    ap.add_argument("--micro-batch", type=int, default=4)
+    ap.add_argument("--max-layers", type=int, default=512)
+    ap.add_argument("--loom-opt", default=os.path.join(ROOT, "build", "bin", "loom-opt"))
+    args = ap.parse_args()
+    print(f"GPT, sequence {args.seq}, micro-batch {args.micro_batch}, 16-bit, Adam; "
+          f"deepest fitting model per width by bisection")
+    with tempfile.TemporaryDirectory() as tmp:
+        for setup in args.setups.split(","):
+            spec = SETUPS[setup]()
+            cluster_path = os.path.join(tmp, setup + ".json")
+            with open(cluster_path, "w") as f:
+                json.dump(spec, f)
+            best, runs, seconds = None, 0, []
+            for hidden, heads in WIDTHS:
+                lo, hi = 0, args.max_layers + 1  # lo fits (0: none), hi does not
+                fit_at = {}
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    r = place(args.loom_opt, cluster_path, DTYPE.get(setup, "bf16"),
+                              hidden, heads, mid, args, tmp)
+                    runs += 1
+                    seconds.append(r["seconds"])
+                    if r["fits"]:
+                        lo, fit_at[mid] = mid, r
+                    else:
+                        hi = mid
+                if lo and (best is None or fit_at[lo]["param_bytes"] > best["param_bytes"]):
+                    best = fit_at[lo]
+            print(f"\n{setup}: {spec['description']}")
+            if best is None:
+                print("  nothing fits")
+                continue
+            params = best["param_bytes"] / 2 / 1e9  # 16-bit
+            print(f"  largest: {params:.1f}B parameters ({best['layers']} layers x "
+                  f"{best['hidden']} hidden, {best['heads']} heads)")
+            print(f"  placement: {best['placement']}")
+            print(f"  predicted: {best['step_ms']:.0f} ms per step, {best['fraction']:.1%} "
+                  f"of the same model without memory limits")
+            print(f"  host->device per step: {best['h2d']} (lower bound {best['bound']}, "
+                  f"{best['ratio']:.2f}x)")
+            print(f"  placement time: {max(seconds):.2f} s at most, {sum(seconds) / len(seconds):.2f} s "
+                  f"on average over {runs} placements (loom-opt, including the estimate)")
+            if best["layers"] == args.max_layers:
+                print(f"  (the search's depth limit, --max-layers {args.max_layers}: "
+                      f"larger models may fit)")
+            # Model state (16 bytes per parameter with Adam) twice the GPU's
+            # memory, at 4096 hidden: TARGETS.md's 90% bar.
+            device = spec["device"]["memory_GiB"] * 2**30
+            layers = max(1, round(2 * device / 16 / (12 * 4096 ** 2)))
+            r = place(args.loom_opt, cluster_path, DTYPE.get(setup, "bf16"),
+                      4096, 32, layers, args, tmp)
+            state = r["param_bytes"] * 8 / device
+            if r["fits"]:
+                print(f"  model state {state:.1f}x GPU memory ({layers} x 4096): "
+                      f"{r['fraction']:.1%} of the unlimited throughput, {r['placement']}")
+            else:
+                print(f"  model state {state:.1f}x GPU memory ({layers} x 4096): does not fit")
+            print(f"  published: {PUBLISHED[setup]}")
+
+
+if __name__ == "__main__":
+    main()
