@@ -13,6 +13,8 @@
 
 #include "loom/Memory/Placement.h"
 
+#include "loom/Memory/Arena.h"
+
 #include "dialects/Loom/IR/LoomOps.h"
 #include "loom/Cost/Estimate.h"
 
@@ -74,6 +76,120 @@ std::string bytesText(double b) {
 }
 
 } // namespace
+
+/// The device's static memory plan for placement `c`: every buffer it holds
+/// over the schedule's positions (forward steps, then backward steps, for
+/// each iteration of the chunk plan's period) gets an arena offset.
+///  * parameters: resident ones all along; streamed chunks from the
+///    position after the last read of the chunks their fetch evicts (when
+///    the fetch may start) until their own eviction;
+///  * gradients and optimizer state kept on the device, and the gradient
+///    staging buffers: all along;
+///  * activations (op results): from their op to their last forward read,
+///    and without recomputation until the backward of their first reader;
+///    with full recomputation, again at their op's backward step only.
+static LogicalResult
+planDeviceArena(func::FuncOp func, MemoryPlacement &p,
+                const PlacementCandidate &c, ArrayRef<OpStep> steps,
+                const llvm::MapVector<Operation *, double> &weightBytes,
+                bool training, bool recomputed, double staging) {
+  int64_t n = static_cast<int64_t>(steps.size());
+  int64_t perIteration = training ? 2 * n : n;
+  int64_t iterations = c.params == Tier::Device ? 1 : p.plan.iterations;
+  int64_t total = perIteration * iterations;
+  std::vector<lm::Buffer> buffers;
+  auto whole = [&](std::string name, double bytes) {
+    if (bytes > 0)
+      buffers.push_back({std::move(name), static_cast<int64_t>(bytes), 0, total});
+  };
+  // Parameters.
+  if (c.params == Tier::Device) {
+    for (auto &[op, bytes] : weightBytes)
+      whole(cast<WeightOp>(op).getName().str(), bytes);
+  } else {
+    const lm::ChunkProblem &cp = p.problem;
+    std::vector<std::vector<int>> readsAt(total);
+    for (int64_t k = 0; k < total; ++k)
+      readsAt[k] = cp.steps[k % perIteration].reads;
+    auto lastReadBefore = [&](int chunk, int64_t step) -> int64_t {
+      for (int64_t k = step - 1; k >= 0; --k)
+        if (llvm::is_contained(readsAt[k], chunk))
+          return k;
+      return -1;
+    };
+    std::vector<int64_t> since(cp.chunkBytes.size(), -1);
+    for (int chunk : p.plan.residentAtStart)
+      since[chunk] = 0;
+    auto close = [&](int chunk, int64_t end) {
+      buffers.push_back({llvm::formatv("chunk {0}", chunk).str(),
+                         cp.chunkBytes[chunk], since[chunk], end});
+      since[chunk] = -1;
+    };
+    for (const lm::Fetch &f : p.plan.fetches) {
+      int64_t start = 0;
+      for (int v : f.evicts) {
+        int64_t last = lastReadBefore(v, f.forStep);
+        close(v, last + 1);
+        start = std::max(start, last + 1);
+      }
+      since[f.chunk] = std::min<int64_t>(start, f.forStep);
+    }
+    for (auto [chunk, from] : llvm::enumerate(since))
+      if (from >= 0)
+        close(static_cast<int>(chunk), total);
+  }
+  // Gradients and optimizer state on the device, and gradient staging.
+  if (training) {
+    double share = c.optimizer == Tier::Device ? 1 : c.deviceOptimizerShare;
+    whole("gradients on the device", share * p.gradientBytes);
+    whole("optimizer state on the device", share * p.optimizerBytes);
+    if (share < 1) {
+      whole("gradient staging 0", staging / 2);
+      whole("gradient staging 1", staging / 2);
+    }
+  }
+  // Activations.
+  DenseMap<Operation *, int64_t> index;
+  for (auto [i, s] : llvm::enumerate(steps))
+    index[s.op] = static_cast<int64_t>(i);
+  for (auto [i, s] : llvm::enumerate(steps)) {
+    for (Value v : s.op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type)
+        continue;
+      double bytes = type.getNumElements() * elementBytes(type.getElementType(), {});
+      int64_t lastUse = static_cast<int64_t>(i), firstUser = n;
+      for (Operation *user : v.getUsers()) {
+        Operation *u = user;
+        while (u && !index.count(u))
+          u = u->getParentOp();
+        if (!u)
+          continue;
+        lastUse = std::max(lastUse, index.lookup(u));
+        firstUser = std::min(firstUser, index.lookup(u));
+      }
+      for (int64_t it = 0; it < iterations; ++it) {
+        int64_t base = it * perIteration, def = static_cast<int64_t>(i);
+        int64_t end = lastUse + 1;
+        if (training && !recomputed && firstUser < n)
+          end = 2 * n - firstUser; // through the backward of its first reader
+        buffers.push_back({"activation", static_cast<int64_t>(bytes),
+                           base + def, base + end});
+        if (training && recomputed)
+          buffers.push_back({"recomputed activation", static_cast<int64_t>(bytes),
+                             base + 2 * n - 1 - def, base + 2 * n - def});
+      }
+    }
+  }
+  lm::ArenaPlan arena = lm::assignOffsets(buffers);
+  if (llvm::Error err = lm::checkArena(buffers, arena))
+    return func.emitOpError("the device arena failed its check: ")
+           << llvm::toString(std::move(err));
+  p.arenaBytes = static_cast<double>(arena.arenaBytes);
+  p.arenaLiveBound = static_cast<double>(arena.liveBound);
+  p.arenaBuffers = static_cast<int64_t>(buffers.size());
+  return success();
+}
 
 /// Every placement under one activation policy (`recompute`: none or full,
 /// as the estimator models it), with the chosen one's chunk schedule
@@ -407,6 +523,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
+    if (failed(planDeviceArena(func, p, *c, steps, weightBytes, o.training,
+                               recompute == "full", staging)))
+      return failure();
   }
   for (auto [op, bytes] : weightBytes) {
     p.weights.push_back(op);
@@ -465,6 +584,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       p.plan = std::move(full->plan);
       p.chunkOf = std::move(full->chunkOf);
       p.lowerBoundH2D = full->lowerBoundH2D;
+      p.arenaBytes = full->arenaBytes;
+      p.arenaLiveBound = full->arenaLiveBound;
+      p.arenaBuffers = full->arenaBuffers;
       p.chunkSizeTrials = std::move(full->chunkSizeTrials);
     }
   }
@@ -555,6 +677,12 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                       bytesText(c->h2dBytes), bytesText(p.lowerBoundH2D),
                       p.lowerBoundH2D > 0 ? c->h2dBytes / p.lowerBoundH2D : 1.0,
                       bytesText(c->d2hBytes), bytesText(c->nvmeBytes));
+  os << llvm::formatv("  device arena: {0} buffers in {1}, {2:P1} over the "
+                      "{3} most live at once\n",
+                      p.arenaBuffers, bytesText(p.arenaBytes),
+                      p.arenaLiveBound > 0 ? p.arenaBytes / p.arenaLiveBound - 1
+                                           : 0.0,
+                      bytesText(p.arenaLiveBound));
   if (c->params != Tier::Device)
     os << llvm::formatv("  chunks: {0} of up to {1} MiB, {2} resident, {3} "
                         "fetches per step ({4} iteration period), stalls "

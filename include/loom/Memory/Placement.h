@@ -70,6 +70,9 @@ struct MemoryPlacement {
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
   double lowerBoundH2D = 0; // bytes per step, for the chosen placement
+  // The chosen placement's static device memory plan (Arena.h).
+  double arenaBytes = 0, arenaLiveBound = 0;
+  int64_t arenaBuffers = 0;
   std::vector<std::pair<int64_t, double>> chunkSizeTrials; // bytes, step s
 
   const PlacementCandidate *best() const {
