@@ -13,7 +13,9 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
+#include <set>
 
 using namespace loom::memory;
 
@@ -61,21 +63,57 @@ ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
       return a.bytes > b.bytes;
     return a.end - a.start > b.end - b.start;
   });
-  std::vector<size_t> placed;
+  // Placed buffers by blocks of schedule positions, so that finding those
+  // live at the same time as a new one does not scan every buffer.
+  int64_t first = 0, last = 1;
+  for (const Buffer &b : buffers)
+    if (b.end > b.start) {
+      first = std::min(first, b.start);
+      last = std::max(last, b.end);
+    }
+  int64_t blockSize = std::max<int64_t>(1, (last - first) / 1024 + 1);
+  std::vector<std::vector<size_t>> blocks((last - first) / blockSize + 1);
+  std::vector<size_t> seenAt(buffers.size(), SIZE_MAX);
+  // Buffers spanning many blocks (weights, optimizer state) are kept in one
+  // list instead, or every block would hold them all.
+  constexpr int64_t kLongBlocks = 8;
+  std::vector<size_t> longLived;
+  // Buffers live over the whole schedule share with nothing: they stack at
+  // the bottom, and the rest is placed above them.
+  int64_t floor = 0;
+  std::vector<bool> permanent(buffers.size(), false);
+  for (size_t i : order) {
+    const Buffer &b = buffers[i];
+    if (b.bytes > 0 && b.start <= first && b.end >= last) {
+      permanent[i] = true;
+      plan.offsets[i] = floor;
+      floor += aligned(b.bytes, alignment);
+    }
+  }
+  plan.arenaBytes = floor;
   for (size_t i : order) {
     const Buffer &b = buffers[i];
     int64_t size = aligned(b.bytes, alignment);
-    if (size == 0 || b.end <= b.start) {
-      continue; // never live: offset 0, takes no room
+    if (size == 0 || b.end <= b.start || permanent[i]) {
+      continue; // never live (offset 0, takes no room), or placed above
     }
     // Occupied ranges of buffers live at the same time, by offset.
     std::vector<std::pair<int64_t, int64_t>> busy;
-    for (size_t j : placed)
-      if (overlapInTime(b, buffers[j]))
+    int64_t lo = (b.start - first) / blockSize, hi = (b.end - 1 - first) / blockSize;
+    auto consider = [&](size_t j) {
+      if (seenAt[j] != i && overlapInTime(b, buffers[j])) {
+        seenAt[j] = i;
         busy.push_back({plan.offsets[j],
                         plan.offsets[j] + aligned(buffers[j].bytes, alignment)});
+      }
+    };
+    for (size_t j : longLived)
+      consider(j);
+    for (int64_t k = lo; k <= hi; ++k)
+      for (size_t j : blocks[k])
+        consider(j);
     llvm::sort(busy);
-    int64_t offset = 0;
+    int64_t offset = floor;
     for (auto [lo, hi] : busy) {
       if (lo - offset >= size)
         break;
@@ -83,7 +121,11 @@ ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
     }
     plan.offsets[i] = offset;
     plan.arenaBytes = std::max(plan.arenaBytes, offset + size);
-    placed.push_back(i);
+    if (hi - lo >= kLongBlocks)
+      longLived.push_back(i);
+    else
+      for (int64_t k = lo; k <= hi; ++k)
+        blocks[k].push_back(i);
   }
   plan.liveBound = liveBound(buffers, alignment);
   return plan;
@@ -98,6 +140,8 @@ llvm::Error loom::memory::checkArena(const std::vector<Buffer> &buffers,
     return fail(llvm::formatv("the plan has {0} offsets for {1} buffers",
                               plan.offsets.size(), buffers.size()));
   for (auto [i, b] : llvm::enumerate(buffers)) {
+    if (b.bytes <= 0 || b.end <= b.start)
+      continue; // never live: takes no room
     int64_t off = plan.offsets[i];
     if (off % alignment || off < 0 ||
         off + aligned(b.bytes, alignment) > plan.arenaBytes)
@@ -105,18 +149,40 @@ llvm::Error loom::memory::checkArena(const std::vector<Buffer> &buffers,
                                 "misaligned or outside the {3}-byte arena",
                                 b.name, off, b.bytes, plan.arenaBytes));
   }
-  for (size_t i = 0; i < buffers.size(); ++i)
-    for (size_t j = i + 1; j < buffers.size(); ++j) {
-      const Buffer &a = buffers[i], &b = buffers[j];
-      if (a.bytes <= 0 || b.bytes <= 0 || !overlapInTime(a, b))
-        continue;
-      int64_t ea = plan.offsets[i] + aligned(a.bytes, alignment),
-              eb = plan.offsets[j] + aligned(b.bytes, alignment);
-      if (plan.offsets[i] < eb && plan.offsets[j] < ea)
-        return fail(llvm::formatv("buffers '{0}' and '{1}' are live together "
-                                  "and share bytes",
-                                  a.name, b.name));
+  // Sweep over positions keeping the live buffers ordered by offset: they
+  // are pairwise disjoint so far, so a new one overlaps some live buffer iff
+  // it overlaps its neighbour on either side.
+  std::vector<std::pair<int64_t, int64_t>> events; // (position, +-(index+1))
+  for (auto [i, b] : llvm::enumerate(buffers))
+    if (b.bytes > 0 && b.end > b.start) {
+      events.push_back({b.start, static_cast<int64_t>(i) + 1});
+      events.push_back({b.end, -static_cast<int64_t>(i) - 1});
     }
+  llvm::sort(events, [](auto &x, auto &y) {
+    return x.first != y.first ? x.first < y.first : x.second < y.second;
+  });
+  std::set<std::pair<int64_t, size_t>> live; // (offset, index)
+  for (auto [pos, e] : events) {
+    size_t i = static_cast<size_t>(std::abs(e) - 1);
+    if (e < 0) {
+      live.erase({plan.offsets[i], i});
+      continue;
+    }
+    auto end = [&](size_t j) {
+      return plan.offsets[j] + aligned(buffers[j].bytes, alignment);
+    };
+    auto next = live.lower_bound({plan.offsets[i], 0});
+    if (next != live.end() && next->first < end(i))
+      return fail(llvm::formatv("buffers '{0}' and '{1}' are live together "
+                                "and share bytes",
+                                buffers[next->second].name, buffers[i].name));
+    if (next != live.begin() && end(std::prev(next)->second) > plan.offsets[i])
+      return fail(llvm::formatv("buffers '{0}' and '{1}' are live together "
+                                "and share bytes",
+                                buffers[std::prev(next)->second].name,
+                                buffers[i].name));
+    live.insert({plan.offsets[i], i});
+  }
   if (plan.liveBound != liveBound(buffers, alignment))
     return fail("the plan's live bound is not the buffers' peak");
   return llvm::Error::success();

@@ -128,7 +128,10 @@ std::vector<Fetch> beladyIteration(const ChunkProblem &p,
             victim = v;
           }
         }
-        // validate() guarantees the step's own chunks fit.
+        // validate() guarantees the step's own chunks fit; a budget the
+        // step fills to within rounding leaves nothing to evict.
+        if (victim < 0)
+          break;
         resident.erase(victim);
         used -= p.chunkBytes[victim];
         f.evicts.push_back(victim);
@@ -268,6 +271,11 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
     if (f.chunk < 0 || f.chunk >= static_cast<int>(chunks))
       return fail(llvm::formatv("fetch {0} moves chunk {1}, which does not exist",
                                 k, f.chunk));
+    if (f.forStep < 0 || f.forStep >= static_cast<int>(reads.size()) ||
+        !llvm::is_contained(reads[f.forStep], f.chunk))
+      return fail(llvm::formatv("fetch {0} brings chunk {1} for step {2}, "
+                                "which does not read it",
+                                k, f.chunk, f.forStep));
     double expectedEnd =
         f.start + p.linkLatency + p.chunkBytes[f.chunk] / p.hostToDevice;
     if (f.start + 1e-12 < linkFree || std::abs(f.end - expectedEnd) > 1e-9)
@@ -335,14 +343,18 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
   llvm::sort(events, [](auto &a, auto &b) {
     return a.first != b.first ? a.first < b.first : a.second < b.second;
   });
-  double used = 0;
+  double used = 0, peak = 0;
   for (auto [t, delta] : events) {
     used += delta;
+    peak = std::max(peak, used);
     if (used > p.budgetBytes * (1 + 1e-12))
       return fail(llvm::formatv("the device holds {0} bytes of chunks at {1} "
                                 "s, over the budget of {2}",
                                 used, t, p.budgetBytes));
   }
+  if (std::abs(peak - plan.peakBytes) > 1e-6 * std::max(1.0, peak))
+    return fail(llvm::formatv("the replay peaks at {0} bytes, the plan says {1}",
+                              peak, plan.peakBytes));
   return llvm::Error::success();
 }
 
@@ -388,6 +400,8 @@ double loom::memory::fetchLowerBound(const ChunkProblem &p, bool coldStart) {
             victim = static_cast<int>(v);
           }
         }
+        if (victim < 0)
+          break;
         double take = std::min(over, resident[victim]);
         resident[victim] -= take;
         used -= take;

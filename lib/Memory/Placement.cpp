@@ -92,7 +92,8 @@ static LogicalResult
 planDeviceArena(func::FuncOp func, MemoryPlacement &p,
                 const PlacementCandidate &c, ArrayRef<OpStep> steps,
                 const llvm::MapVector<Operation *, double> &weightBytes,
-                bool training, bool recomputed, double staging) {
+                bool training, bool recomputed, double staging,
+                std::optional<::loom::Precision> forced) {
   int64_t n = static_cast<int64_t>(steps.size());
   int64_t perIteration = training ? 2 * n : n;
   int64_t iterations = c.params == Tier::Device ? 1 : p.plan.iterations;
@@ -125,14 +126,18 @@ planDeviceArena(func::FuncOp func, MemoryPlacement &p,
                          cp.chunkBytes[chunk], since[chunk], end});
       since[chunk] = -1;
     };
+    // Fetches start in issue order, each once its victims' last reads are
+    // over, so a chunk's bytes are never claimed before they are free.
+    int64_t previousStart = 0;
     for (const lm::Fetch &f : p.plan.fetches) {
-      int64_t start = 0;
+      int64_t start = previousStart;
       for (int v : f.evicts) {
         int64_t last = lastReadBefore(v, f.forStep);
-        close(v, last + 1);
+        close(v, std::max<int64_t>(last + 1, since[v]));
         start = std::max(start, last + 1);
       }
-      since[f.chunk] = std::min<int64_t>(start, f.forStep);
+      since[f.chunk] = start = std::min<int64_t>(start, f.forStep);
+      previousStart = start;
     }
     for (auto [chunk, from] : llvm::enumerate(since))
       if (from >= 0)
@@ -157,7 +162,8 @@ planDeviceArena(func::FuncOp func, MemoryPlacement &p,
       auto type = dyn_cast<RankedTensorType>(v.getType());
       if (!type)
         continue;
-      double bytes = type.getNumElements() * elementBytes(type.getElementType(), {});
+      double bytes =
+          type.getNumElements() * elementBytes(type.getElementType(), forced);
       int64_t lastUse = static_cast<int64_t>(i), firstUser = n;
       for (Operation *user : v.getUsers()) {
         Operation *u = user;
@@ -175,9 +181,11 @@ planDeviceArena(func::FuncOp func, MemoryPlacement &p,
           end = 2 * n - firstUser; // through the backward of its first reader
         buffers.push_back({"activation", static_cast<int64_t>(bytes),
                            base + def, base + end});
+        // Recomputed just before its last reader's backward, kept through
+        // its own op's backward.
         if (training && recomputed)
           buffers.push_back({"recomputed activation", static_cast<int64_t>(bytes),
-                             base + 2 * n - 1 - def, base + 2 * n - def});
+                             base + 2 * n - 1 - lastUse, base + 2 * n - def});
       }
     }
   }
@@ -208,6 +216,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   if (failed(estimate))
     return failure();
   const Estimate &e = *estimate;
+  if (e.microBatches > 1)
+    return module.emitError("loom-place-memory: global-batch ")
+           << o.globalBatch << " makes " << e.microBatches
+           << " micro-batches; placement plans a step of one (the IR's batch), "
+              "so leave global-batch at 0 or the IR's batch";
   std::optional<::loom::Precision> forced;
   if (o.precision != "ir")
     forced = ::loom::parsePrecision(o.precision);
@@ -258,13 +271,15 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   p.otherDeviceBytes = mem.memory.activations + mem.memory.temporaries +
                        mem.memory.commBuffers;
   double largestTensor = 0;
+  auto trainable = [&](WeightOp w) {
+    return o.training && w.getRole() == WeightRole::parameter &&
+           isa<FloatType>(w.getType().getElementType());
+  };
   for (auto [op, bytes] : weightBytes) {
     auto w = cast<WeightOp>(op);
     p.parameterBytes += bytes;
     largestTensor = std::max(largestTensor, bytes);
-    bool trainable = o.training && w.getRole() == WeightRole::parameter &&
-                     isa<FloatType>(w.getType().getElementType());
-    if (!trainable)
+    if (!trainable(w))
       continue;
     double elems = w.getType().getNumElements();
     p.gradientBytes += bytes;
@@ -392,8 +407,20 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // updated there, the rest goes to the host as above. The share is what
   // the device has room for; the GPU and CPU updates run side by side.
   if (o.training && p.optimizerBytes > 0) {
+    // Whole tensors, in first-use order, while their gradients and state
+    // fit: the share priced is the share annotated.
     double room = p.deviceBytes - p.otherDeviceBytes - p.parameterBytes - staging;
-    double share = std::clamp(room / (p.gradientBytes + p.optimizerBytes), 0.0, 1.0);
+    double kept = 0;
+    for (auto &[op, bytes] : weightBytes) {
+      if (!trainable(cast<WeightOp>(op)))
+        continue;
+      double state = bytes * (1 + p.optimizerBytes / p.gradientBytes);
+      if (state > room)
+        break;
+      room -= state;
+      kept += bytes;
+    }
+    double share = kept / p.gradientBytes;
     if (share > 0 && share < 1) {
       PlacementCandidate c;
       c.name = llvm::formatv("parameters on the device, optimizer {0:F0}% "
@@ -524,7 +551,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       p.lowerBoundH2D = c->h2dBytes;
     }
     if (failed(planDeviceArena(func, p, *c, steps, weightBytes, o.training,
-                               recompute == "full", staging)))
+                               recompute == "full", staging, forced)))
       return failure();
   }
   for (auto [op, bytes] : weightBytes) {
@@ -605,7 +632,8 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
           isa<FloatType>(w.getType().getElementType())) {
         // Under a split, the first parameters keep their state on the device.
         trainableSoFar += p.weightBytes[i];
-        Tier tier = trainableSoFar <= c->deviceOptimizerShare * p.gradientBytes
+        Tier tier = trainableSoFar <=
+                            c->deviceOptimizerShare * p.gradientBytes * (1 + 1e-9)
                         ? Tier::Device
                         : c->optimizer;
         attrs.push_back(
@@ -659,7 +687,7 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                         c.stepSeconds * 1e3, bytesText(c.devicePeak),
                         bytesText(c.hostPeak), bytesText(c.h2dBytes));
     if (c.chunkBytes)
-      os << llvm::formatv(", chunks of {0} MiB", c.chunkBytes >> 20);
+      os << ", chunks of " << bytesText(c.chunkBytes);
     os << "\n";
   }
   const PlacementCandidate *c = p.best();
@@ -684,11 +712,11 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                                            : 0.0,
                       bytesText(p.arenaLiveBound));
   if (c->params != Tier::Device)
-    os << llvm::formatv("  chunks: {0} of up to {1} MiB, {2} resident, {3} "
+    os << llvm::formatv("  chunks: {0} of up to {1}, {2} resident, {3} "
                         "fetches per step ({4} iteration period), stalls "
                         "{5:F3} ms; replayed by the simulator: ok\n",
-                        p.problem.chunkBytes.size(), c->chunkBytes >> 20,
+                        p.problem.chunkBytes.size(), bytesText(c->chunkBytes),
                         p.plan.residentAtStart.size(),
-                        p.plan.fetches.size() / p.plan.iterations,
+                        double(p.plan.fetches.size()) / p.plan.iterations,
                         p.plan.iterations, p.plan.stallSeconds * 1e3);
 }

@@ -5,6 +5,8 @@
 // MODE: loom-place-memory: mode must be train or infer, not 'eval'
 // RUN: not loom-opt %S/Inputs/mlp6.mlir --loom-place-memory="cluster=no-such-cluster" 2>&1 | FileCheck %s --check-prefix=CLUSTER
 // CLUSTER: no-such-cluster
+// RUN: not loom-opt %S/Inputs/mlp6.mlir --loom-place-memory="global-batch=8" 2>&1 | FileCheck %s --check-prefix=BATCH
+// BATCH: loom-place-memory: global-batch 8 makes 2 micro-batches; placement plans a step of one (the IR's batch), so leave global-batch at 0 or the IR's batch
 
 // A partitioned program is refused, not placed as if it were one device.
 // expected-error @+1 {{'shard.grid' op spans 2 devices; memory placement plans one device's program (the placement of partitioned programs is not implemented yet)}}
