@@ -21,6 +21,12 @@
 
 namespace mlir::loom {
 
+/// Attached as a note to a diagnostic that reports a bug in an importer
+/// rather than a problem with its input. Fuzzers look for it: the message
+/// text itself can echo names from the input.
+inline constexpr const char *kImporterBugNote =
+    "this is a bug in Loom's importer, not a problem with the input";
+
 struct ImportOptions {
   /// Pins input dims: input name -> full static shape (from --input-shape).
   llvm::StringMap<SmallVector<int64_t>> inputShapes;

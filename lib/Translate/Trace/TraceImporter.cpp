@@ -800,10 +800,13 @@ LogicalResult Importer::importNode(const Json &node, size_t index) {
              "you need";
     return failure();
   }
-  if (cx.results.size() != decls.size())
-    return cx.fail("internal error: the conversion produced " +
-                   llvm::Twine(cx.results.size()) + " results for " +
-                   llvm::Twine(decls.size()) + " outputs");
+  if (cx.results.size() != decls.size()) {
+    InFlightDiagnostic diag = cx.emitError();
+    diag << "internal error: the conversion produced " << cx.results.size()
+         << " results for " << decls.size() << " outputs";
+    diag.attachNote() << kImporterBugNote;
+    return failure();
+  }
 
   for (auto [decl, v] : llvm::zip(decls, cx.results)) {
     auto got = cast<RankedTensorType>(v.getType());
@@ -908,11 +911,15 @@ mlir::loom::importTraceText(llvm::StringRef text, llvm::StringRef path,
     Importer importer(ctx, text, path, options);
     return importer.run();
   } catch (const std::exception &e) {
-    mlir::emitError(FileLineColLoc::get(ctx, path, 0, 0))
-        << "internal error while importing '" << path << "': " << e.what();
+    InFlightDiagnostic diag =
+        mlir::emitError(FileLineColLoc::get(ctx, path, 0, 0));
+    diag << "internal error while importing '" << path << "': " << e.what();
+    diag.attachNote() << kImporterBugNote;
   } catch (...) {
-    mlir::emitError(FileLineColLoc::get(ctx, path, 0, 0))
-        << "internal error while importing '" << path << "'";
+    InFlightDiagnostic diag =
+        mlir::emitError(FileLineColLoc::get(ctx, path, 0, 0));
+    diag << "internal error while importing '" << path << "'";
+    diag.attachNote() << kImporterBugNote;
   }
   return nullptr;
 }
