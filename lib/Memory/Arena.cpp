@@ -9,6 +9,8 @@
 
 #include "loom/Memory/Arena.h"
 
+#include "Sweep.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -37,16 +39,7 @@ int64_t liveBound(const std::vector<Buffer> &buffers, int64_t alignment) {
     events.push_back({b.start, aligned(b.bytes, alignment)});
     events.push_back({b.end, -aligned(b.bytes, alignment)});
   }
-  // Ends before starts at the same position: [start, end) intervals.
-  llvm::sort(events, [](auto &x, auto &y) {
-    return x.first != y.first ? x.first < y.first : x.second < y.second;
-  });
-  int64_t live = 0, peak = 0;
-  for (auto [pos, delta] : events) {
-    live += delta;
-    peak = std::max(peak, live);
-  }
-  return peak;
+  return peakHeld(std::move(events)).first;
 }
 
 } // namespace

@@ -14,6 +14,8 @@
 
 #include "loom/Memory/ChunkSchedule.h"
 
+#include "Sweep.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -338,20 +340,13 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
       if (i.leave != inf)
         events.push_back({i.leave, -static_cast<double>(p.chunkBytes[c])});
     }
-  // At equal times, releases first: an eviction makes room for the fetch
-  // that starts at that moment.
-  llvm::sort(events, [](auto &a, auto &b) {
-    return a.first != b.first ? a.first < b.first : a.second < b.second;
-  });
-  double used = 0, peak = 0;
-  for (auto [t, delta] : events) {
-    used += delta;
-    peak = std::max(peak, used);
-    if (used > p.budgetBytes * (1 + 1e-12))
-      return fail(llvm::formatv("the device holds {0} bytes of chunks at {1} "
-                                "s, over the budget of {2}",
-                                used, t, p.budgetBytes));
-  }
+  // At equal times releases count first: an eviction makes room for the
+  // fetch that starts at that moment.
+  auto [peak, at] = peakHeld(std::move(events));
+  if (peak > p.budgetBytes * (1 + 1e-12))
+    return fail(llvm::formatv("the device holds {0} bytes of chunks at {1} "
+                              "s, over the budget of {2}",
+                              peak, at, p.budgetBytes));
   if (std::abs(peak - plan.peakBytes) > 1e-6 * std::max(1.0, peak))
     return fail(llvm::formatv("the replay peaks at {0} bytes, the plan says {1}",
                               peak, plan.peakBytes));

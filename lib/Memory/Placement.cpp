@@ -16,6 +16,7 @@
 #include "loom/Memory/Arena.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Cost/Estimate.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,10 +47,11 @@ llvm::StringRef mlir::loom::tierName(Tier t) {
 
 namespace {
 
-Value lookThroughShards(Value v) {
-  while (auto s = v.getDefiningOp<shard::ShardOp>())
-    v = s.getSrc();
-  return v;
+/// Whether training updates `w` (and so keeps a gradient and optimizer
+/// state for it).
+bool isTrainable(WeightOp w, bool training) {
+  return training && w.getRole() == WeightRole::parameter &&
+         isa<FloatType>(w.getType().getElementType());
 }
 
 double attrSeconds(DictionaryAttr d, StringRef key) {
@@ -271,15 +273,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   p.otherDeviceBytes = mem.memory.activations + mem.memory.temporaries +
                        mem.memory.commBuffers;
   double largestTensor = 0;
-  auto trainable = [&](WeightOp w) {
-    return o.training && w.getRole() == WeightRole::parameter &&
-           isa<FloatType>(w.getType().getElementType());
-  };
   for (auto [op, bytes] : weightBytes) {
     auto w = cast<WeightOp>(op);
     p.parameterBytes += bytes;
     largestTensor = std::max(largestTensor, bytes);
-    if (!trainable(w))
+    if (!isTrainable(w, o.training))
       continue;
     double elems = w.getType().getNumElements();
     p.gradientBytes += bytes;
@@ -304,22 +302,16 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
 
   // The step sequence of streamed parameters: forward ops, then backward
   // ops in reverse, each reading its weights' chunks.
-  SmallVector<Operation *> weightOrder;
-  for (auto &entry : weightBytes)
-    weightOrder.push_back(entry.first);
   auto chunkProblem = [&](int64_t chunkBytes, std::vector<int> &chunkOf) {
     lm::ChunkProblem cp;
     std::vector<int64_t> sizes;
     for (auto &entry : weightBytes)
       sizes.push_back(static_cast<int64_t>(entry.second));
     chunkOf = lm::groupIntoChunks(sizes, chunkBytes, cp.chunkBytes);
-    DenseMap<Operation *, int> index;
-    for (auto [i, w] : llvm::enumerate(weightOrder))
-      index[w] = static_cast<int>(i);
     auto readsOf = [&](const OpStep &s) {
       std::vector<int> reads;
       for (WeightOp w : s.weights)
-        reads.push_back(chunkOf[index.lookup(w)]);
+        reads.push_back(chunkOf[weightBytes.find(w) - weightBytes.begin()]);
       return reads;
     };
     for (const OpStep &s : steps)
@@ -381,38 +373,51 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     check(c);
     p.candidates.push_back(c);
   }
-  // 2-3. Parameters resident, optimizer state and step on the host / NVMe:
-  // gradients go down as produced, updated parameters come back up.
-  for (Tier opt : {Tier::Host, Tier::Nvme}) {
-    if (!o.training)
-      break;
+  // 2-4. Parameters resident; the gradients and optimizer state of a first
+  // `share` of them (whole tensors, in first-use order) stay on the device
+  // and are updated there, the rest go to `away` (host or NVMe): their
+  // gradients go down as produced, CPU Adam updates them beside the GPU's
+  // update, and their parameters come back up.
+  double gpuUpdate = 0;
+  for (const StageEstimate &st : e.stageEstimates)
+    gpuUpdate += st.optimizerStep;
+  auto residentParameters = [&](Tier away, double share) {
+    double off = 1 - share;
     PlacementCandidate c;
-    c.name = ("parameters on the device, optimizer on the " + tierName(opt)).str();
-    c.optimizer = opt;
-    c.devicePeak = p.otherDeviceBytes + p.parameterBytes + staging;
-    c.hostPeak = p.gradientBytes + p.parameterBytes +
-                 (opt == Tier::Host ? p.optimizerBytes : 0);
-    c.nvmeUsed = opt == Tier::Nvme ? p.optimizerBytes : 0;
-    c.h2dBytes = p.parameterBytes;
-    c.d2hBytes = p.gradientBytes;
-    c.nvmeBytes = opt == Tier::Nvme ? 2 * p.optimizerBytes : 0;
-    c.stepSeconds = p.computeSeconds + exposedGradients +
-                    offloadedOptimizer(opt) +
-                    (h2d > 0 ? p.parameterBytes / h2d : INFINITY);
+    c.name = share > 0 ? llvm::formatv("parameters on the device, optimizer "
+                                       "{0:F0}% device / {1}",
+                                       share * 100, tierName(away))
+                             .str()
+                       : ("parameters on the device, optimizer on the " +
+                          tierName(away))
+                             .str();
+    c.optimizer = away;
+    c.deviceOptimizerShare = share;
+    c.devicePeak = p.otherDeviceBytes + p.parameterBytes + staging +
+                   share * (p.gradientBytes + p.optimizerBytes);
+    c.hostPeak = off * (p.gradientBytes + p.parameterBytes +
+                        (away == Tier::Host ? p.optimizerBytes : 0));
+    c.nvmeUsed = away == Tier::Nvme ? off * p.optimizerBytes : 0;
+    c.h2dBytes = off * p.parameterBytes;
+    c.d2hBytes = off * p.gradientBytes;
+    c.nvmeBytes = away == Tier::Nvme ? 2 * off * p.optimizerBytes : 0;
+    double down = d2h > 0 ? std::max(0.0, c.d2hBytes / d2h - backwardSeconds)
+                          : INFINITY;
+    c.stepSeconds = p.computeSeconds + down +
+                    std::max(share * gpuUpdate, off * offloadedOptimizer(away)) +
+                    (h2d > 0 ? c.h2dBytes / h2d : INFINITY);
     check(c);
     p.candidates.push_back(c);
-  }
-  // Parameters resident, the optimizer split: the state of a first share
-  // of the parameters (with their gradients) stays on the device and is
-  // updated there, the rest goes to the host as above. The share is what
-  // the device has room for; the GPU and CPU updates run side by side.
-  if (o.training && p.optimizerBytes > 0) {
-    // Whole tensors, in first-use order, while their gradients and state
-    // fit: the share priced is the share annotated.
+  };
+  if (o.training) {
+    residentParameters(Tier::Host, 0);
+    residentParameters(Tier::Nvme, 0);
+    // The split: whole tensors while their gradients and state fit, so the
+    // share priced is the share annotated.
     double room = p.deviceBytes - p.otherDeviceBytes - p.parameterBytes - staging;
     double kept = 0;
     for (auto &[op, bytes] : weightBytes) {
-      if (!trainable(cast<WeightOp>(op)))
+      if (!isTrainable(cast<WeightOp>(op), o.training))
         continue;
       double state = bytes * (1 + p.optimizerBytes / p.gradientBytes);
       if (state > room)
@@ -420,32 +425,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       room -= state;
       kept += bytes;
     }
-    double share = kept / p.gradientBytes;
-    if (share > 0 && share < 1) {
-      PlacementCandidate c;
-      c.name = llvm::formatv("parameters on the device, optimizer {0:F0}% "
-                             "device / host",
-                             share * 100)
-                   .str();
-      c.optimizer = Tier::Host;
-      c.deviceOptimizerShare = share;
-      double away = 1 - share;
-      c.devicePeak = p.otherDeviceBytes + p.parameterBytes + staging +
-                     share * (p.gradientBytes + p.optimizerBytes);
-      c.hostPeak = away * (p.gradientBytes + p.parameterBytes + p.optimizerBytes);
-      c.h2dBytes = away * p.parameterBytes;
-      c.d2hBytes = away * p.gradientBytes;
-      double gpuUpdate = 0;
-      for (const StageEstimate &st : e.stageEstimates)
-        gpuUpdate += st.optimizerStep;
-      double down = d2h > 0 ? std::max(0.0, c.d2hBytes / d2h - backwardSeconds)
-                            : INFINITY;
-      c.stepSeconds = p.computeSeconds + down +
-                      std::max(share * gpuUpdate, away * offloadedOptimizer(Tier::Host)) +
-                      (h2d > 0 ? c.h2dBytes / h2d : INFINITY);
-      check(c);
-      p.candidates.push_back(c);
-    }
+    if (kept > 0 && kept < p.gradientBytes)
+      residentParameters(Tier::Host, kept / p.gradientBytes);
   }
 
   // 4-5. Parameters streamed in chunks as well (for inference: parameters
@@ -490,7 +471,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         resident += cp.chunkBytes[k];
       double refresh = o.training && h2d > 0 ? resident / h2d : 0;
       double step = plan->iterationSeconds + refresh;
-      p.chunkSizeTrials.push_back({size, step});
       if (step < bestStreamed) {
         bestStreamed = step;
         bestResident = resident;
@@ -614,7 +594,6 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       p.arenaBytes = full->arenaBytes;
       p.arenaLiveBound = full->arenaLiveBound;
       p.arenaBuffers = full->arenaBuffers;
-      p.chunkSizeTrials = std::move(full->chunkSizeTrials);
     }
   }
 
@@ -623,13 +602,11 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     double trainableSoFar = 0;
     for (auto [i, op] : llvm::enumerate(p.weights)) {
       auto w = cast<WeightOp>(op);
-      p.parameterNames.push_back(w.getName().str());
       SmallVector<NamedAttribute> attrs = {
           b.getNamedAttr("tier", b.getStringAttr(tierName(c->params)))};
       if (c->params != Tier::Device)
         attrs.push_back(b.getNamedAttr("chunk", b.getI64IntegerAttr(p.chunkOf[i])));
-      if (o.training && w.getRole() == WeightRole::parameter &&
-          isa<FloatType>(w.getType().getElementType())) {
+      if (isTrainable(w, o.training)) {
         // Under a split, the first parameters keep their state on the device.
         trainableSoFar += p.weightBytes[i];
         Tier tier = trainableSoFar <=

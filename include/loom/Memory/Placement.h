@@ -65,7 +65,6 @@ struct MemoryPlacement {
   // The chosen candidate's chunk schedule (parameters streamed only).
   std::vector<Operation *> weights;        // in first-use order
   std::vector<double> weightBytes;
-  std::vector<std::string> parameterNames; // in first-use order
   std::vector<int> chunkOf;                // per parameter
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
@@ -73,7 +72,6 @@ struct MemoryPlacement {
   // The chosen placement's static device memory plan (Arena.h).
   double arenaBytes = 0, arenaLiveBound = 0;
   int64_t arenaBuffers = 0;
-  std::vector<std::pair<int64_t, double>> chunkSizeTrials; // bytes, step s
 
   const PlacementCandidate *best() const {
     return chosen < 0 ? nullptr : &candidates[chosen];
