@@ -77,7 +77,7 @@ PUBLISHED = {
 }
 
 
-def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp):
+def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp, extra=""):
     ir = os.path.join(tmp, "gpt.mlir")
     subprocess.run([sys.executable, os.path.join(HERE, "gpt_plan.py"), "--no-plan",
                     "--layers", str(layers), "--hidden", str(hidden),
@@ -86,8 +86,8 @@ def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp):
                     "--dtype", dtype, "-o", ir], check=True)
     table = os.path.join(tmp, "table.txt")
     t0 = time.perf_counter()
-    out = subprocess.run([loom_opt, ir, "--loom-place-memory=cluster=%s mode=train table=%s"
-                          % (cluster_path, table), "-o", os.path.join(tmp, "placed.mlir")],
+    out = subprocess.run([loom_opt, ir, "--loom-place-memory=cluster=%s mode=train table=%s%s"
+                          % (cluster_path, table, extra), "-o", os.path.join(tmp, "placed.mlir")],
                          capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     if out.returncode != 0:
@@ -166,6 +166,12 @@ def main():
             if r["fits"]:
                 print(f"  model state {state:.1f}x GPU memory ({layers} x 4096): "
                       f"{r['fraction']:.1%} of the unlimited throughput, {r['placement']}")
+                # The same with ZeRO-Offload's delayed parameter update
+                # (opt-in: the forward reads parameters one update behind).
+                d = place(args.loom_opt, cluster_path, DTYPE.get(setup, "bf16"),
+                          4096, 32, layers, args, tmp, " delayed-update=true")
+                print(f"    with the delayed parameter update: {d['fraction']:.1%}, "
+                      f"{d['placement']}")
             else:
                 print(f"  model state {state:.1f}x GPU memory ({layers} x 4096): does not fit")
             print(f"  published: {PUBLISHED[setup]}")

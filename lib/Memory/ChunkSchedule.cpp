@@ -20,6 +20,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -103,9 +104,12 @@ private:
 
 /// One iteration of Belady's rule from `resident`; returns the fetches and
 /// leaves the end state in `resident`.
+/// An iteration is `perIteration` steps of `reads` (which may hold several
+/// iterations laid end to end).
 std::vector<Fetch> beladyIteration(const ChunkProblem &p,
                                    const std::vector<std::vector<int>> &reads,
-                                   const NextUse &next, std::set<int> &resident) {
+                                   const NextUse &next, int perIteration,
+                                   std::set<int> &resident) {
   std::vector<Fetch> fetches;
   double used = 0;
   for (int c : resident)
@@ -125,6 +129,11 @@ std::vector<Fetch> beladyIteration(const ChunkProblem &p,
           if (llvm::is_contained(r, v))
             continue;
           double d = next.after(v, step);
+          // Wholly rewritten before its next use: dead.
+          if (std::floor((step + d) / perIteration) > step / perIteration &&
+              static_cast<size_t>(v) < p.staleBytes.size() &&
+              p.staleBytes[v] >= static_cast<double>(p.chunkBytes[v]))
+            d = std::numeric_limits<double>::infinity();
           if (d > furthest || (d == furthest && v > victim)) {
             furthest = d;
             victim = v;
@@ -148,19 +157,23 @@ std::vector<Fetch> beladyIteration(const ChunkProblem &p,
 
 /// Times fetches and steps; fills the plan's timeline fields.
 void timeIteration(const ChunkProblem &p, const NextUse &next,
-                   ChunkPlan &plan) {
+                   int perIteration, ChunkPlan &plan) {
   size_t n = p.steps.size();
   // Fetch i may start once the link is free and its victims' last reads
   // before its step have ended; step ends depend on fetch ends, so walk
   // steps and fetches together in order.
   std::vector<double> stepStart(n, 0), stepEnd(n, 0);
-  double linkFree = 0, clock = 0;
+  double linkFree = 0, clock = 0, iterationStart = 0;
   size_t f = 0;
   for (size_t s = 0; s < n; ++s) {
     double ready = clock;
+    if (s % perIteration == 0)
+      iterationStart = clock;
     for (; f < plan.fetches.size() && plan.fetches[f].forStep == (int)s; ++f) {
       Fetch &fetch = plan.fetches[f];
       double start = linkFree;
+      if (p.fetchWithinIteration)
+        start = std::max(start, iterationStart);
       for (int v : fetch.evicts) {
         int last = next.lastUpTo(v, static_cast<int>(s) - 1);
         if (last >= 0)
@@ -213,7 +226,8 @@ llvm::Expected<ChunkPlan> loom::memory::planChunks(const ChunkProblem &problem) 
         return fail(llvm::formatv("the chunk schedule has no steady state "
                                   "within {0} iterations",
                                   kMaxPeriod));
-      beladyIteration(problem, reads, next, resident);
+      beladyIteration(problem, reads, next,
+                      static_cast<int>(problem.steps.size()), resident);
     }
   }
   ChunkProblem p = unrolled(problem, iterations);
@@ -222,13 +236,14 @@ llvm::Expected<ChunkPlan> loom::memory::planChunks(const ChunkProblem &problem) 
   ChunkPlan plan;
   plan.iterations = iterations;
   plan.residentAtStart.assign(resident.begin(), resident.end());
-  plan.fetches = beladyIteration(p, reads, next, resident);
+  plan.fetches = beladyIteration(
+      p, reads, next, static_cast<int>(problem.steps.size()), resident);
   if (!plan.fetches.empty() && p.hostToDevice <= 0)
     return fail("chunks must move but the host-to-device bandwidth is not "
                 "positive");
   for (const Fetch &f : plan.fetches)
     plan.bytesFetched += p.chunkBytes[f.chunk];
-  timeIteration(p, next, plan);
+  timeIteration(p, next, static_cast<int>(problem.steps.size()), plan);
   plan.bytesFetched /= iterations;
   plan.iterationSeconds /= iterations;
   plan.computeSeconds /= iterations;
@@ -301,11 +316,23 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
   }
   // Steps: start when the previous has ended and every read is present.
   double clock = 0;
+  size_t perIteration = problem.steps.size();
+  std::vector<double> replayedEnds(reads.size());
   for (auto [s, r] : llvm::enumerate(reads)) {
     double start = clock;
     for (const Fetch &f : plan.fetches)
-      if (f.forStep == static_cast<int>(s))
+      if (f.forStep == static_cast<int>(s)) {
         start = std::max(start, f.end);
+        // An iteration starts when its previous one's last step ends.
+        size_t first = s - s % perIteration;
+        if (p.fetchWithinIteration && first > 0 &&
+            f.start + 1e-12 < replayedEnds[first - 1])
+          return fail(llvm::formatv("fetch of chunk {0} for step {1} starts at "
+                                    "{2} s, before its iteration does ({3} s), "
+                                    "while the host rewrites its copy",
+                                    f.chunk, s, f.start,
+                                    replayedEnds[first - 1]));
+      }
     double end = start + p.steps[s].seconds;
     for (int c : r) {
       bool covered = llvm::any_of(present[c], [&](const Interval &i) {
@@ -316,7 +343,7 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
                                   "not on the device for all of [{3}, {4}] s",
                                   s, p.steps[s].name, c, start, end));
     }
-    clock = end;
+    clock = replayedEnds[s] = end;
   }
   clock /= plan.iterations;
   if (std::abs(clock - plan.iterationSeconds) > 1e-9 * std::max(1.0, clock))
@@ -353,21 +380,74 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
   return llvm::Error::success();
 }
 
-double loom::memory::fetchLowerBound(const ChunkProblem &p, bool coldStart) {
+std::vector<double> loom::memory::stepEndTimes(const ChunkProblem &problem,
+                                               const ChunkPlan &plan) {
+  ChunkProblem p = unrolled(problem, plan.iterations);
+  std::vector<double> ends(p.steps.size());
+  double clock = 0;
+  size_t f = 0;
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    for (; f < plan.fetches.size() && plan.fetches[f].forStep == (int)s; ++f)
+      clock = std::max(clock, plan.fetches[f].end);
+    clock += p.steps[s].seconds;
+    ends[s] = clock;
+  }
+  return ends;
+}
+
+std::vector<std::vector<int>>
+loom::memory::residentAtIterationStarts(const ChunkProblem &problem,
+                                        const ChunkPlan &plan) {
+  int perIteration = static_cast<int>(problem.steps.size());
+  std::set<int> on(plan.residentAtStart.begin(), plan.residentAtStart.end());
+  std::vector<std::vector<int>> starts;
+  size_t f = 0;
+  for (int k = 0; k < plan.iterations; ++k) {
+    for (; f < plan.fetches.size() &&
+           plan.fetches[f].forStep < k * perIteration;
+         ++f) {
+      for (int v : plan.fetches[f].evicts)
+        on.erase(v);
+      on.insert(plan.fetches[f].chunk);
+    }
+    starts.emplace_back(on.begin(), on.end());
+  }
+  return starts;
+}
+
+double loom::memory::fetchLowerBound(const ChunkProblem &p) {
+  const std::vector<double> &staleBytes = p.staleBytes;
   std::vector<std::vector<int>> reads = distinctReads(p);
   if (llvm::Error e = validate(p, reads)) {
     llvm::consumeError(std::move(e));
     return 0;
   }
-  NextUse next(reads, p.chunkBytes.size());
-  // Belady on bytes: resident[c] in [0, bytes(c)]; the bytes evicted are
-  // those whose next use is furthest, which may be part of a chunk.
-  std::vector<double> resident(p.chunkBytes.size(), 0);
+  size_t chunks = p.chunkBytes.size(), n = reads.size();
+  NextUse next(reads, chunks);
+  // Belady on bytes. Chunk c's resident bytes are `valid[c]` that stay
+  // valid across the iteration boundary (at most the chunk less its stale
+  // bytes) and `stale[c]` that the host rewrites there. Room is made from
+  // the bytes whose next use is furthest, part of a chunk if need be;
+  // stale bytes whose next use is past the boundary are dead and go first
+  // (Belady's rule with invalidations: a page dead before its next use is
+  // the best victim).
+  auto staleOf = [&](size_t c) {
+    return c < staleBytes.size()
+               ? std::clamp(staleBytes[c], 0.0,
+                            static_cast<double>(p.chunkBytes[c]))
+               : 0.0;
+  };
+  std::vector<double> valid(chunks, 0), stale(chunks, 0);
   std::map<std::vector<double>, int> seen;
   std::vector<double> traffic; // per round
   double used = 0;
   for (int round = 0; round <= kMaxPeriod; ++round) {
-    auto [it, fresh] = seen.emplace(resident, round);
+    // What the host updated since is no longer on the device.
+    for (size_t c = 0; c < chunks; ++c) {
+      used -= stale[c];
+      stale[c] = 0;
+    }
+    auto [it, fresh] = seen.emplace(valid, round);
     if (!fresh) {
       // Periodic from round it->second: the average over the period.
       double sum = 0;
@@ -380,36 +460,46 @@ double loom::memory::fetchLowerBound(const ChunkProblem &p, bool coldStart) {
       int step = static_cast<int>(i);
       double need = 0;
       for (int c : r)
-        need += p.chunkBytes[c] - resident[c];
+        need += p.chunkBytes[c] - valid[c] - stale[c];
       fetched += need;
       double over = used + need - p.budgetBytes;
       while (over > 1e-9) {
         int victim = -1;
+        bool deadBytes = false;
         double furthest = -1;
-        for (size_t v = 0; v < resident.size(); ++v) {
-          if (resident[v] <= 0 || llvm::is_contained(r, static_cast<int>(v)))
+        for (size_t v = 0; v < chunks; ++v) {
+          if (valid[v] + stale[v] <= 0 ||
+              llvm::is_contained(r, static_cast<int>(v)))
             continue;
           double d = next.after(static_cast<int>(v), step);
+          bool wraps = step + d >= static_cast<double>(n);
+          bool dead = wraps && stale[v] > 0;
+          if (dead)
+            d = std::numeric_limits<double>::infinity();
           if (d > furthest) {
             furthest = d;
             victim = static_cast<int>(v);
+            deadBytes = dead;
           }
         }
         if (victim < 0)
           break;
-        double take = std::min(over, resident[victim]);
-        resident[victim] -= take;
+        double &pool = deadBytes || valid[victim] <= 0 ? stale[victim]
+                                                       : valid[victim];
+        // A live victim gives its stale bytes after its valid ones: both
+        // are read again before the boundary.
+        double take = std::min(over, pool);
+        pool -= take;
         used -= take;
         over -= take;
       }
       for (int c : r) {
-        used += p.chunkBytes[c] - resident[c];
-        resident[c] = p.chunkBytes[c];
+        used += p.chunkBytes[c] - valid[c] - stale[c];
+        stale[c] = staleOf(c);
+        valid[c] = p.chunkBytes[c] - stale[c];
       }
     }
     traffic.push_back(fetched);
-    if (coldStart)
-      return fetched;
   }
   // No exact period (rounding in partial evictions): any plan that repeats
   // with traffic T per iteration, started from an empty device, would move

@@ -54,6 +54,12 @@ bool isTrainable(WeightOp w, bool training) {
          isa<FloatType>(w.getType().getElementType());
 }
 
+/// Adam's two moments in fp32, plus an fp32 master copy of 16-bit weights.
+double optimizerStateBytes(WeightOp w, double bytes) {
+  double elems = w.getType().getNumElements();
+  return elems * (8 + (bytes / elems < 4 ? 4 : 0));
+}
+
 double attrSeconds(DictionaryAttr d, StringRef key) {
   auto a = d ? d.getAs<FloatAttr>(key) : FloatAttr();
   return a ? a.getValueAsDouble() * 1e-6 : 0;
@@ -263,6 +269,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
 
   MemoryPlacement p;
   p.clusterName = e.clusterName;
+  p.delayedUpdate = o.delayedUpdate;
   const ::loom::ClusterSpec &cluster = e.cluster;
   p.deviceBytes = cluster.device.memoryBytes * o.memoryFraction;
   // Host memory and NVMe are per node; one device's program gets its share.
@@ -279,10 +286,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     largestTensor = std::max(largestTensor, bytes);
     if (!isTrainable(w, o.training))
       continue;
-    double elems = w.getType().getNumElements();
     p.gradientBytes += bytes;
-    // Adam's two moments in fp32, plus an fp32 master copy of 16-bit weights.
-    p.optimizerBytes += elems * (8 + (bytes / elems < 4 ? 4 : 0));
+    p.optimizerBytes += optimizerStateBytes(w, bytes);
   }
   double forwardSeconds = 0, backwardSeconds = 0;
   for (const OpStep &s : steps) {
@@ -308,6 +313,15 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     for (auto &entry : weightBytes)
       sizes.push_back(static_cast<int64_t>(entry.second));
     chunkOf = lm::groupIntoChunks(sizes, chunkBytes, cp.chunkBytes);
+    // The host updates every trainable parameter between iterations, so
+    // their bytes start each iteration stale on the device.
+    if (o.training) {
+      cp.fetchWithinIteration = true;
+      cp.staleBytes.assign(cp.chunkBytes.size(), 0);
+      for (auto [i, entry] : llvm::enumerate(weightBytes))
+        if (isTrainable(cast<WeightOp>(entry.first), o.training))
+          cp.staleBytes[chunkOf[i]] += entry.second;
+    }
     auto readsOf = [&](const OpStep &s) {
       std::vector<int> reads;
       for (WeightOp w : s.weights)
@@ -326,22 +340,95 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     return cp;
   };
 
-  // The optimizer step away from the device: CPU Adam over the state, read
-  // from and written back to NVMe when it lives there.
-  auto offloadedOptimizer = [&](Tier tier) -> double {
-    if (!o.training || p.optimizerBytes == 0)
-      return 0;
-    double adam = adamRate > 0 ? p.optimizerBytes / adamRate : INFINITY;
+  // The optimizer step away from the device for one tensor: CPU Adam over
+  // its state, bounded by reading and writing the state when it lives on
+  // NVMe.
+  auto hostUpdateSeconds = [&](double state, Tier tier) -> double {
+    double adam = adamRate > 0 ? state / adamRate : INFINITY;
     if (tier == Tier::Nvme)
       adam = std::max(adam, nvmeRead > 0 && nvmeWrite > 0
-                                ? p.optimizerBytes / nvmeRead +
-                                      p.optimizerBytes / nvmeWrite
+                                ? state / nvmeRead + state / nvmeWrite
                                 : INFINITY);
     return adam;
   };
-  double exposedGradients =
-      o.training && d2h > 0 ? std::max(0.0, p.gradientBytes / d2h - backwardSeconds)
-                            : 0;
+  // Each weight's first reader, and the device's steps as the resident
+  // placements run them: forward in program order, backward in reverse.
+  int64_t n = static_cast<int64_t>(steps.size());
+  DenseMap<Operation *, int64_t> firstReader;
+  for (auto [i, s] : llvm::enumerate(steps))
+    for (WeightOp w : s.weights)
+      firstReader.try_emplace(w, static_cast<int64_t>(i));
+  std::vector<double> residentSteps;
+  for (const OpStep &s : steps)
+    residentSteps.push_back(s.forward);
+  if (o.training)
+    for (const OpStep &s : llvm::reverse(steps))
+      residentSteps.push_back(s.backward);
+
+  // The offloaded update as a pipeline overlapping the device's steps
+  // (UpdatePipeline.h): trainable weights past the first `keptBytes` (whole
+  // tensors, first-use order, the rule the annotation follows) send their
+  // gradients down as the backward completes them, are updated by the CPU
+  // on `away`, and come back up (`uploadOf`: bytes, per weight index) before
+  // their readers in the next forward; or, with `barrier`, before the next
+  // iteration starts at all.
+  struct PricedUpdate {
+    double h2dBytes = 0, d2hBytes = 0;
+    std::optional<lm::UpdateTimeline> timeline;
+    std::string why;
+  };
+  auto priceUpdate = [&](ArrayRef<double> stepSeconds, Tier away,
+                         double keptBytes, double deviceUpdate, bool barrier,
+                         llvm::function_ref<double(size_t)> uploadOf) {
+    PricedUpdate priced;
+    lm::UpdateProblem up;
+    up.stepSeconds.assign(stepSeconds.begin(), stepSeconds.end());
+    up.forwardSteps = static_cast<int>(n);
+    up.waitsFor.resize(stepSeconds.size());
+    up.deviceUpdateSeconds = deviceUpdate;
+    up.deviceToHost = d2h;
+    up.hostToDevice = h2d;
+    up.linkLatency = cluster.host.linkLatency;
+    // A delayed update would let the CPU rewrite host copies that streamed
+    // chunks are still being fetched from, so only resident placements
+    // take it.
+    up.staleness = o.delayedUpdate && !barrier ? 1 : 0;
+    up.uploadsAfterLastStep = barrier;
+    DenseMap<Operation *, int> tensorOf;
+    double trainableSoFar = 0;
+    for (auto [i, entry] : llvm::enumerate(weightBytes)) {
+      auto w = cast<WeightOp>(entry.first);
+      if (!isTrainable(w, o.training))
+        continue;
+      trainableSoFar += entry.second;
+      if (trainableSoFar <= keptBytes * (1 + 1e-9))
+        continue;
+      double seconds =
+          hostUpdateSeconds(optimizerStateBytes(w, entry.second), away);
+      if (!std::isfinite(seconds)) {
+        priced.why = "the cluster gives no rate for this tier's CPU optimizer";
+        return priced;
+      }
+      tensorOf[w] = static_cast<int>(up.tensors.size());
+      up.tensors.push_back({w.getName().str(),
+                            static_cast<int>(2 * n - 1 - firstReader.lookup(w)),
+                            entry.second, seconds, uploadOf(i)});
+      priced.d2hBytes += entry.second;
+      priced.h2dBytes += up.tensors.back().uploadBytes;
+    }
+    for (int x = 0; barrier && x < static_cast<int>(up.tensors.size()); ++x)
+      up.waitsFor.front().push_back(x);
+    for (auto [i, s] : llvm::enumerate(steps))
+      for (WeightOp w : s.weights)
+        if (!barrier && tensorOf.count(w))
+          up.waitsFor[i].push_back(tensorOf.lookup(w));
+    llvm::Expected<lm::UpdateTimeline> timeline = lm::simulateUpdates(up);
+    if (!timeline)
+      priced.why = llvm::toString(timeline.takeError());
+    else
+      priced.timeline = *timeline;
+    return priced;
+  };
 
   auto shortfall = [](StringRef tier, double need, double have) {
     return llvm::formatv("{0} needs {1}, has {2} ({3} short)", tier,
@@ -349,7 +436,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          bytesText(need - have))
         .str();
   };
-  auto check = [&](PlacementCandidate &c) {
+  auto check = [&](PlacementCandidate &c, StringRef whyNoTime = "") {
     c.feasible = false;
     if (c.devicePeak > p.deviceBytes)
       c.why = shortfall("device", c.devicePeak, p.deviceBytes);
@@ -358,8 +445,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     else if (c.nvmeUsed > p.nvmeBytes)
       c.why = shortfall("NVMe", c.nvmeUsed, p.nvmeBytes);
     else if (!std::isfinite(c.stepSeconds))
-      c.why = "the cluster gives no rate for this tier's transfers or CPU "
-              "optimizer";
+      c.why = whyNoTime.empty() ? "the cluster gives no rate for this tier's "
+                                  "transfers or CPU optimizer"
+                                : whyNoTime.str();
     else
       c.feasible = true;
   };
@@ -375,9 +463,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   }
   // 2-4. Parameters resident; the gradients and optimizer state of a first
   // `share` of them (whole tensors, in first-use order) stay on the device
-  // and are updated there, the rest go to `away` (host or NVMe): their
-  // gradients go down as produced, CPU Adam updates them beside the GPU's
-  // update, and their parameters come back up.
+  // and are updated there after the backward, the rest go to `away` (host
+  // or NVMe) and are updated by the CPU in a pipeline beside the device.
   double gpuUpdate = 0;
   for (const StageEstimate &st : e.stageEstimates)
     gpuUpdate += st.optimizerStep;
@@ -398,15 +485,16 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     c.hostPeak = off * (p.gradientBytes + p.parameterBytes +
                         (away == Tier::Host ? p.optimizerBytes : 0));
     c.nvmeUsed = away == Tier::Nvme ? off * p.optimizerBytes : 0;
-    c.h2dBytes = off * p.parameterBytes;
-    c.d2hBytes = off * p.gradientBytes;
     c.nvmeBytes = away == Tier::Nvme ? 2 * off * p.optimizerBytes : 0;
-    double down = d2h > 0 ? std::max(0.0, c.d2hBytes / d2h - backwardSeconds)
-                          : INFINITY;
-    c.stepSeconds = p.computeSeconds + down +
-                    std::max(share * gpuUpdate, off * offloadedOptimizer(away)) +
-                    (h2d > 0 ? c.h2dBytes / h2d : INFINITY);
-    check(c);
+    PricedUpdate u = priceUpdate(
+        residentSteps, away, share * p.gradientBytes, share * gpuUpdate,
+        /*barrier=*/false,
+        [&](size_t i) { return (weightBytes.begin() + i)->second; });
+    c.h2dBytes = u.h2dBytes;
+    c.d2hBytes = u.d2hBytes;
+    c.update = u.timeline;
+    c.stepSeconds = u.timeline ? u.timeline->stepSeconds : INFINITY;
+    check(c, u.why);
     p.candidates.push_back(c);
   };
   if (o.training) {
@@ -429,16 +517,22 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       residentParameters(Tier::Host, kept / p.gradientBytes);
   }
 
-  // 4-5. Parameters streamed in chunks as well (for inference: parameters
-  // streamed, nothing else to place). The chunk schedule does not depend on
-  // where the optimizer runs, so the chunk size is chosen once: the one whose
-  // simulated iteration (plus refreshing resident chunks after the update)
-  // is fastest.
-  std::vector<int> bestChunkOf;
-  lm::ChunkProblem bestProblem;
-  std::optional<lm::ChunkPlan> bestPlan;
-  double bestStreamed = INFINITY, bestResident = 0;
-  int64_t bestSize = 0;
+  // 5-6. Parameters streamed in chunks as well (for inference: parameters
+  // streamed, nothing else to place). For each optimizer tier the chunk
+  // size is the one whose simulated iteration, followed by the update
+  // pipeline, is fastest. The pipeline's CPU work overlaps the backward;
+  // the next iteration's fetches read the host copies, so it waits for the
+  // whole update, and only chunks resident across an iteration boundary
+  // are uploaded again (trainable parameters only: frozen ones stay valid).
+  struct Streamed {
+    int64_t size = 0;
+    std::vector<int> chunkOf;
+    lm::ChunkProblem problem;
+    lm::ChunkPlan plan;
+    double stepSeconds = INFINITY, refreshBytes = 0;
+    std::optional<lm::UpdateTimeline> update;
+  };
+  std::optional<Streamed> bestStreamed[2]; // optimizer on the host, on NVMe
   std::string streamError;
   {
     double budget = p.deviceBytes - p.otherDeviceBytes - staging;
@@ -466,18 +560,49 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           streamError = "device: " + message;
         continue;
       }
-      double resident = 0;
-      for (int k : plan->residentAtStart)
-        resident += cp.chunkBytes[k];
-      double refresh = o.training && h2d > 0 ? resident / h2d : 0;
-      double step = plan->iterationSeconds + refresh;
-      if (step < bestStreamed) {
-        bestStreamed = step;
-        bestResident = resident;
-        bestSize = size;
-        bestChunkOf = std::move(chunkOf);
-        bestProblem = std::move(cp);
-        bestPlan = std::move(*plan);
+      // Each step's time with its stalls, averaged over the plan's period.
+      std::vector<double> ends = lm::stepEndTimes(cp, *plan);
+      size_t perIteration = cp.steps.size();
+      std::vector<double> stepSeconds(perIteration, 0);
+      for (auto [k, end] : llvm::enumerate(ends))
+        stepSeconds[k % perIteration] +=
+            (end - (k ? ends[k - 1] : 0)) / plan->iterations;
+      // Each chunk's share of the period's iteration boundaries at which
+      // it is on the device: its trainable bytes are uploaded again there.
+      std::vector<double> residentShare(cp.chunkBytes.size(), 0);
+      for (const std::vector<int> &on : lm::residentAtIterationStarts(cp, *plan))
+        for (int chunk : on)
+          residentShare[chunk] += 1.0 / plan->iterations;
+      for (Tier tier : {Tier::Host, Tier::Nvme}) {
+        if (!o.training && tier == Tier::Nvme)
+          break;
+        Streamed candidate;
+        if (o.training) {
+          PricedUpdate u = priceUpdate(
+              stepSeconds, tier, /*keptBytes=*/0, /*deviceUpdate=*/0,
+              /*barrier=*/true, [&](size_t i) {
+                return residentShare[chunkOf[i]] *
+                       (weightBytes.begin() + i)->second;
+              });
+          if (!u.timeline) {
+            if (streamError.empty())
+              streamError = u.why;
+            continue;
+          }
+          candidate.stepSeconds = u.timeline->stepSeconds;
+          candidate.refreshBytes = u.h2dBytes;
+          candidate.update = u.timeline;
+        } else {
+          candidate.stepSeconds = plan->iterationSeconds;
+        }
+        std::optional<Streamed> &best = bestStreamed[tier == Tier::Nvme];
+        if (best && candidate.stepSeconds >= best->stepSeconds)
+          continue;
+        candidate.size = size;
+        candidate.chunkOf = chunkOf;
+        candidate.problem = cp;
+        candidate.plan = *plan;
+        best = std::move(candidate);
       }
     }
   }
@@ -495,17 +620,18 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                  (c.optimizer == Tier::Host ? p.optimizerBytes : 0);
     c.nvmeUsed = c.optimizer == Tier::Nvme ? p.optimizerBytes : 0;
     c.nvmeBytes = c.optimizer == Tier::Nvme ? 2 * p.optimizerBytes : 0;
-    if (!bestPlan) {
+    const std::optional<Streamed> &s = bestStreamed[opt == Tier::Nvme];
+    if (!s) {
       c.why = streamError;
       c.stepSeconds = INFINITY;
       p.candidates.push_back(c);
       continue;
     }
-    c.chunkBytes = bestSize;
-    c.stepSeconds = bestStreamed + exposedGradients +
-                    offloadedOptimizer(c.optimizer);
-    c.h2dBytes = bestPlan->bytesFetched + (o.training ? bestResident : 0);
-    c.devicePeak = p.otherDeviceBytes + bestPlan->peakBytes + staging;
+    c.chunkBytes = s->size;
+    c.stepSeconds = s->stepSeconds;
+    c.update = s->update;
+    c.h2dBytes = s->plan.bytesFetched + s->refreshBytes;
+    c.devicePeak = p.otherDeviceBytes + s->plan.peakBytes + staging;
     check(c);
     p.candidates.push_back(c);
   }
@@ -518,15 +644,14 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
 
   if (const PlacementCandidate *c = p.best()) {
     if (c->params != Tier::Device) {
-      p.problem = bestProblem;
-      p.plan = *bestPlan;
-      p.chunkOf = bestChunkOf;
+      const Streamed &s = *bestStreamed[c->optimizer == Tier::Nvme];
+      p.problem = s.problem;
+      p.plan = s.plan;
+      p.chunkOf = s.chunkOf;
       if (llvm::Error err = lm::simulateChunks(p.problem, p.plan))
         return func.emitOpError("the chunk schedule failed its replay: ")
                << llvm::toString(std::move(err));
-      // Training updates every parameter off the device, so each iteration
-      // starts with nothing current there: the bound starts cold.
-      p.lowerBoundH2D = lm::fetchLowerBound(p.problem, /*coldStart=*/o.training);
+      p.lowerBoundH2D = lm::fetchLowerBound(p.problem);
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
@@ -625,6 +750,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   if (const PlacementCandidate *c = p.best()) {
     summary.push_back(b.getNamedAttr("placement", b.getStringAttr(c->name)));
     summary.push_back(b.getNamedAttr("recompute", b.getBoolAttr(c->recompute)));
+    if (c->update && c->d2hBytes > 0 && p.delayedUpdate &&
+        c->params == Tier::Device)
+      summary.push_back(b.getNamedAttr("delayed_update", b.getBoolAttr(true)));
     summary.push_back(b.getNamedAttr("step_time_s", b.getF64FloatAttr(c->stepSeconds)));
     summary.push_back(b.getNamedAttr("h2d_bytes", b.getF64FloatAttr(c->h2dBytes)));
     summary.push_back(b.getNamedAttr("d2h_bytes", b.getF64FloatAttr(c->d2hBytes)));
@@ -688,6 +816,18 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                       p.arenaLiveBound > 0 ? p.arenaBytes / p.arenaLiveBound - 1
                                            : 0.0,
                       bytesText(p.arenaLiveBound));
+  if (c->update)
+    os << llvm::formatv(
+        "  optimizer step off the device{0}: gradients down {1:F3} ms, CPU "
+        "{2:F3} ms, parameters up {3:F3} ms per step, overlapped with the "
+        "device's {4:F3} ms; the device waits {5:F3} ms (one after another: "
+        "{6:F3} ms)\n",
+        p.delayedUpdate && c->params == Tier::Device
+            ? " (delayed parameter update)"
+            : "",
+        c->update->deviceToHostSeconds * 1e3, c->update->cpuSeconds * 1e3,
+        c->update->hostToDeviceSeconds * 1e3, c->update->computeSeconds * 1e3,
+        c->update->waitSeconds * 1e3, c->update->serialSeconds * 1e3);
   if (c->params != Tier::Device)
     os << llvm::formatv("  chunks: {0} of up to {1}, {2} resident, {3} "
                         "fetches per step ({4} iteration period), stalls "

@@ -15,7 +15,9 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
     memory in chunks as well, fetched ahead of use and dropped by furthest
     next use. Each placement is priced from the cost model's per-op times and
     memory breakdown and the cluster's host link, CPU Adam rate and NVMe
-    bandwidth; the fastest that fits is kept. For streamed parameters the
+    bandwidth, with the offloaded optimizer step replayed as a pipeline
+    (gradients down, CPU Adam, parameters up) beside the device's steps; the
+    fastest that fits is kept. For streamed parameters the
     chunk size is chosen by planning and timing every power-of-two size, and
     the chosen chunk schedule is replayed by a simulator that checks, event by
     event, that no chunk is missing when read and the device never holds more
@@ -43,6 +45,10 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
            "Fraction of the device's memory the placement may use">,
     Option<"chunkBytes", "chunk-bytes", "int64_t", "0",
            "Chunk size for streamed parameters (0 = chosen by simulation)">,
+    Option<"delayedUpdate", "delayed-update", "bool", "false",
+           "Let the forward read parameters one update behind (ZeRO-Offload's "
+           "delayed parameter update), so the CPU optimizer step overlaps a "
+           "whole iteration; changes the training semantics">,
     Option<"table", "table", "std::string", "\"-\"",
            "Write the readable table here ('-' = stderr, 'none' = nowhere)">,
   ];

@@ -37,6 +37,7 @@ struct LoomPlaceMemoryPass
     o.precision = precision;
     o.memoryFraction = memoryFraction;
     o.chunkBytes = chunkBytes;
+    o.delayedUpdate = delayedUpdate;
     FailureOr<MemoryPlacement> placement = placeMemory(module, o);
     if (failed(placement))
       return signalPassFailure();

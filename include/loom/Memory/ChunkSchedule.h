@@ -44,6 +44,14 @@ struct ChunkProblem {
   double budgetBytes = 0;
   double hostToDevice = 0; // bytes/s
   double linkLatency = 0;  // seconds per transfer
+  /// Per chunk (empty: none), the bytes the host rewrites between
+  /// iterations (trainable parameters whose optimizer step runs there). A
+  /// chunk wholly rewritten is worthless across the boundary, so when its
+  /// next use is past it, it is evicted first.
+  std::vector<double> staleBytes;
+  /// Training: the host rewrites its copies at each iteration boundary, so
+  /// no fetch for an iteration may start before that iteration does.
+  bool fetchWithinIteration = false;
 };
 
 /// A fetch of `chunk` for step `forStep`, evicting `evicts` to make room.
@@ -82,18 +90,31 @@ llvm::Expected<ChunkPlan> planChunks(const ChunkProblem &problem);
 /// Replays `plan` event by event and reports the first violation: a step
 /// starting with a chunk it reads absent, a fetch of a present chunk or an
 /// eviction of an absent or in-use one, or the device holding more than the
-/// budget at any moment. Also recomputes the timeline and checks it matches
+/// budget at any moment, or (with fetchWithinIteration) a fetch starting
+/// before its iteration. Also recomputes the timeline and checks it matches
 /// the plan's. Independent of planChunks' bookkeeping.
 llvm::Error simulateChunks(const ChunkProblem &problem, const ChunkPlan &plan);
+
+/// When each step of `plan`'s period ends (seconds from its start; the
+/// period's steps laid end to end, as in the plan's fetches).
+std::vector<double> stepEndTimes(const ChunkProblem &problem,
+                                 const ChunkPlan &plan);
+
+/// The chunks on the device at the start of each iteration of `plan`'s
+/// period (the first is `residentAtStart`). Training rewrites their
+/// trainable bytes on the host at every one of these boundaries.
+std::vector<std::vector<int>> residentAtIterationStarts(const ChunkProblem &problem,
+                                                        const ChunkPlan &plan);
 
 /// A lower bound on the average host-to-device bytes per iteration of any
 /// repeating plan: Belady's rule on bytes rather than chunks (a chunk plan is
 /// also a byte plan, and for equal pages the rule moves the least), in its
-/// steady state. With equal chunks and a budget that is a whole number of
-/// them, it is exactly what planChunks moves. With `coldStart`, every
-/// iteration starts with nothing valid on the device (the parameters were
-/// updated elsewhere since), so the bound is one iteration from empty.
-double fetchLowerBound(const ChunkProblem &problem, bool coldStart = false);
+/// steady state. With equal chunks, a budget that is a whole number of
+/// them and no stale bytes, it is exactly what planChunks moves. With stale
+/// bytes, each
+/// iteration starts with at most the rest of each chunk valid on the
+/// device, and the bound counts re-sending them.
+double fetchLowerBound(const ChunkProblem &problem);
 
 /// Groups `tensorBytes` (in first-use order) into chunks of at most
 /// `chunkBytes` (a tensor larger than that is a chunk alone), returning each

@@ -13,10 +13,12 @@
 #define LOOM_MEMORY_PLACEMENT_H
 
 #include "loom/Memory/ChunkSchedule.h"
+#include "loom/Memory/UpdatePipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,10 @@ struct PlacementOptions {
   std::string precision = "ir";
   double memoryFraction = 1.0; // of the device's memory the plan may use
   int64_t chunkBytes = 0;      // 0 = chosen by simulating candidates
+  /// ZeRO-Offload's delayed parameter update: the forward reads parameters
+  /// one update behind, so the CPU's step overlaps a whole device
+  /// iteration. Changes the training semantics; resident parameters only.
+  bool delayedUpdate = false;
 };
 
 enum class Tier { Device, Host, Nvme };
@@ -50,6 +56,9 @@ struct PlacementCandidate {
   double stepSeconds = 0;
   double h2dBytes = 0, d2hBytes = 0, nvmeBytes = 0; // per step
   double devicePeak = 0, hostPeak = 0, nvmeUsed = 0;
+  /// The offloaded update pipeline beside the device's steps (training
+  /// with the optimizer off the device).
+  std::optional<::loom::memory::UpdateTimeline> update;
 };
 
 struct MemoryPlacement {
@@ -60,6 +69,7 @@ struct MemoryPlacement {
   double otherDeviceBytesRecomputed = -1; // the same with recomputation
   double computeSeconds = 0;   // forward (+ backward) with no limits
   double unlimitedStepSeconds = 0;
+  bool delayedUpdate = false; // as asked; resident placements take it
   std::vector<PlacementCandidate> candidates; // in the order tried
   int chosen = -1;                            // index, -1 = nothing fits
   // The chosen candidate's chunk schedule (parameters streamed only).

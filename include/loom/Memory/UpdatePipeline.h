@@ -1,0 +1,82 @@
+//===- UpdatePipeline.h - the offloaded optimizer step, overlapped -*- C++ -*-===//
+//
+// When the optimizer state lives off the device (ZeRO-Offload, ZeRO-Infinity,
+// PatrickStar), each parameter's update is a pipeline: its gradient is
+// complete once the backward has passed its first reader, is copied down the
+// device-to-host link, CPU Adam updates it, and the updated parameter goes
+// back up the host-to-device link before the next forward reads it. Tensors
+// flow through those three resources in the order their gradients complete,
+// so the CPU works while the backward is still running and the first layers'
+// uploads are all the next forward waits for.
+//
+// simulateUpdates replays that pipeline over consecutive iterations against
+// the device's step sequence and returns the steady-state step time. With
+// `staleness` 1 the forward of iteration k reads the parameters updated from
+// iteration k-2's gradients (ZeRO-Offload's delayed parameter update, which
+// changes the training semantics and so is opt-in): the CPU step then
+// overlaps a whole GPU iteration, and an upload waits until the iteration
+// reading the version it replaces has read it for the last time (no second
+// copy on the device). Plain C++ on LLVMSupport, no MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_MEMORY_UPDATEPIPELINE_H
+#define LOOM_MEMORY_UPDATEPIPELINE_H
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace loom::memory {
+
+/// One tensor whose optimizer step runs off the device.
+struct OffloadedTensor {
+  std::string name;
+  /// The step (index into UpdateProblem::stepSeconds) whose end completes
+  /// the tensor's gradient: the backward of its first forward reader.
+  int readyAfterStep = 0;
+  double gradientBytes = 0; // copied device -> host
+  double updateSeconds = 0; // the CPU's step for it (Adam, NVMe traffic)
+  double uploadBytes = 0;   // updated parameters copied host -> device
+};
+
+/// One device's iteration: `stepSeconds` in execution order, the first
+/// `forwardSteps` of them forward; `waitsFor[s]` lists the tensors (indices
+/// into `tensors`) whose update step s must see. The GPU's own optimizer
+/// step for the tensors it keeps takes `deviceUpdateSeconds` after the last
+/// step.
+struct UpdateProblem {
+  std::vector<double> stepSeconds;
+  int forwardSteps = 0;
+  std::vector<std::vector<int>> waitsFor;
+  std::vector<OffloadedTensor> tensors;
+  double deviceUpdateSeconds = 0;
+  double deviceToHost = 0, hostToDevice = 0; // bytes/s, one direction each
+  double linkLatency = 0;                    // seconds per transfer
+  int staleness = 0; // 0: exact; 1: delayed parameter update
+  /// Uploads wait for the iteration's last step: the host-to-device link
+  /// is busy with other transfers until then (streamed parameter chunks).
+  bool uploadsAfterLastStep = false;
+};
+
+/// The steady state.
+struct UpdateTimeline {
+  double stepSeconds = 0;    // one iteration, from one steady state period
+  double computeSeconds = 0; // the device's steps and its own update
+  double waitSeconds = 0;    // the device idle, waiting for updates
+  // Each resource's busy time per iteration.
+  double deviceToHostSeconds = 0, cpuSeconds = 0, hostToDeviceSeconds = 0;
+  /// The same work done one resource after another, none overlapped (the
+  /// serial bound the pipeline improves on).
+  double serialSeconds = 0;
+};
+
+/// Errors: a tensor ready after a step that does not exist, a wait for a
+/// tensor that does not exist, a non-positive bandwidth while bytes must
+/// move, a negative time, size or latency, staleness other than 0 or 1.
+llvm::Expected<UpdateTimeline> simulateUpdates(const UpdateProblem &problem);
+
+} // namespace loom::memory
+
+#endif // LOOM_MEMORY_UPDATEPIPELINE_H

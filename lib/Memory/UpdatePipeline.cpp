@@ -1,0 +1,204 @@
+//===- UpdatePipeline.cpp - the offloaded optimizer step, overlapped ------===//
+//
+// Replays iterations one after another. Within an iteration the device runs
+// its steps in order, each starting once the previous one has ended and the
+// updates it must see have landed; after the last step it runs its own
+// update. The offloaded tensors then pass, in the order their gradients
+// complete, through three first-come-first-served resources (device-to-host
+// link, CPU, host-to-device link), each resource carrying on from where the
+// previous iteration left it. The steady-state step is the average distance
+// between iteration ends once it repeats; the system is max-plus linear,
+// so it does once the start-up has passed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Memory/UpdatePipeline.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+
+using namespace loom::memory;
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+bool nonNegative(double x) { return std::isfinite(x) && x >= 0; }
+
+llvm::Error validate(const UpdateProblem &p) {
+  int n = static_cast<int>(p.stepSeconds.size());
+  int m = static_cast<int>(p.tensors.size());
+  if (p.staleness != 0 && p.staleness != 1)
+    return fail(llvm::formatv("staleness {0}: only 0 (exact) and 1 (delayed "
+                              "parameter update) are modelled",
+                              p.staleness));
+  if (p.forwardSteps < 0 || p.forwardSteps > n)
+    return fail(llvm::formatv("{0} forward steps of {1}", p.forwardSteps, n));
+  if (!p.waitsFor.empty() && static_cast<int>(p.waitsFor.size()) != n)
+    return fail(llvm::formatv("waits are given for {0} steps, there are {1}",
+                              p.waitsFor.size(), n));
+  for (auto [s, seconds] : llvm::enumerate(p.stepSeconds))
+    if (!nonNegative(seconds))
+      return fail(llvm::formatv("step {0} takes {1} s", s, seconds));
+  if (!nonNegative(p.linkLatency))
+    return fail(llvm::formatv("the link latency is {0} s", p.linkLatency));
+  if (!nonNegative(p.deviceUpdateSeconds))
+    return fail(llvm::formatv("the device's update takes {0} s",
+                              p.deviceUpdateSeconds));
+  bool down = false, up = false;
+  for (const OffloadedTensor &t : p.tensors) {
+    if (t.readyAfterStep < 0 || t.readyAfterStep >= n)
+      return fail(llvm::formatv("tensor '{0}' is ready after step {1}, but "
+                                "there are {2} steps",
+                                t.name, t.readyAfterStep, n));
+    if (!nonNegative(t.gradientBytes) || !nonNegative(t.updateSeconds) ||
+        !nonNegative(t.uploadBytes))
+      return fail(llvm::formatv("tensor '{0}' has a negative or non-finite "
+                                "size or time",
+                                t.name));
+    down |= t.gradientBytes > 0;
+    up |= t.uploadBytes > 0;
+  }
+  if (down && !(p.deviceToHost > 0))
+    return fail("gradients must move but the device-to-host bandwidth is not "
+                "positive");
+  if (up && !(p.hostToDevice > 0))
+    return fail("parameters must move but the host-to-device bandwidth is not "
+                "positive");
+  for (auto [s, waits] : llvm::enumerate(p.waitsFor))
+    for (int t : waits)
+      if (t < 0 || t >= m)
+        return fail(llvm::formatv("step {0} waits for tensor {1}, but there "
+                                  "are {2} tensors",
+                                  s, t, m));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<UpdateTimeline>
+loom::memory::simulateUpdates(const UpdateProblem &p) {
+  if (llvm::Error e = validate(p))
+    return std::move(e);
+  size_t n = p.stepSeconds.size(), m = p.tensors.size();
+  // Tensors enter the pipeline as their gradients complete.
+  std::vector<int> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(order, [&](int a, int b) {
+    return p.tensors[a].readyAfterStep < p.tensors[b].readyAfterStep;
+  });
+  auto transfer = [&](double bytes, double bandwidth) {
+    return bytes > 0 ? p.linkLatency + bytes / bandwidth : 0.0;
+  };
+
+  UpdateTimeline t;
+  for (double s : p.stepSeconds)
+    t.computeSeconds += s;
+  t.computeSeconds += p.deviceUpdateSeconds;
+  for (const OffloadedTensor &x : p.tensors) {
+    t.deviceToHostSeconds += transfer(x.gradientBytes, p.deviceToHost);
+    t.cpuSeconds += x.updateSeconds;
+    t.hostToDeviceSeconds += transfer(x.uploadBytes, p.hostToDevice);
+  }
+  t.serialSeconds = t.computeSeconds + t.deviceToHostSeconds + t.cpuSeconds +
+                    t.hostToDeviceSeconds;
+
+  // Iterations are replayed until the distance between iteration ends
+  // repeats with some period c (a max-plus linear system becomes periodic
+  // once the start-up backlog has settled, which can take many iterations
+  // when two resources are nearly balanced); the step is that distance's
+  // average over the period.
+  const int maxIterations = 4096, maxCycle = 8;
+  const int keep = p.staleness + 2; // iterations whose times are still read
+  std::vector<std::vector<double>> updated(keep, std::vector<double>(m));
+  std::vector<std::vector<double>> landed(keep, std::vector<double>(m));
+  std::vector<double> iterationEnd, waited;
+  std::vector<double> stepEnd(n);
+  double device = 0, down = 0, cpu = 0, up = 0;
+  // The state at an iteration's end: how far each resource's queue runs
+  // past it. A backlog that still grows (a resource slower than the
+  // device, not yet throttling it) looks periodic from the device alone.
+  std::vector<std::array<double, 3>> backlog;
+  auto periodic = [&](int c) {
+    int k = static_cast<int>(iterationEnd.size()) - 1;
+    // Three periods back from k, past the start-up.
+    if (k < 4 * c + p.staleness)
+      return false;
+    double tolerance = 1e-12 * std::max(1.0, iterationEnd[k]);
+    for (int j = k; j > k - 2 * c; --j) {
+      double a = iterationEnd[j] - iterationEnd[j - c];
+      double b = iterationEnd[j - c] - iterationEnd[j - 2 * c];
+      if (std::abs(a - b) > tolerance)
+        return false;
+      for (int r = 0; r < 3; ++r)
+        if (std::abs(backlog[j][r] - backlog[j - c][r]) > tolerance)
+          return false;
+    }
+    return true;
+  };
+  int cycle = 0;
+  for (int k = 0; k < maxIterations && !cycle; ++k) {
+    int source = k - 1 - p.staleness; // whose updates this iteration reads
+    const std::vector<double> &reads = landed[(source + keep) % keep];
+    double wait = 0;
+    for (size_t s = 0; s < n; ++s) {
+      double start = device;
+      if (source >= 0 && !p.waitsFor.empty())
+        for (int x : p.waitsFor[s])
+          start = std::max(start, reads[x]);
+      wait += start - device;
+      stepEnd[s] = start + p.stepSeconds[s];
+      device = stepEnd[s];
+    }
+    if (p.uploadsAfterLastStep && n > 0)
+      up = std::max(up, stepEnd[n - 1]);
+    device += p.deviceUpdateSeconds;
+    iterationEnd.push_back(device);
+    waited.push_back(wait);
+    // This iteration's gradients go down and are updated.
+    for (int x : order) {
+      const OffloadedTensor &tensor = p.tensors[x];
+      double ready = stepEnd[tensor.readyAfterStep];
+      if (tensor.gradientBytes > 0)
+        ready = down = std::max(ready, down) +
+                       transfer(tensor.gradientBytes, p.deviceToHost);
+      updated[k % keep][x] = cpu = std::max(ready, cpu) + tensor.updateSeconds;
+    }
+    // The update `staleness` iterations back goes up. It overwrites the
+    // version this iteration reads, so it waits for the iteration's last
+    // read of the tensor (the backward of its first reader; with the exact
+    // update that is before the gradient existed at all).
+    int j = k - p.staleness;
+    for (int x : order) {
+      if (j < 0)
+        break;
+      const OffloadedTensor &tensor = p.tensors[x];
+      double ready = std::max(updated[j % keep][x],
+                              stepEnd[tensor.readyAfterStep]);
+      if (tensor.uploadBytes > 0)
+        ready = up = std::max(ready, up) +
+                     transfer(tensor.uploadBytes, p.hostToDevice);
+      landed[j % keep][x] = ready;
+    }
+    backlog.push_back({std::max(0.0, down - device),
+                       std::max(0.0, cpu - device),
+                       std::max(0.0, up - device)});
+    for (int c = 1; c <= maxCycle && !cycle; ++c)
+      if (periodic(c))
+        cycle = c;
+  }
+  // Not periodic within the limit (rounding): the last window's average.
+  int window = cycle ? cycle : 64;
+  int last = static_cast<int>(iterationEnd.size()) - 1;
+  t.stepSeconds = (iterationEnd[last] - iterationEnd[last - window]) / window;
+  for (int k = last - window + 1; k <= last; ++k)
+    t.waitSeconds += waited[k] / window;
+  return t;
+}

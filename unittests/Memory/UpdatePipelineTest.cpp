@@ -1,0 +1,156 @@
+//===- UpdatePipelineTest.cpp - the offloaded optimizer step, overlapped --===//
+//
+// A hand-computed two-layer case, exact and with the delayed update; the
+// errors; and a property test over random problems: the steady step is the
+// device's compute plus its waits, at least every resource's busy time, at
+// most everything one after another, and never longer with the delayed
+// update than without.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Memory/UpdatePipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+using namespace loom::memory;
+
+namespace {
+
+/// Two forward and two backward steps of 1 s; tensor "a" is read by the
+/// first forward step (its gradient completes after the last backward
+/// step), "b" by the second. Every transfer and update takes 1 s.
+UpdateProblem twoLayers() {
+  UpdateProblem p;
+  p.stepSeconds = {1, 1, 1, 1};
+  p.forwardSteps = 2;
+  p.waitsFor = {{0}, {1}, {}, {}};
+  p.tensors = {{"a", 3, 1, 1, 1}, {"b", 2, 1, 1, 1}};
+  p.deviceToHost = p.hostToDevice = 1;
+  return p;
+}
+
+UpdateTimeline simulateOrFail(const UpdateProblem &p) {
+  llvm::Expected<UpdateTimeline> t = simulateUpdates(p);
+  EXPECT_TRUE(!!t) << llvm::toString(t.takeError());
+  return t ? *t : UpdateTimeline();
+}
+
+} // namespace
+
+TEST(UpdatePipeline, ExactUpdateOverlapsTheBackward) {
+  // b goes down at 3-4, is updated 4-5, up 5-6; a follows one second
+  // behind and lands at 7, three seconds after the backward ends: the next
+  // forward waits 3 s, not the 6 s of doing it all afterwards.
+  UpdateTimeline t = simulateOrFail(twoLayers());
+  EXPECT_DOUBLE_EQ(t.computeSeconds, 4);
+  EXPECT_DOUBLE_EQ(t.stepSeconds, 7);
+  EXPECT_DOUBLE_EQ(t.waitSeconds, 3);
+  EXPECT_DOUBLE_EQ(t.cpuSeconds, 2);
+  EXPECT_DOUBLE_EQ(t.serialSeconds, 10);
+}
+
+TEST(UpdatePipeline, DelayedUpdateHidesTheCpuStep) {
+  // The CPU's work is hidden, but an upload replaces the version the
+  // current iteration reads, so it waits for that iteration's last read:
+  // a's upload starts when the backward ends and the next forward waits
+  // for it (1 s), not for the whole pipeline (3 s).
+  UpdateProblem p = twoLayers();
+  p.staleness = 1;
+  UpdateTimeline t = simulateOrFail(p);
+  EXPECT_DOUBLE_EQ(t.stepSeconds, 5);
+  EXPECT_DOUBLE_EQ(t.waitSeconds, 1);
+  // Without uploads (nothing to swap in) the device never waits.
+  for (OffloadedTensor &x : p.tensors)
+    x.uploadBytes = 0;
+  EXPECT_DOUBLE_EQ(simulateOrFail(p).stepSeconds, 4);
+  // A CPU slower than the device bounds the step even then.
+  for (OffloadedTensor &x : p.tensors)
+    x.updateSeconds = 3;
+  EXPECT_DOUBLE_EQ(simulateOrFail(p).stepSeconds, 6);
+}
+
+TEST(UpdatePipeline, UploadsAfterTheLastStepAndTheDeviceUpdate) {
+  UpdateProblem p = twoLayers();
+  // Uploads wait for the backward to end (4): b lands at 6 as before, a at
+  // 7; the device's own update of 2 s ends at 6, so the wait is 1 s.
+  p.uploadsAfterLastStep = true;
+  p.deviceUpdateSeconds = 2;
+  UpdateTimeline t = simulateOrFail(p);
+  EXPECT_DOUBLE_EQ(t.computeSeconds, 6);
+  EXPECT_DOUBLE_EQ(t.stepSeconds, 7);
+}
+
+TEST(UpdatePipeline, BadProblemsAreErrors) {
+  UpdateProblem p = twoLayers();
+  p.tensors[0].readyAfterStep = 4;
+  llvm::Expected<UpdateTimeline> t = simulateUpdates(p);
+  ASSERT_FALSE(!!t);
+  EXPECT_NE(llvm::toString(t.takeError()).find("tensor 'a' is ready after "
+                                               "step 4, but there are 4 steps"),
+            std::string::npos);
+  p = twoLayers();
+  p.deviceToHost = 0;
+  t = simulateUpdates(p);
+  ASSERT_FALSE(!!t);
+  EXPECT_NE(llvm::toString(t.takeError()).find("device-to-host bandwidth"),
+            std::string::npos);
+  p = twoLayers();
+  p.waitsFor[1] = {2};
+  t = simulateUpdates(p);
+  ASSERT_FALSE(!!t);
+  EXPECT_NE(llvm::toString(t.takeError()).find("waits for tensor 2"),
+            std::string::npos);
+  p = twoLayers();
+  p.staleness = 2;
+  t = simulateUpdates(p);
+  ASSERT_FALSE(!!t);
+  llvm::consumeError(t.takeError());
+}
+
+TEST(UpdatePipeline, RandomProblemsStayBetweenTheBounds) {
+  std::mt19937 rng(11);
+  for (int seed = 0; seed < 300; ++seed) {
+    std::uniform_int_distribution<int> layerCount(1, 20), tensorCount(0, 30);
+    std::uniform_real_distribution<double> seconds(1e-4, 5e-3), bytes(0, 8e6);
+    int layers = layerCount(rng);
+    UpdateProblem p;
+    p.forwardSteps = layers;
+    for (int s = 0; s < 2 * layers; ++s)
+      p.stepSeconds.push_back(seconds(rng));
+    p.waitsFor.resize(2 * layers);
+    std::uniform_int_distribution<int> reader(0, layers - 1);
+    for (int x = tensorCount(rng); x > 0; --x) {
+      int first = reader(rng);
+      int id = static_cast<int>(p.tensors.size());
+      p.tensors.push_back({"t" + std::to_string(id), 2 * layers - 1 - first,
+                           bytes(rng), seconds(rng) * (seed % 3), bytes(rng)});
+      p.waitsFor[first].push_back(id);
+    }
+    p.deviceUpdateSeconds = seed % 4 == 0 ? seconds(rng) : 0;
+    p.deviceToHost = std::uniform_real_distribution<double>(1e9, 30e9)(rng);
+    p.hostToDevice = std::uniform_real_distribution<double>(1e9, 30e9)(rng);
+    p.linkLatency = 1e-5;
+    p.uploadsAfterLastStep = seed % 5 == 0;
+    UpdateTimeline exact = simulateOrFail(p);
+    const double eps = 1e-9;
+    EXPECT_NEAR(exact.stepSeconds, exact.computeSeconds + exact.waitSeconds,
+                eps)
+        << "seed " << seed;
+    for (double busy : {exact.computeSeconds, exact.deviceToHostSeconds,
+                        exact.cpuSeconds, exact.hostToDeviceSeconds})
+      EXPECT_GE(exact.stepSeconds + eps, busy) << "seed " << seed;
+    EXPECT_LE(exact.stepSeconds, exact.serialSeconds + eps) << "seed " << seed;
+    if (p.uploadsAfterLastStep)
+      continue;
+    p.staleness = 1;
+    UpdateTimeline delayed = simulateOrFail(p);
+    EXPECT_LE(delayed.stepSeconds, exact.stepSeconds + eps) << "seed " << seed;
+    EXPECT_GE(delayed.stepSeconds + eps,
+              std::max({delayed.computeSeconds, delayed.deviceToHostSeconds,
+                        delayed.cpuSeconds, delayed.hostToDeviceSeconds}))
+        << "seed " << seed;
+  }
+}
