@@ -6,7 +6,9 @@
 // update. The offloaded tensors then pass, in the order their gradients
 // complete, through three first-come-first-served resources (device-to-host
 // link, CPU, host-to-device link), each resource carrying on from where the
-// previous iteration left it. The steady-state step is the average distance
+// previous iteration left it; under data parallelism a fourth, the
+// network, reduces each gradient before it goes down and gathers each
+// updated shard after it is back up. The steady-state step is the average distance
 // between iteration ends once it repeats; the system is max-plus linear,
 // so it does once the start-up has passed.
 //
@@ -59,7 +61,8 @@ llvm::Error validate(const UpdateProblem &p) {
                                 "there are {2} steps",
                                 t.name, t.readyAfterStep, n));
     if (!nonNegative(t.gradientBytes) || !nonNegative(t.updateSeconds) ||
-        !nonNegative(t.uploadBytes))
+        !nonNegative(t.uploadBytes) || !nonNegative(t.reduceSeconds) ||
+        !nonNegative(t.gatherSeconds))
       return fail(llvm::formatv("tensor '{0}' has a negative or non-finite "
                                 "size or time",
                                 t.name));
@@ -106,9 +109,10 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
     t.deviceToHostSeconds += transfer(x.gradientBytes, p.deviceToHost);
     t.cpuSeconds += x.updateSeconds;
     t.hostToDeviceSeconds += transfer(x.uploadBytes, p.hostToDevice);
+    t.networkSeconds += x.reduceSeconds + x.gatherSeconds;
   }
   t.serialSeconds = t.computeSeconds + t.deviceToHostSeconds + t.cpuSeconds +
-                    t.hostToDeviceSeconds;
+                    t.hostToDeviceSeconds + t.networkSeconds;
 
   // Iterations are replayed until the distance between iteration ends
   // repeats with some period c (a max-plus linear system becomes periodic
@@ -121,11 +125,11 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
   std::vector<std::vector<double>> landed(keep, std::vector<double>(m));
   std::vector<double> iterationEnd, waited;
   std::vector<double> stepEnd(n);
-  double device = 0, down = 0, cpu = 0, up = 0;
+  double device = 0, down = 0, cpu = 0, up = 0, network = 0;
   // The state at an iteration's end: how far each resource's queue runs
   // past it. A backlog that still grows (a resource slower than the
   // device, not yet throttling it) looks periodic from the device alone.
-  std::vector<std::array<double, 3>> backlog;
+  std::vector<std::array<double, 4>> backlog;
   auto periodic = [&](int c) {
     int k = static_cast<int>(iterationEnd.size()) - 1;
     // Three periods back from k, past the start-up.
@@ -137,7 +141,7 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
       double b = iterationEnd[j - c] - iterationEnd[j - 2 * c];
       if (std::abs(a - b) > tolerance)
         return false;
-      for (int r = 0; r < 3; ++r)
+      for (int r = 0; r < 4; ++r)
         if (std::abs(backlog[j][r] - backlog[j - c][r]) > tolerance)
           return false;
     }
@@ -166,6 +170,8 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
     for (int x : order) {
       const OffloadedTensor &tensor = p.tensors[x];
       double ready = stepEnd[tensor.readyAfterStep];
+      if (tensor.reduceSeconds > 0)
+        ready = network = std::max(ready, network) + tensor.reduceSeconds;
       if (tensor.gradientBytes > 0)
         ready = down = std::max(ready, down) +
                        transfer(tensor.gradientBytes, p.deviceToHost);
@@ -185,11 +191,14 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
       if (tensor.uploadBytes > 0)
         ready = up = std::max(ready, up) +
                      transfer(tensor.uploadBytes, p.hostToDevice);
+      if (tensor.gatherSeconds > 0)
+        ready = network = std::max(ready, network) + tensor.gatherSeconds;
       landed[j % keep][x] = ready;
     }
     backlog.push_back({std::max(0.0, down - device),
                        std::max(0.0, cpu - device),
-                       std::max(0.0, up - device)});
+                       std::max(0.0, up - device),
+                       std::max(0.0, network - device)});
     for (int c = 1; c <= maxCycle && !cycle; ++c)
       if (periodic(c))
         cycle = c;

@@ -1,10 +1,10 @@
 //===- UpdatePipelineTest.cpp - the offloaded optimizer step, overlapped --===//
 //
-// A hand-computed two-layer case, exact and with the delayed update; the
-// errors; and a property test over random problems: the steady step is the
-// device's compute plus its waits, at least every resource's busy time, at
-// most everything one after another, and never longer with the delayed
-// update than without.
+// A hand-computed two-layer case, exact, delayed, and with data-parallel
+// collectives on the network; the errors; and a property test over random
+// problems: the steady step is the device's compute plus its waits, at
+// least every resource's busy time, at most everything one after another,
+// and never longer with the delayed update than without.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,6 +83,26 @@ TEST(UpdatePipeline, UploadsAfterTheLastStepAndTheDeviceUpdate) {
   EXPECT_DOUBLE_EQ(t.stepSeconds, 7);
 }
 
+TEST(UpdatePipeline, DataParallelReduceAndGatherOnTheNetwork) {
+  // Each gradient is reduced over the replicas (1 s on the network) before
+  // it goes down, and each updated shard all-gathered (1 s) after it is back
+  // up: b reduced 3-4, a 4-5; down 4-5 and 5-6; CPU 5-6 and 6-7; up 6-7
+  // and 7-8; gathered 7-8 and 8-9. The next forward waits for a until 9.
+  UpdateProblem p = twoLayers();
+  for (OffloadedTensor &x : p.tensors)
+    x.reduceSeconds = x.gatherSeconds = 1;
+  UpdateTimeline t = simulateOrFail(p);
+  EXPECT_DOUBLE_EQ(t.stepSeconds, 9);
+  EXPECT_DOUBLE_EQ(t.waitSeconds, 5);
+  EXPECT_DOUBLE_EQ(t.networkSeconds, 4);
+  EXPECT_DOUBLE_EQ(t.serialSeconds, 14);
+  p.tensors[1].gatherSeconds = -1;
+  llvm::Expected<UpdateTimeline> bad = simulateUpdates(p);
+  ASSERT_FALSE(!!bad);
+  EXPECT_NE(llvm::toString(bad.takeError()).find("tensor 'b' has a negative"),
+            std::string::npos);
+}
+
 TEST(UpdatePipeline, BadProblemsAreErrors) {
   UpdateProblem p = twoLayers();
   p.tensors[0].readyAfterStep = 4;
@@ -127,6 +147,10 @@ TEST(UpdatePipeline, RandomProblemsStayBetweenTheBounds) {
       int id = static_cast<int>(p.tensors.size());
       p.tensors.push_back({"t" + std::to_string(id), 2 * layers - 1 - first,
                            bytes(rng), seconds(rng) * (seed % 3), bytes(rng)});
+      if (seed % 2) { // data parallel: reduced before, gathered after
+        p.tensors.back().reduceSeconds = seconds(rng);
+        p.tensors.back().gatherSeconds = seconds(rng) * (seed % 3 == 1);
+      }
       p.waitsFor[first].push_back(id);
     }
     p.deviceUpdateSeconds = seed % 4 == 0 ? seconds(rng) : 0;
@@ -140,7 +164,8 @@ TEST(UpdatePipeline, RandomProblemsStayBetweenTheBounds) {
                 eps)
         << "seed " << seed;
     for (double busy : {exact.computeSeconds, exact.deviceToHostSeconds,
-                        exact.cpuSeconds, exact.hostToDeviceSeconds})
+                        exact.cpuSeconds, exact.hostToDeviceSeconds,
+                        exact.networkSeconds})
       EXPECT_GE(exact.stepSeconds + eps, busy) << "seed " << seed;
     EXPECT_LE(exact.stepSeconds, exact.serialSeconds + eps) << "seed " << seed;
     if (p.uploadsAfterLastStep)
@@ -150,7 +175,8 @@ TEST(UpdatePipeline, RandomProblemsStayBetweenTheBounds) {
     EXPECT_LE(delayed.stepSeconds, exact.stepSeconds + eps) << "seed " << seed;
     EXPECT_GE(delayed.stepSeconds + eps,
               std::max({delayed.computeSeconds, delayed.deviceToHostSeconds,
-                        delayed.cpuSeconds, delayed.hostToDeviceSeconds}))
+                        delayed.cpuSeconds, delayed.hostToDeviceSeconds,
+                        delayed.networkSeconds}))
         << "seed " << seed;
   }
 }

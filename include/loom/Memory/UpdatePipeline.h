@@ -10,7 +10,10 @@
 // uploads are all the next forward waits for.
 //
 // simulateUpdates replays that pipeline over consecutive iterations against
-// the device's step sequence and returns the steady-state step time. With
+// the device's step sequence and returns the steady-state step time. Under
+// data parallelism each gradient is first reduced over the replicas and, with
+// ZeRO, each device updates only its shard and all-gathers it after the
+// upload: a fourth resource, the network, carries both. With
 // `staleness` 1 the forward of iteration k reads the parameters updated from
 // iteration k-2's gradients (ZeRO-Offload's delayed parameter update, which
 // changes the training semantics and so is opt-in): the CPU step then
@@ -39,6 +42,11 @@ struct OffloadedTensor {
   double gradientBytes = 0; // copied device -> host
   double updateSeconds = 0; // the CPU's step for it (Adam, NVMe traffic)
   double uploadBytes = 0;   // updated parameters copied host -> device
+  /// Data parallelism: the collective that reduces the gradient over the
+  /// replicas before it goes down (an all-reduce, or ZeRO's reduce-scatter
+  /// of this device's shard), and the all-gather of the updated shard after
+  /// it is back up (ZeRO). Both run on the network, one at a time.
+  double reduceSeconds = 0, gatherSeconds = 0;
 };
 
 /// One device's iteration: `stepSeconds` in execution order, the first
@@ -66,7 +74,8 @@ struct UpdateTimeline {
   double computeSeconds = 0; // the device's steps and its own update
   double waitSeconds = 0;    // the device idle, waiting for updates
   // Each resource's busy time per iteration.
-  double deviceToHostSeconds = 0, cpuSeconds = 0, hostToDeviceSeconds = 0;
+  double deviceToHostSeconds = 0, cpuSeconds = 0, hostToDeviceSeconds = 0,
+         networkSeconds = 0;
   /// The same work done one resource after another, none overlapped (the
   /// serial bound the pipeline improves on).
   double serialSeconds = 0;
