@@ -32,6 +32,7 @@
 #include "llvm/Support/Path.h"
 
 #include <chrono>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -139,6 +140,9 @@ private:
   double roofline(OpClass cls, double flops, double bytes,
                   Precision p) const;
   bool isActivation(Value v) const { return activations.contains(v); }
+  /// The weight a parameter-derived value is computed from through
+  /// single-operand ops (a transposed tied embedding), or null.
+  Operation *weightBehind(Value v) const;
 
   ModuleOp module;
   const EstimateOptions &options;
@@ -397,6 +401,17 @@ double Estimator::fullBytes(Value v) const {
   if (!t)
     return 0;
   return static_cast<double>(t.getNumElements()) * elementBytes(t.getElementType());
+}
+
+Operation *Estimator::weightBehind(Value v) const {
+  for (;;) {
+    Operation *def = lookThroughShards(v).getDefiningOp();
+    if (!def || isa<WeightOp>(def))
+      return def;
+    if (def->getNumOperands() != 1)
+      return nullptr;
+    v = def->getOperand(0);
+  }
 }
 
 double Estimator::localBytes(Value v, const TensorLayout &layout) const {
@@ -721,6 +736,10 @@ LogicalResult Estimator::costOps() {
         to = operandLayouts[i];
       Value v = op->getOperand(i);
       bool isParameter = paramDerived.contains(lookThroughShards(v));
+      WeightFacts *facts = nullptr;
+      if (isParameter)
+        if (Operation *w = weightBehind(v))
+          facts = &result.weightFacts[w];
       for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
                fullBytes(v), from, to, [&](int16_t a) { return grid.axisSize(a); })) {
         if (!isParameter) {
@@ -730,13 +749,22 @@ LogicalResult Estimator::costOps() {
         // Parameter gradients accumulate over micro-batches and are
         // synchronised once per step; ZeRO turns the all-reduce into a
         // reduce-scatter of gradients plus an all-gather of parameters.
+        double reduce = 0, gather = 0;
         if (options.zeroStage >= 1 && step.kind == CollectiveKind::AllReduce) {
-          info.gradSync += collective(CollectiveKind::ReduceScatter, step.axes,
-                                      step.bytes, info.stage, true);
-          info.gradSync += collective(CollectiveKind::AllGather, step.axes,
-                                      step.bytes, info.stage, true);
+          reduce = collective(CollectiveKind::ReduceScatter, step.axes,
+                              step.bytes, info.stage, true);
+          gather = collective(CollectiveKind::AllGather, step.axes, step.bytes,
+                              info.stage, true);
         } else {
-          info.gradSync += reshardStep(step, info.stage, /*perStep=*/true);
+          reduce = reshardStep(step, info.stage, /*perStep=*/true);
+        }
+        info.gradSync += reduce + gather;
+        if (facts) {
+          facts->reduceSeconds += reduce;
+          facts->gatherSeconds += gather;
+          if (step.kind == CollectiveKind::AllReduce)
+            facts->replicas = std::max<int64_t>(facts->replicas,
+                                                grid.size(step.axes));
         }
       }
     }
@@ -998,8 +1026,22 @@ LogicalResult Estimator::assemble() {
   // gradient synchronisation and the optimizer step.
   const ::loom::DeviceSpec &dev = result.cluster.device;
   std::vector<double> finish(P, 0);
-  for (const ::loom::PipelineTask &t : pipe->tasks)
+  result.deviceTimes.assign(P, {});
+  for (DeviceTimes &times : result.deviceTimes)
+    times.firstForwardStart = INFINITY;
+  for (const ::loom::PipelineTask &t : pipe->tasks) {
     finish[t.device] = std::max(finish[t.device], t.end);
+    DeviceTimes &times = result.deviceTimes[t.device];
+    if (!t.backward)
+      times.firstForwardStart = std::min(times.firstForwardStart, t.start);
+    else
+      times.lastBackwardStart = std::max(times.lastBackwardStart, t.start);
+  }
+  for (auto [d, times] : llvm::enumerate(result.deviceTimes)) {
+    times.finish = finish[d];
+    if (!std::isfinite(times.firstForwardStart))
+      times.firstForwardStart = 0;
+  }
   result.deviceMemory.assign(P, {});
   double step = 0;
   for (int64_t d = 0; d < P; ++d) {
@@ -1048,6 +1090,8 @@ LogicalResult Estimator::assemble() {
       result.stageEstimates[s].optimizerStep = optimizer;
     }
     step = std::max(step, finish[d] + exposed + optimizer);
+    result.deviceTimes[d].gradSyncExposed = exposed;
+    result.deviceTimes[d].optimizerStep = optimizer;
 
     // Memory: parameters in their element type; in training, gradients of
     // the same size and Adam state (fp32 master copy when the parameters are
@@ -1111,6 +1155,19 @@ LogicalResult Estimator::assemble() {
     }
   }
   result.stepTime = step;
+
+  // What memory placement reads: each weight's shard and each op's stage
+  // and local results.
+  for (const OpInfo &info : ops) {
+    if (isa<WeightOp>(info.op)) {
+      result.weightFacts[info.op].localBytes = bytesOf(info.op->getResult(0));
+      continue;
+    }
+    OpFacts &facts = result.opFacts[info.op];
+    facts.stage = info.stage;
+    for (Value r : info.op->getResults())
+      facts.resultBytes.push_back(bytesOf(r));
+  }
 
   // FLOPs: model FLOPs count forward and backward once; hardware FLOPs add
   // the recomputed forward.

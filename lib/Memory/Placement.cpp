@@ -54,10 +54,10 @@ bool isTrainable(WeightOp w, bool training) {
          isa<FloatType>(w.getType().getElementType());
 }
 
-/// Adam's two moments in fp32, plus an fp32 master copy of 16-bit weights.
-double optimizerStateBytes(WeightOp w, double bytes) {
-  double elems = w.getType().getNumElements();
-  return elems * (8 + (bytes / elems < 4 ? 4 : 0));
+/// Adam's two moments in fp32, plus an fp32 master copy of 16-bit weights,
+/// for `bytes` of a tensor stored `elementBytes` to an element.
+double optimizerStateBytes(double bytes, double elementBytes) {
+  return bytes / elementBytes * (8 + (elementBytes < 4 ? 4 : 0));
 }
 
 double attrSeconds(DictionaryAttr d, StringRef key) {
@@ -68,8 +68,33 @@ double attrSeconds(DictionaryAttr d, StringRef key) {
 /// What the step reads, in program order.
 struct OpStep {
   Operation *op;
-  double forward = 0, backward = 0;
+  double forward = 0, backward = 0; // per micro-batch
   SmallVector<WeightOp> weights;
+  SmallVector<double> resultBytes; // local bytes of each result
+};
+
+/// A weight as one device holds it under the plan and a ZeRO stage.
+struct HeldWeight {
+  double bytes = 0;       // its shard under the plan's sharding (TP, EP)
+  double held = 0;        // of those, held on the device (ZeRO-3 shards them)
+  double stateShards = 1; // devices dividing its gradient and update (ZeRO)
+  double gradientShards = 1;
+  double elementBytes = 4;
+  bool trainable = false;
+  WeightFacts facts;
+};
+
+/// One pipeline device's part of the program: its ops (of every stage it
+/// runs), the weights they read, and its iteration as the schedule runs it.
+struct DeviceProgram {
+  int64_t device = 0;
+  SmallVector<OpStep> steps;
+  llvm::MapVector<Operation *, HeldWeight> weights; // first-use order
+  double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
+  double otherBytes = 0;    // activations, temporaries, comm buffers
+  double gatherBuffer = 0;  // ZeRO-3: the gathered weights of two ops
+  DeviceTimes times;
+  double padding = 0;       // waiting for the pipeline's last device
 };
 
 /// Bytes in the largest binary unit that keeps the number at least 1.
@@ -91,17 +116,16 @@ std::string bytesText(double b) {
 ///  * parameters: resident ones all along; streamed chunks from the
 ///    position after the last read of the chunks their fetch evicts (when
 ///    the fetch may start) until their own eviction;
-///  * gradients and optimizer state kept on the device, and the gradient
-///    staging buffers: all along;
+///  * gradients and optimizer state kept on the device, the gradient
+///    staging buffers and ZeRO-3's gather buffer: all along;
 ///  * activations (op results): from their op to their last forward read,
 ///    and without recomputation until the backward of their first reader;
 ///    with full recomputation, again at their op's backward step only.
-static LogicalResult
-planDeviceArena(func::FuncOp func, MemoryPlacement &p,
-                const PlacementCandidate &c, ArrayRef<OpStep> steps,
-                const llvm::MapVector<Operation *, double> &weightBytes,
-                bool training, bool recomputed, double staging,
-                std::optional<::loom::Precision> forced) {
+static LogicalResult planDeviceArena(func::FuncOp func, MemoryPlacement &p,
+                                     const PlacementCandidate &c,
+                                     const DeviceProgram &dev, bool training,
+                                     bool recomputed, double staging) {
+  ArrayRef<OpStep> steps = dev.steps;
   int64_t n = static_cast<int64_t>(steps.size());
   int64_t perIteration = training ? 2 * n : n;
   int64_t iterations = c.params == Tier::Device ? 1 : p.plan.iterations;
@@ -113,8 +137,9 @@ planDeviceArena(func::FuncOp func, MemoryPlacement &p,
   };
   // Parameters.
   if (c.params == Tier::Device) {
-    for (auto &[op, bytes] : weightBytes)
-      whole(cast<WeightOp>(op).getName().str(), bytes);
+    for (auto &[op, w] : dev.weights)
+      whole(cast<WeightOp>(op).getName().str(), w.held);
+    whole("ZeRO-3 gather buffer", dev.gatherBuffer);
   } else {
     const lm::ChunkProblem &cp = p.problem;
     std::vector<std::vector<int>> readsAt(total);
@@ -153,10 +178,16 @@ planDeviceArena(func::FuncOp func, MemoryPlacement &p,
   }
   // Gradients and optimizer state on the device, and gradient staging.
   if (training) {
-    double share = c.optimizer == Tier::Device ? 1 : c.deviceOptimizerShare;
-    whole("gradients on the device", share * p.gradientBytes);
-    whole("optimizer state on the device", share * p.optimizerBytes);
-    if (share < 1) {
+    double gradients = 0, state = 0;
+    for (auto &[op, w] : dev.weights)
+      if (w.trainable && (c.optimizer == Tier::Device ||
+                          llvm::is_contained(c.deviceOptimizerWeights, op))) {
+        gradients += w.bytes / w.gradientShards;
+        state += optimizerStateBytes(w.bytes, w.elementBytes) / w.stateShards;
+      }
+    whole("gradients on the device", gradients);
+    whole("optimizer state on the device", state);
+    if (c.optimizer != Tier::Device) {
       whole("gradient staging 0", staging / 2);
       whole("gradient staging 1", staging / 2);
     }
@@ -166,12 +197,10 @@ planDeviceArena(func::FuncOp func, MemoryPlacement &p,
   for (auto [i, s] : llvm::enumerate(steps))
     index[s.op] = static_cast<int64_t>(i);
   for (auto [i, s] : llvm::enumerate(steps)) {
-    for (Value v : s.op->getResults()) {
-      auto type = dyn_cast<RankedTensorType>(v.getType());
-      if (!type)
+    for (auto [r, v] : llvm::enumerate(s.op->getResults())) {
+      double bytes = r < s.resultBytes.size() ? s.resultBytes[r] : 0;
+      if (bytes <= 0)
         continue;
-      double bytes =
-          type.getNumElements() * elementBytes(type.getElementType(), forced);
       int64_t lastUse = static_cast<int64_t>(i), firstUser = n;
       for (Operation *user : v.getUsers()) {
         Operation *u = user;
@@ -208,35 +237,41 @@ planDeviceArena(func::FuncOp func, MemoryPlacement &p,
 }
 
 /// Every placement under one activation policy (`recompute`: none or full,
-/// as the estimator models it), with the chosen one's chunk schedule
-/// replayed. Nothing is written to the IR.
+/// as the estimator models it) and one ZeRO stage, with the chosen one's
+/// chunk schedule replayed. Each placement is priced on every pipeline
+/// device; it fits when it fits on all of them, and its step is the
+/// slowest device's. Nothing is written to the IR.
 static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                            const PlacementOptions &o,
-                                           StringRef recompute) {
+                                           StringRef recompute, int zero) {
   EstimateOptions eo;
   eo.cluster = o.cluster;
   eo.training = o.training;
   eo.globalBatch = o.globalBatch;
   eo.precision = o.precision;
   eo.recompute = recompute.str();
+  eo.zeroStage = zero;
+  eo.schedule = o.schedule;
   eo.annotateOps = true;
   FailureOr<Estimate> estimate = estimateModule(module, eo);
   if (failed(estimate))
     return failure();
   const Estimate &e = *estimate;
-  if (e.microBatches > 1)
-    return module.emitError("loom-place-memory: global-batch ")
-           << o.globalBatch << " makes " << e.microBatches
-           << " micro-batches; placement plans a step of one (the IR's batch), "
-              "so leave global-batch at 0 or the IR's batch";
   std::optional<::loom::Precision> forced;
   if (o.precision != "ir")
     forced = ::loom::parsePrecision(o.precision);
+  const int64_t P = e.pipelineDevices, m = e.microBatches;
+  const bool single = e.devices == 1;
 
-  // Steps in program order, with the weights each reads; the estimator's
-  // per-op annotations are read and removed.
-  SmallVector<OpStep> steps;
-  llvm::MapVector<Operation *, double> weightBytes; // first-use order
+  // Each pipeline device's steps in program order, with the weights each
+  // reads; the estimator's per-op annotations are read and removed.
+  std::vector<DeviceProgram> devices(P);
+  for (auto [d, dev] : llvm::enumerate(devices)) {
+    dev.device = static_cast<int64_t>(d);
+    dev.times = e.deviceTimes[d];
+    const MemoryBreakdown &mem = e.deviceMemory[d].memory;
+    dev.otherBytes = mem.activations + mem.temporaries + mem.commBuffers;
+  }
   func.walk([&](Operation *op) {
     auto cost = op->getAttrOfType<DictionaryAttr>("loom.cost");
     if (!cost)
@@ -254,91 +289,82 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // counts every op, slightly pessimistic).
     if (o.training && recompute == "full")
       s.backward += s.forward;
+    const OpFacts &facts = e.opFacts.lookup(op);
+    s.resultBytes.assign(facts.resultBytes.begin(), facts.resultBytes.end());
+    DeviceProgram &dev = devices[facts.stage % P];
     for (Value v : op->getOperands())
       if (auto w = lookThroughShards(v).getDefiningOp<WeightOp>()) {
         if (!llvm::is_contained(s.weights, w))
           s.weights.push_back(w);
-        if (!weightBytes.count(w)) {
-          auto type = w.getType();
-          weightBytes[w] = type.getNumElements() *
-                           elementBytes(type.getElementType(), forced);
-        }
+        if (dev.weights.count(w))
+          continue;
+        HeldWeight &h = dev.weights[w];
+        h.facts = e.weightFacts.lookup(w);
+        h.bytes = h.facts.localBytes;
+        h.elementBytes = elementBytes(w.getType().getElementType(), forced);
+        h.trainable = isTrainable(w, o.training);
+        // ZeRO shards a weight's optimizer state (stage 1), gradient (2)
+        // and the parameter itself (3) over the replicas its gradient is
+        // reduced over: the data-parallel axes, not an expert axis that
+        // already splits it.
+        double replicas = static_cast<double>(h.facts.replicas);
+        h.stateShards = zero >= 1 ? replicas : 1;
+        h.gradientShards = zero >= 2 ? replicas : 1;
+        h.held = h.bytes / (zero >= 3 ? replicas : 1);
       }
-    steps.push_back(std::move(s));
+    dev.steps.push_back(std::move(s));
   });
 
   MemoryPlacement p;
   p.clusterName = e.clusterName;
   p.delayedUpdate = o.delayedUpdate;
+  p.devices = e.devices;
+  p.pipelineDevices = P;
+  p.dataParallel = e.dataParallel;
+  p.microBatches = m;
+  p.zeroStage = zero;
   const ::loom::ClusterSpec &cluster = e.cluster;
   p.deviceBytes = cluster.device.memoryBytes * o.memoryFraction;
   // Host memory and NVMe are per node; one device's program gets its share.
   double perNode = std::max<int64_t>(1, cluster.devicesPerNode());
   p.hostBytes = cluster.host.memoryBytes / perNode;
   p.nvmeBytes = cluster.nvme.capacityBytes / perNode;
-  const DeviceMemory &mem = e.deviceMemory.front();
-  p.otherDeviceBytes = mem.memory.activations + mem.memory.temporaries +
-                       mem.memory.commBuffers;
-  double largestTensor = 0;
-  for (auto [op, bytes] : weightBytes) {
-    auto w = cast<WeightOp>(op);
-    p.parameterBytes += bytes;
-    largestTensor = std::max(largestTensor, bytes);
-    if (!isTrainable(w, o.training))
-      continue;
-    p.gradientBytes += bytes;
-    p.optimizerBytes += optimizerStateBytes(w, bytes);
+  double maxFinish = 0;
+  for (DeviceProgram &dev : devices)
+    maxFinish = std::max(maxFinish, dev.times.finish);
+  for (DeviceProgram &dev : devices) {
+    dev.padding = maxFinish - dev.times.finish;
+    double largest = 0, parameters = 0, gradients = 0, state = 0;
+    for (auto &[op, w] : dev.weights) {
+      dev.parameterBytes += w.held;
+      parameters += w.bytes;
+      largest = std::max(largest, w.bytes);
+      if (!w.trainable)
+        continue;
+      double adam = optimizerStateBytes(w.bytes, w.elementBytes);
+      dev.gradientBytes += w.bytes / w.gradientShards;
+      dev.optimizerBytes += adam / w.stateShards;
+      gradients += w.bytes;
+      state += adam;
+    }
+    if (zero >= 3)
+      dev.gatherBuffer = 2 * largest;
+    // The table reports the fullest device, before ZeRO.
+    p.parameterBytes = std::max(p.parameterBytes, parameters);
+    p.gradientBytes = std::max(p.gradientBytes, gradients);
+    p.optimizerBytes = std::max(p.optimizerBytes, state);
+    p.otherDeviceBytes = std::max(p.otherDeviceBytes, dev.otherBytes);
+    double compute = 0;
+    for (const OpStep &s : dev.steps)
+      compute += s.forward + s.backward;
+    p.computeSeconds = std::max(p.computeSeconds, compute);
   }
-  double forwardSeconds = 0, backwardSeconds = 0;
-  for (const OpStep &s : steps) {
-    forwardSeconds += s.forward;
-    backwardSeconds += s.backward;
-  }
-  p.computeSeconds = forwardSeconds + backwardSeconds;
   p.unlimitedStepSeconds = e.stepTime;
 
   const double h2d = cluster.host.linkBandwidth, d2h = h2d;
   const double adamRate = cluster.host.cpuAdamBandwidth / perNode;
   const double nvmeRead = cluster.nvme.readBandwidth / perNode,
                nvmeWrite = cluster.nvme.writeBandwidth / perNode;
-  // Gradients leave the device as they are produced; two tensors' worth of
-  // staging covers one being written while another is copied out.
-  double staging = o.training ? 2 * largestTensor : 0;
-
-  // The step sequence of streamed parameters: forward ops, then backward
-  // ops in reverse, each reading its weights' chunks.
-  auto chunkProblem = [&](int64_t chunkBytes, std::vector<int> &chunkOf) {
-    lm::ChunkProblem cp;
-    std::vector<int64_t> sizes;
-    for (auto &entry : weightBytes)
-      sizes.push_back(static_cast<int64_t>(entry.second));
-    chunkOf = lm::groupIntoChunks(sizes, chunkBytes, cp.chunkBytes);
-    // The host updates every trainable parameter between iterations, so
-    // their bytes start each iteration stale on the device.
-    if (o.training) {
-      cp.fetchWithinIteration = true;
-      cp.staleBytes.assign(cp.chunkBytes.size(), 0);
-      for (auto [i, entry] : llvm::enumerate(weightBytes))
-        if (isTrainable(cast<WeightOp>(entry.first), o.training))
-          cp.staleBytes[chunkOf[i]] += entry.second;
-    }
-    auto readsOf = [&](const OpStep &s) {
-      std::vector<int> reads;
-      for (WeightOp w : s.weights)
-        reads.push_back(chunkOf[weightBytes.find(w) - weightBytes.begin()]);
-      return reads;
-    };
-    for (const OpStep &s : steps)
-      cp.steps.push_back({"forward " + s.op->getName().getStringRef().str(),
-                          s.forward, readsOf(s)});
-    if (o.training)
-      for (const OpStep &s : llvm::reverse(steps))
-        cp.steps.push_back({"backward " + s.op->getName().getStringRef().str(),
-                            s.backward, readsOf(s)});
-    cp.hostToDevice = h2d;
-    cp.linkLatency = cluster.host.linkLatency;
-    return cp;
-  };
 
   // The optimizer step away from the device for one tensor: CPU Adam over
   // its state, bounded by reading and writing the state when it lives on
@@ -351,39 +377,40 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                 : INFINITY);
     return adam;
   };
-  // Each weight's first reader, and the device's steps as the resident
-  // placements run them: forward in program order, backward in reverse.
-  int64_t n = static_cast<int64_t>(steps.size());
-  DenseMap<Operation *, int64_t> firstReader;
-  for (auto [i, s] : llvm::enumerate(steps))
-    for (WeightOp w : s.weights)
-      firstReader.try_emplace(w, static_cast<int64_t>(i));
-  std::vector<double> residentSteps;
-  for (const OpStep &s : steps)
-    residentSteps.push_back(s.forward);
-  if (o.training)
-    for (const OpStep &s : llvm::reverse(steps))
-      residentSteps.push_back(s.backward);
 
-  // The offloaded update as a pipeline overlapping the device's steps
-  // (UpdatePipeline.h): trainable weights past the first `keptBytes` (whole
-  // tensors, first-use order, the rule the annotation follows) send their
-  // gradients down as the backward completes them, are updated by the CPU
-  // on `away`, and come back up (`uploadOf`: bytes, per weight index) before
-  // their readers in the next forward; or, with `barrier`, before the next
-  // iteration starts at all.
+  // The offloaded update as a pipeline overlapping a device's steps
+  // (UpdatePipeline.h): the trainable weights not in `kept` send their
+  // gradients down as the backward completes them (reduced over their
+  // replicas first), are updated by the CPU on `away` (each replica its
+  // ZeRO shard), and come back up (`uploadOf`: bytes, per weight index;
+  // then all-gathered) before their readers in the next forward; or, with
+  // `barrier`, before the next iteration starts at all. `stepSeconds` is
+  // the device's iteration: with `framed`, an idle lead-in before its first
+  // forward, its forward steps, the rest of the pipeline schedule, its
+  // backward steps and a tail; otherwise forward then backward steps.
   struct PricedUpdate {
     double h2dBytes = 0, d2hBytes = 0;
     std::optional<lm::UpdateTimeline> timeline;
     std::string why;
   };
-  auto priceUpdate = [&](ArrayRef<double> stepSeconds, Tier away,
-                         double keptBytes, double deviceUpdate, bool barrier,
+  auto priceUpdate = [&](const DeviceProgram &dev,
+                         ArrayRef<double> stepSeconds, bool framed,
+                         ArrayRef<Operation *> kept, Tier away,
+                         double deviceUpdate, bool barrier,
                          llvm::function_ref<double(size_t)> uploadOf) {
+    int64_t n = static_cast<int64_t>(dev.steps.size());
+    auto forwardIndex = [&](int64_t i) { return (framed ? 1 : 0) + i; };
+    auto backwardIndex = [&](int64_t i) {
+      return (framed ? 2 : 0) + n + (n - 1 - i);
+    };
+    DenseMap<Operation *, int64_t> firstReader;
+    for (auto [i, s] : llvm::enumerate(dev.steps))
+      for (WeightOp w : s.weights)
+        firstReader.try_emplace(w, static_cast<int64_t>(i));
     PricedUpdate priced;
     lm::UpdateProblem up;
     up.stepSeconds.assign(stepSeconds.begin(), stepSeconds.end());
-    up.forwardSteps = static_cast<int>(n);
+    up.forwardSteps = static_cast<int>(forwardIndex(n));
     up.waitsFor.resize(stepSeconds.size());
     up.deviceUpdateSeconds = deviceUpdate;
     up.deviceToHost = d2h;
@@ -395,39 +422,66 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     up.staleness = o.delayedUpdate && !barrier ? 1 : 0;
     up.uploadsAfterLastStep = barrier;
     DenseMap<Operation *, int> tensorOf;
-    double trainableSoFar = 0;
-    for (auto [i, entry] : llvm::enumerate(weightBytes)) {
+    for (auto [i, entry] : llvm::enumerate(dev.weights)) {
       auto w = cast<WeightOp>(entry.first);
-      if (!isTrainable(w, o.training))
+      const HeldWeight &h = entry.second;
+      if (!h.trainable || llvm::is_contained(kept, entry.first))
         continue;
-      trainableSoFar += entry.second;
-      if (trainableSoFar <= keptBytes * (1 + 1e-9))
-        continue;
-      double seconds =
-          hostUpdateSeconds(optimizerStateBytes(w, entry.second), away);
+      double seconds = hostUpdateSeconds(
+          optimizerStateBytes(h.bytes, h.elementBytes) / h.stateShards, away);
       if (!std::isfinite(seconds)) {
         priced.why = "the cluster gives no rate for this tier's CPU optimizer";
         return priced;
       }
       tensorOf[w] = static_cast<int>(up.tensors.size());
-      up.tensors.push_back({w.getName().str(),
-                            static_cast<int>(2 * n - 1 - firstReader.lookup(w)),
-                            entry.second, seconds, uploadOf(i)});
-      priced.d2hBytes += entry.second;
-      priced.h2dBytes += up.tensors.back().uploadBytes;
+      lm::OffloadedTensor t;
+      t.name = w.getName().str();
+      t.readyAfterStep =
+          static_cast<int>(backwardIndex(firstReader.lookup(w)));
+      t.gradientBytes = h.bytes / h.stateShards;
+      t.updateSeconds = seconds;
+      t.uploadBytes = uploadOf(i);
+      t.reduceSeconds = h.facts.reduceSeconds;
+      t.gatherSeconds = h.facts.gatherSeconds;
+      up.tensors.push_back(t);
+      priced.d2hBytes += t.gradientBytes;
+      priced.h2dBytes += t.uploadBytes;
     }
     for (int x = 0; barrier && x < static_cast<int>(up.tensors.size()); ++x)
       up.waitsFor.front().push_back(x);
-    for (auto [i, s] : llvm::enumerate(steps))
+    for (auto [i, s] : llvm::enumerate(dev.steps))
       for (WeightOp w : s.weights)
         if (!barrier && tensorOf.count(w))
-          up.waitsFor[i].push_back(tensorOf.lookup(w));
+          up.waitsFor[forwardIndex(i)].push_back(tensorOf.lookup(w));
     llvm::Expected<lm::UpdateTimeline> timeline = lm::simulateUpdates(up);
     if (!timeline)
       priced.why = llvm::toString(timeline.takeError());
     else
       priced.timeline = *timeline;
     return priced;
+  };
+  // A device's iteration as the resident placements run it: idle until its
+  // first forward, one micro-batch's forward steps (the first, which waits
+  // for the updates), the rest of the schedule, the last micro-batch's
+  // backward steps in reverse (which complete the gradients), then the
+  // exposed gradient synchronisation of what the device still updates
+  // itself (`share`) and the wait for the pipeline's last device.
+  auto framedSteps = [&](const DeviceProgram &dev, double share) {
+    std::vector<double> seq = {dev.times.firstForwardStart};
+    double forward = 0, backward = 0;
+    for (const OpStep &s : dev.steps) {
+      seq.push_back(s.forward);
+      forward += s.forward;
+    }
+    for (const OpStep &s : dev.steps)
+      backward += s.backward;
+    seq.push_back(std::max(0.0, dev.times.finish - dev.times.firstForwardStart -
+                                    forward - backward));
+    if (o.training)
+      for (const OpStep &s : llvm::reverse(dev.steps))
+        seq.push_back(s.backward);
+    seq.push_back(share * dev.times.gradSyncExposed + dev.padding);
+    return seq;
   };
 
   auto shortfall = [](StringRef tier, double need, double have) {
@@ -436,94 +490,171 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          bytesText(need - have))
         .str();
   };
-  auto check = [&](PlacementCandidate &c, StringRef whyNoTime = "") {
-    c.feasible = false;
-    if (c.devicePeak > p.deviceBytes)
-      c.why = shortfall("device", c.devicePeak, p.deviceBytes);
-    else if (c.hostPeak > p.hostBytes)
-      c.why = shortfall("host", c.hostPeak, p.hostBytes);
-    else if (c.nvmeUsed > p.nvmeBytes)
-      c.why = shortfall("NVMe", c.nvmeUsed, p.nvmeBytes);
-    else if (!std::isfinite(c.stepSeconds))
-      c.why = whyNoTime.empty() ? "the cluster gives no rate for this tier's "
-                                  "transfers or CPU optimizer"
-                                : whyNoTime.str();
-    else
-      c.feasible = true;
+  // One device's part of a placement: checked against its tiers, then
+  // folded into the placement (the slowest step, the fullest tiers).
+  auto check = [&](PlacementCandidate &c, const DeviceProgram &dev,
+                   PlacementCandidate &part, StringRef whyNoTime = "") {
+    std::string where =
+        P > 1 ? llvm::formatv("pipeline device {0}: ", dev.device).str() : "";
+    std::string why;
+    if (part.devicePeak > p.deviceBytes)
+      why = shortfall("device", part.devicePeak, p.deviceBytes);
+    else if (part.hostPeak > p.hostBytes)
+      why = shortfall("host", part.hostPeak, p.hostBytes);
+    else if (part.nvmeUsed > p.nvmeBytes)
+      why = shortfall("NVMe", part.nvmeUsed, p.nvmeBytes);
+    else if (!std::isfinite(part.stepSeconds))
+      why = whyNoTime.empty() ? "the cluster gives no rate for this tier's "
+                                "transfers or CPU optimizer"
+                              : whyNoTime.str();
+    if (!why.empty() && c.why.empty())
+      c.why = where + why;
+    c.feasible = c.why.empty();
+    if (part.stepSeconds >= c.stepSeconds || !c.update) {
+      if (part.update)
+        c.update = part.update;
+    }
+    c.stepSeconds = std::max(c.stepSeconds, part.stepSeconds);
+    c.devicePeak = std::max(c.devicePeak, part.devicePeak);
+    c.hostPeak = std::max(c.hostPeak, part.hostPeak);
+    c.nvmeUsed = std::max(c.nvmeUsed, part.nvmeUsed);
+    c.h2dBytes = std::max(c.h2dBytes, part.h2dBytes);
+    c.d2hBytes = std::max(c.d2hBytes, part.d2hBytes);
+    c.nvmeBytes = std::max(c.nvmeBytes, part.nvmeBytes);
   };
 
   // 1. Everything on the device.
   {
     PlacementCandidate c{"everything on the device"};
-    c.devicePeak = p.otherDeviceBytes + p.parameterBytes + p.gradientBytes +
-                   p.optimizerBytes;
-    c.stepSeconds = e.stepTime;
-    check(c);
+    for (const DeviceProgram &dev : devices) {
+      PlacementCandidate part;
+      part.devicePeak = dev.otherBytes + dev.parameterBytes +
+                        dev.gatherBuffer + dev.gradientBytes +
+                        dev.optimizerBytes;
+      part.stepSeconds = e.stepTime;
+      check(c, dev, part);
+    }
     p.candidates.push_back(c);
   }
-  // 2-4. Parameters resident; the gradients and optimizer state of a first
-  // `share` of them (whole tensors, in first-use order) stay on the device
-  // and are updated there after the backward, the rest go to `away` (host
-  // or NVMe) and are updated by the CPU in a pipeline beside the device.
-  double gpuUpdate = 0;
-  for (const StageEstimate &st : e.stageEstimates)
-    gpuUpdate += st.optimizerStep;
-  auto residentParameters = [&](Tier away, double share) {
-    double off = 1 - share;
+  // Gradients leave the device as they are produced; two tensors' worth of
+  // staging covers one being written while another is copied out. Over
+  // several micro-batches they accumulate on the device first.
+  auto stagingOf = [&](const DeviceProgram &dev, ArrayRef<Operation *> kept) {
+    double staging = 0, accumulated = 0;
+    for (auto &[op, w] : dev.weights) {
+      if (!w.trainable || llvm::is_contained(kept, op))
+        continue;
+      staging = std::max(staging, 2 * w.bytes / w.stateShards);
+      accumulated += w.bytes / w.gradientShards;
+    }
+    return m > 1 ? accumulated : staging;
+  };
+  // 2-4. Parameters resident; the gradients and optimizer state of the
+  // weights in `kept` stay on the device and are updated there after the
+  // backward, the rest go to `away` (host or NVMe) and are updated by the
+  // CPU in a pipeline beside the device.
+  auto residentParameters = [&](Tier away, ArrayRef<Operation *> kept) {
+    double keptBytes = 0, trainableBytes = 0;
+    for (const DeviceProgram &dev : devices)
+      for (auto &[op, w] : dev.weights)
+        if (w.trainable) {
+          trainableBytes += w.bytes;
+          keptBytes += llvm::is_contained(kept, op) ? w.bytes : 0;
+        }
+    double overall = trainableBytes > 0 ? keptBytes / trainableBytes : 0;
     PlacementCandidate c;
-    c.name = share > 0 ? llvm::formatv("parameters on the device, optimizer "
-                                       "{0:F0}% device / {1}",
-                                       share * 100, tierName(away))
-                             .str()
-                       : ("parameters on the device, optimizer on the " +
-                          tierName(away))
-                             .str();
+    c.name = !kept.empty()
+                 ? llvm::formatv("parameters on the device, optimizer "
+                                 "{0:F0}% device / {1}",
+                                 overall * 100, tierName(away))
+                       .str()
+                 : ("parameters on the device, optimizer on the " +
+                    tierName(away))
+                       .str();
     c.optimizer = away;
-    c.deviceOptimizerShare = share;
-    c.devicePeak = p.otherDeviceBytes + p.parameterBytes + staging +
-                   share * (p.gradientBytes + p.optimizerBytes);
-    c.hostPeak = off * (p.gradientBytes + p.parameterBytes +
-                        (away == Tier::Host ? p.optimizerBytes : 0));
-    c.nvmeUsed = away == Tier::Nvme ? off * p.optimizerBytes : 0;
-    c.nvmeBytes = away == Tier::Nvme ? 2 * off * p.optimizerBytes : 0;
-    PricedUpdate u = priceUpdate(
-        residentSteps, away, share * p.gradientBytes, share * gpuUpdate,
-        /*barrier=*/false,
-        [&](size_t i) { return (weightBytes.begin() + i)->second; });
-    c.h2dBytes = u.h2dBytes;
-    c.d2hBytes = u.d2hBytes;
-    c.update = u.timeline;
-    c.stepSeconds = u.timeline ? u.timeline->stepSeconds : INFINITY;
-    check(c, u.why);
+    c.deviceOptimizerShare = overall;
+    c.deviceOptimizerWeights.assign(kept.begin(), kept.end());
+    for (const DeviceProgram &dev : devices) {
+      double keptState = 0, offState = 0, offGradients = 0, offParameters = 0,
+             keptDeviceBytes = 0, deviceTrainable = 0;
+      for (auto &[op, w] : dev.weights) {
+        if (!w.trainable)
+          continue;
+        double state = optimizerStateBytes(w.bytes, w.elementBytes);
+        deviceTrainable += w.bytes;
+        if (llvm::is_contained(kept, op)) {
+          keptDeviceBytes += w.bytes;
+          keptState += w.bytes / w.gradientShards + state / w.stateShards;
+        } else {
+          // The host holds this device's shard: its gradient, an fp32
+          // master-sized parameter copy and its optimizer state.
+          offState += state / w.stateShards;
+          offGradients += w.bytes / w.stateShards;
+          offParameters += w.bytes / w.stateShards;
+        }
+      }
+      double share = deviceTrainable > 0 ? keptDeviceBytes / deviceTrainable : 0;
+      PlacementCandidate part;
+      part.devicePeak = dev.otherBytes + dev.parameterBytes + dev.gatherBuffer +
+                        stagingOf(dev, kept) + keptState;
+      part.hostPeak = offGradients + offParameters +
+                      (away == Tier::Host ? offState : 0);
+      part.nvmeUsed = away == Tier::Nvme ? offState : 0;
+      part.nvmeBytes = away == Tier::Nvme ? 2 * offState : 0;
+      PricedUpdate u = priceUpdate(
+          dev, framedSteps(dev, share), /*framed=*/true, kept, away,
+          share * dev.times.optimizerStep, /*barrier=*/false, [&](size_t i) {
+            const HeldWeight &h = (dev.weights.begin() + i)->second;
+            return h.bytes / h.stateShards;
+          });
+      part.h2dBytes = u.h2dBytes;
+      part.d2hBytes = u.d2hBytes;
+      part.update = u.timeline;
+      part.stepSeconds = u.timeline ? u.timeline->stepSeconds : INFINITY;
+      check(c, dev, part, u.why);
+    }
     p.candidates.push_back(c);
   };
   if (o.training) {
-    residentParameters(Tier::Host, 0);
-    residentParameters(Tier::Nvme, 0);
-    // The split: whole tensors while their gradients and state fit, so the
-    // share priced is the share annotated.
-    double room = p.deviceBytes - p.otherDeviceBytes - p.parameterBytes - staging;
-    double kept = 0;
-    for (auto &[op, bytes] : weightBytes) {
-      if (!isTrainable(cast<WeightOp>(op), o.training))
-        continue;
-      double state = bytes * (1 + p.optimizerBytes / p.gradientBytes);
-      if (state > room)
-        break;
-      room -= state;
-      kept += bytes;
+    residentParameters(Tier::Host, {});
+    residentParameters(Tier::Nvme, {});
+    // The split: on each device, whole tensors in first-use order while
+    // their gradients and state fit, so the share priced is the share
+    // annotated.
+    SmallVector<Operation *> kept;
+    bool partial = false;
+    for (const DeviceProgram &dev : devices) {
+      double room = p.deviceBytes - dev.otherBytes - dev.parameterBytes -
+                    dev.gatherBuffer;
+      SmallVector<Operation *> mine;
+      bool full = true;
+      for (auto &[op, w] : dev.weights) {
+        if (!w.trainable)
+          continue;
+        double state = w.bytes / w.gradientShards +
+                       optimizerStateBytes(w.bytes, w.elementBytes) / w.stateShards;
+        if (state > room - stagingOf(dev, mine)) {
+          full = false;
+          break;
+        }
+        room -= state;
+        mine.push_back(op);
+      }
+      partial |= !full;
+      kept.append(mine);
     }
-    if (kept > 0 && kept < p.gradientBytes)
-      residentParameters(Tier::Host, kept / p.gradientBytes);
+    if (!kept.empty() && partial)
+      residentParameters(Tier::Host, kept);
   }
 
   // 5-6. Parameters streamed in chunks as well (for inference: parameters
-  // streamed, nothing else to place). For each optimizer tier the chunk
-  // size is the one whose simulated iteration, followed by the update
-  // pipeline, is fastest. The pipeline's CPU work overlaps the backward;
-  // the next iteration's fetches read the host copies, so it waits for the
-  // whole update, and only chunks resident across an iteration boundary
-  // are uploaded again (trainable parameters only: frozen ones stay valid).
+  // streamed, nothing else to place), planned for one-device programs of
+  // one micro-batch. For each optimizer tier the chunk size is the one
+  // whose simulated iteration, followed by the update pipeline, is
+  // fastest. The pipeline's CPU work overlaps the backward; the next
+  // iteration's fetches read the host copies, so it waits for the whole
+  // update, and only chunks resident across an iteration boundary are
+  // uploaded again (trainable parameters only: frozen ones stay valid).
   struct Streamed {
     int64_t size = 0;
     std::vector<int> chunkOf;
@@ -534,21 +665,57 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   };
   std::optional<Streamed> bestStreamed[2]; // optimizer on the host, on NVMe
   std::string streamError;
-  {
-    double budget = p.deviceBytes - p.otherDeviceBytes - staging;
+  const DeviceProgram &dev0 = devices.front();
+  double streamStaging = o.training && m == 1 ? stagingOf(dev0, {}) : 0;
+  // The step sequence of streamed parameters: forward ops, then backward
+  // ops in reverse, each reading its weights' chunks.
+  auto chunkProblem = [&](int64_t chunkBytes, std::vector<int> &chunkOf) {
+    lm::ChunkProblem cp;
+    std::vector<int64_t> sizes;
+    for (auto &entry : dev0.weights)
+      sizes.push_back(static_cast<int64_t>(entry.second.bytes));
+    chunkOf = lm::groupIntoChunks(sizes, chunkBytes, cp.chunkBytes);
+    // The host updates every trainable parameter between iterations, so
+    // their bytes start each iteration stale on the device.
+    if (o.training) {
+      cp.fetchWithinIteration = true;
+      cp.staleBytes.assign(cp.chunkBytes.size(), 0);
+      for (auto [i, entry] : llvm::enumerate(dev0.weights))
+        if (entry.second.trainable)
+          cp.staleBytes[chunkOf[i]] += entry.second.bytes;
+    }
+    auto readsOf = [&](const OpStep &s) {
+      std::vector<int> reads;
+      for (WeightOp w : s.weights)
+        reads.push_back(chunkOf[dev0.weights.find(w) - dev0.weights.begin()]);
+      return reads;
+    };
+    for (const OpStep &s : dev0.steps)
+      cp.steps.push_back({"forward " + s.op->getName().getStringRef().str(),
+                          s.forward, readsOf(s)});
+    if (o.training)
+      for (const OpStep &s : llvm::reverse(dev0.steps))
+        cp.steps.push_back({"backward " + s.op->getName().getStringRef().str(),
+                            s.backward, readsOf(s)});
+    cp.hostToDevice = h2d;
+    cp.linkLatency = cluster.host.linkLatency;
+    return cp;
+  };
+  if (single) {
+    double budget = p.deviceBytes - dev0.otherBytes - streamStaging;
     SmallVector<int64_t> sizes;
     if (o.chunkBytes > 0)
       sizes.push_back(o.chunkBytes);
     else
       for (int64_t size = 1 << 20;; size *= 2) {
         sizes.push_back(size);
-        if (size >= p.parameterBytes)
+        if (size >= dev0.parameterBytes)
           break;
       }
     if (budget <= 0)
       streamError = shortfall("device (activations, temporaries and gradient "
                               "staging alone)",
-                              p.otherDeviceBytes + staging, p.deviceBytes);
+                              dev0.otherBytes + streamStaging, p.deviceBytes);
     for (int64_t size : budget > 0 ? sizes : SmallVector<int64_t>()) {
       std::vector<int> chunkOf;
       lm::ChunkProblem cp = chunkProblem(size, chunkOf);
@@ -579,10 +746,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         Streamed candidate;
         if (o.training) {
           PricedUpdate u = priceUpdate(
-              stepSeconds, tier, /*keptBytes=*/0, /*deviceUpdate=*/0,
-              /*barrier=*/true, [&](size_t i) {
+              dev0, stepSeconds, /*framed=*/false, /*kept=*/{}, tier,
+              /*deviceUpdate=*/0, /*barrier=*/true, [&](size_t i) {
                 return residentShare[chunkOf[i]] *
-                       (weightBytes.begin() + i)->second;
+                       (dev0.weights.begin() + i)->second.bytes;
               });
           if (!u.timeline) {
             if (streamError.empty())
@@ -607,7 +774,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     }
   }
   for (Tier opt : {Tier::Host, Tier::Nvme}) {
-    if (!o.training && opt == Tier::Nvme)
+    if (!single || (!o.training && opt == Tier::Nvme))
       break;
     PlacementCandidate c;
     c.name = o.training ? ("parameters streamed, optimizer on the " +
@@ -615,11 +782,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                         : "parameters streamed";
     c.params = Tier::Host;
     c.optimizer = o.training ? opt : Tier::Device;
-    c.d2hBytes = p.gradientBytes;
-    c.hostPeak = p.gradientBytes + p.parameterBytes +
-                 (c.optimizer == Tier::Host ? p.optimizerBytes : 0);
-    c.nvmeUsed = c.optimizer == Tier::Nvme ? p.optimizerBytes : 0;
-    c.nvmeBytes = c.optimizer == Tier::Nvme ? 2 * p.optimizerBytes : 0;
+    c.d2hBytes = dev0.gradientBytes;
+    c.hostPeak = dev0.gradientBytes + dev0.parameterBytes +
+                 (c.optimizer == Tier::Host ? dev0.optimizerBytes : 0);
+    c.nvmeUsed = c.optimizer == Tier::Nvme ? dev0.optimizerBytes : 0;
+    c.nvmeBytes = c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0;
     const std::optional<Streamed> &s = bestStreamed[opt == Tier::Nvme];
     if (!s) {
       c.why = streamError;
@@ -631,8 +798,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     c.stepSeconds = s->stepSeconds;
     c.update = s->update;
     c.h2dBytes = s->plan.bytesFetched + s->refreshBytes;
-    c.devicePeak = p.otherDeviceBytes + s->plan.peakBytes + staging;
-    check(c);
+    c.devicePeak = dev0.otherBytes + s->plan.peakBytes + streamStaging;
+    PlacementCandidate part = c;
+    c.stepSeconds = 0;
+    check(c, dev0, part);
     p.candidates.push_back(c);
   }
 
@@ -655,11 +824,22 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
-    if (failed(planDeviceArena(func, p, *c, steps, weightBytes, o.training,
-                               recompute == "full", staging, forced)))
+    // The static arena follows one micro-batch through one device's steps.
+    if (P == 1 && m == 1 &&
+        failed(planDeviceArena(func, p, *c, dev0, o.training,
+                               recompute == "full",
+                               c->optimizer == Tier::Device
+                                   ? 0
+                                   : stagingOf(dev0, c->deviceOptimizerWeights))))
       return failure();
   }
-  for (auto [op, bytes] : weightBytes) {
+  llvm::MapVector<Operation *, double> all;
+  for (const DeviceProgram &dev : devices)
+    for (auto &[op, w] : dev.weights) {
+      all.insert({op, w.held});
+      p.stateShards[op] = w.stateShards;
+    }
+  for (auto [op, bytes] : all) {
     p.weights.push_back(op);
     p.weightBytes.push_back(bytes);
   }
@@ -668,22 +848,18 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
 
 FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
                                                    const PlacementOptions &o) {
-  for (auto grid : module.getOps<shard::GridOp>()) {
-    int64_t devices = 1;
-    for (int64_t n : grid.getShape())
-      devices *= n;
-    if (devices > 1)
-      return grid.emitOpError("spans ")
-             << devices
-             << " devices; memory placement plans one device's program (the "
-                "placement of partitioned programs is not implemented yet)";
-  }
   if (!(o.memoryFraction > 0 && o.memoryFraction <= 1))
     return module.emitError("loom-place-memory: memory-fraction must be in "
                             "(0, 1], not ")
            << o.memoryFraction;
   if (o.chunkBytes < 0)
     return module.emitError("loom-place-memory: chunk-bytes must be >= 0");
+  if (o.zeroStages.empty())
+    return module.emitError("loom-place-memory: zero lists no ZeRO stage");
+  for (int z : o.zeroStages)
+    if (z < 0 || z > 3)
+      return module.emitError("loom-place-memory: ZeRO stage ")
+             << z << " does not exist (0, 1, 2 or 3)";
   func::FuncOp func;
   for (auto f : module.getOps<func::FuncOp>())
     if (!f.isExternal() && (!func || f.getSymName() == "main"))
@@ -691,40 +867,65 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   if (!func)
     return module.emitError("loom-place-memory: no function with a body");
 
-  // Without recomputation, and (training) with full recomputation, which
+  // Every ZeRO stage asked for (only 0 without data parallelism), each
+  // without recomputation and (training) with full recomputation, which
   // keeps only the activations between blocks and recomputes the rest in
-  // the backward: its placements join the list, and the fastest of all wins.
-  FailureOr<MemoryPlacement> placement = evaluate(module, func, o, "none");
-  if (failed(placement))
-    return failure();
-  MemoryPlacement &p = *placement;
-  if (o.training) {
-    FailureOr<MemoryPlacement> full = evaluate(module, func, o, "full");
-    if (failed(full))
-      return failure();
-    p.otherDeviceBytesRecomputed = full->otherDeviceBytes;
-    size_t offset = p.candidates.size();
-    for (PlacementCandidate c : full->candidates) {
-      c.recompute = true;
-      c.name += " + recompute";
-      p.candidates.push_back(std::move(c));
-    }
-    const PlacementCandidate *mine = p.best(), *theirs = full->best();
-    if (theirs && (!mine || theirs->stepSeconds < mine->stepSeconds)) {
-      p.chosen = static_cast<int>(offset) + full->chosen;
-      p.problem = std::move(full->problem);
-      p.plan = std::move(full->plan);
-      p.chunkOf = std::move(full->chunkOf);
-      p.lowerBoundH2D = full->lowerBoundH2D;
-      p.arenaBytes = full->arenaBytes;
-      p.arenaLiveBound = full->arenaLiveBound;
-      p.arenaBuffers = full->arenaBuffers;
+  // the backward: all their placements join one list, and the fastest wins.
+  MemoryPlacement p;
+  bool first = true;
+  SmallVector<int> stages(o.zeroStages.begin(), o.zeroStages.end());
+  llvm::sort(stages);
+  stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
+  for (int zero : stages) {
+    if (!first && p.dataParallel == 1)
+      break; // ZeRO has no replicas to shard over
+    for (StringRef recompute : {"none", "full"}) {
+      if (recompute == "full" && !o.training)
+        break;
+      FailureOr<MemoryPlacement> part = evaluate(module, func, o, recompute, zero);
+      if (failed(part))
+        return failure();
+      if (first) {
+        p = *part;
+        p.candidates.clear();
+        p.chosen = -1;
+        first = false;
+      }
+      if (recompute == "full" && zero == stages.front())
+        p.otherDeviceBytesRecomputed = part->otherDeviceBytes;
+      if (recompute == "none")
+        p.unlimitedStepSeconds =
+            std::min(p.unlimitedStepSeconds, part->unlimitedStepSeconds);
+      size_t offset = p.candidates.size();
+      for (PlacementCandidate c : part->candidates) {
+        if (recompute == "full") {
+          c.recompute = true;
+          c.name += " + recompute";
+        }
+        if (part->dataParallel > 1)
+          c.name += llvm::formatv(" + ZeRO-{0}", zero).str();
+        p.candidates.push_back(std::move(c));
+      }
+      const PlacementCandidate *mine = p.best(), *theirs = part->best();
+      if (theirs && (!mine || theirs->stepSeconds < mine->stepSeconds)) {
+        p.chosen = static_cast<int>(offset) + part->chosen;
+        p.zeroStage = zero;
+        p.problem = std::move(part->problem);
+        p.plan = std::move(part->plan);
+        p.chunkOf = std::move(part->chunkOf);
+        p.lowerBoundH2D = part->lowerBoundH2D;
+        p.arenaBytes = part->arenaBytes;
+        p.arenaLiveBound = part->arenaLiveBound;
+        p.arenaBuffers = part->arenaBuffers;
+        p.weights = std::move(part->weights);
+        p.weightBytes = std::move(part->weightBytes);
+        p.stateShards = std::move(part->stateShards);
+      }
     }
   }
 
   Builder b(module.getContext());
   if (const PlacementCandidate *c = p.best()) {
-    double trainableSoFar = 0;
     for (auto [i, op] : llvm::enumerate(p.weights)) {
       auto w = cast<WeightOp>(op);
       SmallVector<NamedAttribute> attrs = {
@@ -733,13 +934,15 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         attrs.push_back(b.getNamedAttr("chunk", b.getI64IntegerAttr(p.chunkOf[i])));
       if (isTrainable(w, o.training)) {
         // Under a split, the first parameters keep their state on the device.
-        trainableSoFar += p.weightBytes[i];
-        Tier tier = trainableSoFar <=
-                            c->deviceOptimizerShare * p.gradientBytes * (1 + 1e-9)
+        Tier tier = llvm::is_contained(c->deviceOptimizerWeights, op)
                         ? Tier::Device
                         : c->optimizer;
         attrs.push_back(
             b.getNamedAttr("optimizer", b.getStringAttr(tierName(tier))));
+        // ZeRO: the replicas this weight's state is divided over.
+        if (double shards = p.stateShards.lookup(op); shards > 1)
+          attrs.push_back(b.getNamedAttr(
+              "zero_shards", b.getI64IntegerAttr(static_cast<int64_t>(shards))));
       }
       op->setAttr("loom.placement", b.getDictionaryAttr(attrs));
     }
@@ -750,6 +953,8 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   if (const PlacementCandidate *c = p.best()) {
     summary.push_back(b.getNamedAttr("placement", b.getStringAttr(c->name)));
     summary.push_back(b.getNamedAttr("recompute", b.getBoolAttr(c->recompute)));
+    if (p.dataParallel > 1)
+      summary.push_back(b.getNamedAttr("zero_stage", b.getI64IntegerAttr(p.zeroStage)));
     if (c->update && c->d2hBytes > 0 && p.delayedUpdate &&
         c->params == Tier::Device)
       summary.push_back(b.getNamedAttr("delayed_update", b.getBoolAttr(true)));
@@ -765,12 +970,19 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
 }
 
 void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os) {
-  os << llvm::formatv("loom-place-memory: {0}, one device: {1} device, {2} "
-                      "host, {3} NVMe\n",
-                      p.clusterName, bytesText(p.deviceBytes),
-                      bytesText(p.hostBytes), bytesText(p.nvmeBytes));
-  os << llvm::formatv("  model state: parameters {0}, gradients {1}, "
-                      "optimizer {2}; activations and temporaries {3}",
+  if (p.devices == 1)
+    os << llvm::formatv("loom-place-memory: {0}, one device", p.clusterName);
+  else
+    os << llvm::formatv("loom-place-memory: {0}, {1} devices ({2} data-parallel, "
+                        "{3} pipeline, {4} micro-batches), each",
+                        p.clusterName, p.devices, p.dataParallel,
+                        p.pipelineDevices, p.microBatches);
+  os << llvm::formatv(": {0} device, {1} host, {2} NVMe\n",
+                      bytesText(p.deviceBytes), bytesText(p.hostBytes),
+                      bytesText(p.nvmeBytes));
+  os << llvm::formatv("  model state{0}: parameters {1}, gradients {2}, "
+                      "optimizer {3}; activations and temporaries {4}",
+                      p.devices > 1 ? " on the fullest device, before ZeRO" : "",
                       bytesText(p.parameterBytes), bytesText(p.gradientBytes),
                       bytesText(p.optimizerBytes),
                       bytesText(p.otherDeviceBytes));
@@ -795,6 +1007,8 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
       os << ", chunks of " << bytesText(c.chunkBytes);
     os << "\n";
   }
+  if (p.devices > 1)
+    os << "  (parameters are streamed in chunks only in one-device programs)\n";
   const PlacementCandidate *c = p.best();
   if (!c) {
     os << "  nothing fits\n";
@@ -810,6 +1024,10 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                       bytesText(c->h2dBytes), bytesText(p.lowerBoundH2D),
                       p.lowerBoundH2D > 0 ? c->h2dBytes / p.lowerBoundH2D : 1.0,
                       bytesText(c->d2hBytes), bytesText(c->nvmeBytes));
+  if (p.arenaBuffers == 0)
+    os << "  device arena: not planned (it follows one micro-batch on one "
+          "pipeline device)\n";
+  else
   os << llvm::formatv("  device arena: {0} buffers in {1}, {2:P1} over the "
                       "{3} most live at once\n",
                       p.arenaBuffers, bytesText(p.arenaBytes),

@@ -8,25 +8,30 @@ include "mlir/Pass/PassBase.td"
 def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
   let summary = "Place parameters, gradients and optimizer state across device, host and NVMe";
   let description = [{
-    Plans where a single-device program's model state lives, statically:
-    everything on the device; the optimizer state and its step on the host
-    (CPU Adam) or on NVMe, with gradients copied down as they are produced
-    and updated parameters copied back; or parameters streamed from host
-    memory in chunks as well, fetched ahead of use and dropped by furthest
-    next use. Each placement is priced from the cost model's per-op times and
-    memory breakdown and the cluster's host link, CPU Adam rate and NVMe
-    bandwidth, with the offloaded optimizer step replayed as a pipeline
-    (gradients down, CPU Adam, parameters up) beside the device's steps; the
-    fastest that fits is kept. For streamed parameters the
-    chunk size is chosen by planning and timing every power-of-two size, and
-    the chosen chunk schedule is replayed by a simulator that checks, event by
-    event, that no chunk is missing when read and the device never holds more
-    than its budget.
+    Plans where a program's model state lives on each device of its plan
+    (`shard.grid`, `shard.shard`, `loom.stage`; unplanned IR is one device),
+    statically. The choices: which ZeRO stage shards the state over the
+    data-parallel replicas (each weight over the axes its gradient is
+    reduced over, so expert weights split over an expert axis are not
+    sharded again); everything on the device; the optimizer state and its
+    step on the host (CPU Adam) or on NVMe, with gradients copied down as
+    they are produced and updated parameters copied back; or (one-device
+    programs) parameters streamed from host memory in chunks as well,
+    fetched ahead of use and dropped by furthest next use. Each placement is
+    priced from the cost model's per-op times and memory breakdown and the
+    cluster's host link, CPU Adam rate and NVMe bandwidth, with the
+    offloaded optimizer step replayed as a pipeline (gradients reduced over
+    the replicas, down, CPU Adam, up, all-gathered) beside each device's
+    steps; the fastest that fits on every device is kept. For streamed
+    parameters the chunk size is chosen by planning and timing every
+    power-of-two size, and the chosen chunk schedule is replayed by a
+    simulator that checks, event by event, that no chunk is missing when
+    read and the device never holds more than its budget.
 
-    Each weight gets `loom.placement = {tier, chunk, optimizer}` and the
-    module `loom.memory_plan`; the table (placements tried, the chosen one,
-    bytes moved per step against their lower bound, the chunk schedule) goes
-    to stderr or `table=FILE`. docs/memory-placement.md.
+    Each weight gets `loom.placement = {tier, chunk, optimizer, zero_shards}`
+    and the module `loom.memory_plan`; the table (placements tried, the
+    chosen one, bytes moved per step against their lower bound, the chunk
+    schedule) goes to stderr or `table=FILE`. docs/memory-placement.md.
 
     ```
     loom-opt gpt.mlir --loom-place-memory="cluster=dgx-a100-80g mode=train \
@@ -49,6 +54,10 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
            "Let the forward read parameters one update behind (ZeRO-Offload's "
            "delayed parameter update), so the CPU optimizer step overlaps a "
            "whole iteration; changes the training semantics">,
+    Option<"zero", "zero", "std::string", "\"0,1,2,3\"",
+           "ZeRO stages to consider over the data-parallel replicas">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "Pipeline schedule of a pipelined plan: gpipe, 1f1b, interleaved, kfkb">,
     Option<"table", "table", "std::string", "\"-\"",
            "Write the readable table here ('-' = stderr, 'none' = nowhere)">,
   ];

@@ -38,6 +38,25 @@ struct LoomPlaceMemoryPass
     o.memoryFraction = memoryFraction;
     o.chunkBytes = chunkBytes;
     o.delayedUpdate = delayedUpdate;
+    auto sched = ::loom::parsePipelineSchedule(schedule);
+    if (!sched) {
+      module.emitError("loom-place-memory: unknown schedule '")
+          << schedule << "' (gpipe, 1f1b, interleaved, kfkb)";
+      return signalPassFailure();
+    }
+    o.schedule = *sched;
+    o.zeroStages.clear();
+    SmallVector<StringRef> items;
+    StringRef(zero).split(items, ',', -1, false);
+    for (StringRef item : items) {
+      unsigned z;
+      if (item.trim().getAsInteger(10, z) || z > 3) {
+        module.emitError("loom-place-memory: unknown value '")
+            << item.trim() << "' in zero= (ZeRO stages 0-3)";
+        return signalPassFailure();
+      }
+      o.zeroStages.push_back(static_cast<int>(z));
+    }
     FailureOr<MemoryPlacement> placement = placeMemory(module, o);
     if (failed(placement))
       return signalPassFailure();

@@ -16,6 +16,7 @@
 #include "loom/Cost/Pipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/JSON.h"
 
 #include <map>
@@ -90,6 +91,33 @@ struct DeviceMemory {
   std::vector<std::pair<double, double>> timeline; // (seconds, bytes)
 };
 
+/// One pipeline device's iteration as the schedule runs it, for memory
+/// placement: when it starts its first forward and its last backward, when
+/// its last task ends, and what follows (exposed gradient synchronisation,
+/// the optimizer step on the device).
+struct DeviceTimes {
+  double firstForwardStart = 0, lastBackwardStart = 0, finish = 0;
+  double gradSyncExposed = 0, optimizerStep = 0;
+};
+
+/// One weight as a device holds it under the plan, for memory placement.
+struct WeightFacts {
+  double localBytes = 0; // its shard's bytes under the plan's sharding
+  /// The devices holding the same shard: the product of the axes its
+  /// gradient is all-reduced over (what ZeRO may shard its state over).
+  int64_t replicas = 1;
+  /// Per step: reducing its gradient over those replicas (all-reduce, or
+  /// with ZeRO a reduce-scatter) and, with ZeRO, all-gathering the updated
+  /// shards.
+  double reduceSeconds = 0, gatherSeconds = 0;
+};
+
+/// One op as its device runs it, for memory placement.
+struct OpFacts {
+  int64_t stage = 0;
+  std::vector<double> resultBytes; // local bytes of each result
+};
+
 struct Estimate {
   // Inputs as resolved.
   std::string clusterName;
@@ -115,6 +143,9 @@ struct Estimate {
   double exposedCommSeconds = 0;
   std::vector<StageEstimate> stageEstimates;
   std::vector<DeviceMemory> deviceMemory; // one per pipeline position
+  std::vector<DeviceTimes> deviceTimes;   // one per pipeline position
+  llvm::DenseMap<Operation *, WeightFacts> weightFacts; // the caller's weights
+  llvm::DenseMap<Operation *, OpFacts> opFacts;         // the caller's ops
   std::map<std::string, OpClassTotals> opClasses;
   std::map<std::string, CollectiveTotals> collectives;
   std::vector<std::string> notes;

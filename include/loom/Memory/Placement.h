@@ -1,10 +1,11 @@
 //===- Placement.h - where model state lives, planned statically -*- C++ -*-===//
 //
-// Decides, for a single-device program, where parameters, gradients and
-// optimizer state live (device memory, pinned host memory, NVMe), in which
-// chunks parameters move and when, and where the optimizer step runs, from
-// the cost model's per-op times and memory breakdown; then replays the
-// chunk schedule in the simulator (ChunkSchedule.h). docs/memory-placement.md
+// Decides, for each device of a planned program, where parameters, gradients
+// and optimizer state live (device memory, pinned host memory, NVMe), which
+// ZeRO stage shards them over the data-parallel replicas, in which chunks
+// parameters move and when, and where the optimizer step runs, from the
+// cost model's per-op times and memory breakdown; then replays the chunk
+// schedule in the simulator (ChunkSchedule.h). docs/memory-placement.md
 // describes the choices and what is not done yet.
 //
 //===----------------------------------------------------------------------===//
@@ -12,10 +13,12 @@
 #ifndef LOOM_MEMORY_PLACEMENT_H
 #define LOOM_MEMORY_PLACEMENT_H
 
+#include "loom/Cost/Pipeline.h"
 #include "loom/Memory/ChunkSchedule.h"
 #include "loom/Memory/UpdatePipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -35,6 +38,11 @@ struct PlacementOptions {
   /// one update behind, so the CPU's step overlaps a whole device
   /// iteration. Changes the training semantics; resident parameters only.
   bool delayedUpdate = false;
+  /// ZeRO stages to consider over the data-parallel replicas (each one is
+  /// priced; only stage 0 without data parallelism).
+  std::vector<int> zeroStages = {0, 1, 2, 3};
+  /// The pipeline schedule of a pipelined plan (as for the estimator).
+  ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
 };
 
 enum class Tier { Device, Host, Nvme };
@@ -44,10 +52,11 @@ llvm::StringRef tierName(Tier t);
 struct PlacementCandidate {
   std::string name;      // e.g. "params device, optimizer host"
   Tier params = Tier::Device, optimizer = Tier::Device;
-  /// Of the trainable parameters, the share (in first-use order) whose
-  /// gradients and optimizer state stay on the device when `optimizer` is
-  /// not the device.
+  /// Of the trainable parameters' bytes, the share whose gradients and
+  /// optimizer state stay on the device when `optimizer` is not the device:
+  /// `deviceOptimizerWeights`, whole tensors in first-use order per device.
   double deviceOptimizerShare = 0;
+  std::vector<Operation *> deviceOptimizerWeights;
   bool recompute = false; // full activation recomputation
 
   bool feasible = false;
@@ -63,18 +72,24 @@ struct PlacementCandidate {
 
 struct MemoryPlacement {
   std::string clusterName;
-  double deviceBytes = 0, hostBytes = 0, nvmeBytes = 0; // capacities
+  int64_t devices = 1, pipelineDevices = 1, dataParallel = 1, microBatches = 1;
+  int zeroStage = 0; // of the chosen placement
+  double deviceBytes = 0, hostBytes = 0, nvmeBytes = 0; // capacities, per device
+  // Model state of the fullest device, before ZeRO.
   double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
   double otherDeviceBytes = 0; // activations, temporaries, comm buffers
   double otherDeviceBytesRecomputed = -1; // the same with recomputation
   double computeSeconds = 0;   // forward (+ backward) with no limits
-  double unlimitedStepSeconds = 0;
+  double unlimitedStepSeconds = 0; // the fastest ZeRO stage, no limits
   bool delayedUpdate = false; // as asked; resident placements take it
   std::vector<PlacementCandidate> candidates; // in the order tried
   int chosen = -1;                            // index, -1 = nothing fits
   // The chosen candidate's chunk schedule (parameters streamed only).
   std::vector<Operation *> weights;        // in first-use order
-  std::vector<double> weightBytes;
+  std::vector<double> weightBytes;         // held on its device
+  /// Per trainable weight, the devices sharing its update under the chosen
+  /// ZeRO stage (1 without ZeRO).
+  llvm::DenseMap<Operation *, double> stateShards;
   std::vector<int> chunkOf;                // per parameter
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
@@ -88,11 +103,11 @@ struct MemoryPlacement {
   }
 };
 
-/// Places the model state of the module's single-device function (trying
-/// each placement without and, in training, with full activation
-/// recomputation) and
-/// annotates each weight with `loom.placement` and the module with
-/// `loom.memory_plan`. Errors name the function or weight at fault.
+/// Places the model state of the module's function on each device of its
+/// plan (trying each placement under each ZeRO stage, without and, in
+/// training, with full activation recomputation) and annotates each weight
+/// with `loom.placement` and the module with `loom.memory_plan`. Errors name
+/// the function or weight at fault.
 FailureOr<MemoryPlacement> placeMemory(ModuleOp module,
                                        const PlacementOptions &options);
 
