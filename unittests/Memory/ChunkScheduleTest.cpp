@@ -136,7 +136,7 @@ TEST(ChunkSchedule, SimulatorCatchesBrokenPlans) {
 
 TEST(ChunkSchedule, RandomProblemsReplayAndRespectTheBound) {
   std::mt19937 rng(5);
-  int equalSized = 0, periodic = 0;
+  int equalSized = 0, periodic = 0, refusedAcrossBoundary = 0;
   double worstStale = 1;
   for (int seed = 0; seed < 300; ++seed) {
     std::uniform_int_distribution<int> chunkCount(1, 12), stepCount(1, 30);
@@ -174,6 +174,30 @@ TEST(ChunkSchedule, RandomProblemsReplayAndRespectTheBound) {
     if (llvm::Error e = simulateChunks(p, *plan))
       FAIL() << "seed " << seed << ": " << llvm::toString(std::move(e));
     periodic += plan->iterations > 1;
+    // The same plan under training's rule (the host rewrites its copies
+    // between iterations): the replay refuses exactly the plans with a
+    // fetch for a later iteration of the period that starts before that
+    // iteration does.
+    if (plan->iterations > 1) {
+      ChunkProblem rule = p;
+      rule.fetchWithinIteration = true;
+      std::vector<double> ends = stepEndTimes(p, *plan);
+      size_t perIteration = p.steps.size();
+      bool crosses = llvm::any_of(plan->fetches, [&](const Fetch &f) {
+        size_t first = f.forStep - f.forStep % perIteration;
+        return first > 0 && f.start + 1e-12 < ends[first - 1];
+      });
+      llvm::Error e = simulateChunks(rule, *plan);
+      if (crosses) {
+        ++refusedAcrossBoundary;
+        ASSERT_TRUE(!!e) << "seed " << seed;
+        EXPECT_NE(llvm::toString(std::move(e)).find("before its iteration does"),
+                  std::string::npos)
+            << "seed " << seed;
+      } else {
+        EXPECT_FALSE(!!e) << "seed " << seed << ": " << llvm::toString(std::move(e));
+      }
+    }
     double bound = fetchLowerBound(p);
     EXPECT_LE(bound, plan->bytesFetched + 1) << "seed " << seed;
     EXPECT_LE(plan->peakBytes, p.budgetBytes) << "seed " << seed;
@@ -217,8 +241,11 @@ TEST(ChunkSchedule, RandomProblemsReplayAndRespectTheBound) {
   EXPECT_EQ(equalSized, 150);
   // Some steady states cycle through several iterations; they are covered.
   EXPECT_GT(periodic, 0);
+  EXPECT_GT(refusedAcrossBoundary, 0) << "no plan fetched across a boundary, "
+                                         "so the replay's rule went untested";
   printf("random problems: %d of 300 with a steady state longer than one "
-         "iteration\n", periodic);
+         "iteration, %d of them refused under training's rule\n", periodic,
+         refusedAcrossBoundary);
 }
 
 TEST(ChunkSchedule, GroupIntoChunksKeepsOrderAndSize) {
