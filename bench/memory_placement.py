@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""The largest GPT that trains on one GPU under --loom-place-memory.
+"""The largest GPT that trains on one GPU or one node under --loom-place-memory.
 
-For each setup (a GPU and its host memory and NVMe), the GPT family of
+For each setup (GPUs and their host memory and NVMe), the GPT family of
 bench/gpt_plan.py is searched: at each width (hidden, heads) the deepest
 model whose placement fits is found by bisection on the layer count, and
 the largest of those is reported with its placement, its predicted
@@ -9,8 +9,9 @@ throughput as a fraction of the same model without memory limits, the
 host-to-device bytes per step against their lower bound, and the time
 loom-opt took to place it.
 
-The setups are one-GPU clusters derived from the presets (one device per
-node, so the node's host memory, CPU Adam rate and NVMe serve one GPU):
+The setups are one-node clusters derived from the presets; the one-GPU
+ones keep one device per node, so the node's host memory, CPU Adam rate and
+NVMe serve one GPU:
 
   a100-80g-2tb  A100-SXM4-80GB, 2 TiB host memory (ZeRO-Infinity's class
                 of single-GPU box)
@@ -19,6 +20,10 @@ node, so the node's host memory, CPU Adam rate and NVMe serve one GPU):
   v100-32g-240  V100-SXM2-32GB with 240 GB host (PatrickStar's node has
                 8 such GPUs sharing it; this is one GPU with all of it);
                 fp16, since V100 has no bf16
+  8xv100-32g-240  PatrickStar's node itself: 8 V100-SXM2-32GB sharing
+                240 GB of host memory and the node's CPU, the model data
+                parallel over the 8 (Megatron's dp=8 layout from
+                bench/gpt_plan.py), so placement also chooses the ZeRO stage
 
 Usage: bench/memory_placement.py [--setups a,b] [--seq 1024]
        [--micro-batch 4] [--loom-opt PATH]
@@ -40,14 +45,15 @@ WIDTHS = [(2048, 16), (2560, 32), (4096, 32), (5120, 40), (6144, 48),
           (8192, 64), (12288, 96), (16384, 128), (25600, 160)]
 
 
-def one_gpu_cluster(preset, name, description, device_gib=None, host_gib=None):
+def one_node_cluster(preset, name, description, device_gib=None, host_gib=None,
+                     gpus=1):
     with open(os.path.join(ROOT, "clusters", preset + ".json")) as f:
         spec = json.load(f)
     spec["name"] = name
     spec["description"] = description
     spec["sources"] = spec.get("sources", []) + [
-        f"bench/memory_placement.py: derived from {preset}, one device per node"]
-    spec["levels"] = [dict(spec["levels"][0], fanout=1)]
+        f"bench/memory_placement.py: derived from {preset}, one node of {gpus} device(s)"]
+    spec["levels"] = [dict(spec["levels"][0], fanout=gpus)]
     if device_gib:
         spec["device"]["memory_GiB"] = device_gib
     if host_gib:
@@ -55,17 +61,21 @@ def one_gpu_cluster(preset, name, description, device_gib=None, host_gib=None):
     return spec
 
 
-DTYPE = {"v100-32g-240": "f16"}  # the rest bf16
+DTYPE = {"v100-32g-240": "f16", "8xv100-32g-240": "f16"}  # the rest bf16
+DATA_PARALLEL = {"8xv100-32g-240": 8}  # the rest one GPU
 
 SETUPS = {
-    "a100-80g-2tb": lambda: one_gpu_cluster(
+    "a100-80g-2tb": lambda: one_node_cluster(
         "dgx-a100-80g", "a100-80g-2tb", "one A100-SXM4-80GB, 2 TiB host",
         host_gib=2048),
-    "a100-40g": lambda: one_gpu_cluster(
+    "a100-40g": lambda: one_node_cluster(
         "dgx-a100-40g", "a100-40g", "one A100-SXM4-40GB, 1 TiB host"),
-    "v100-32g-240": lambda: one_gpu_cluster(
+    "v100-32g-240": lambda: one_node_cluster(
         "dgx1-v100", "v100-32g-240", "one V100-SXM2-32GB, 240 GB host",
         device_gib=32, host_gib=240 * 1e9 / 2**30),
+    "8xv100-32g-240": lambda: one_node_cluster(
+        "dgx1-v100", "8xv100-32g-240", "8 V100-SXM2-32GB data parallel, 240 GB host",
+        device_gib=32, host_gib=240 * 1e9 / 2**30, gpus=8),
 }
 
 # What the anchors report for the same class of setup (docs/benchmarks.md
@@ -73,13 +83,16 @@ SETUPS = {
 PUBLISHED = {
     "a100-80g-2tb": "ZeRO-Infinity: trillion-parameter fine-tuning on one DGX-2 node (NVMe)",
     "a100-40g": "Elixir: 84% of pure-GPU efficiency beyond GPU memory",
-    "v100-32g-240": "ZeRO-Offload: 13B on one V100-32GB; PatrickStar: 12B on 8xV100 + 240 GB",
+    "v100-32g-240": "ZeRO-Offload: 13B on one V100-32GB",
+    "8xv100-32g-240": "PatrickStar: 12B on 8xV100 + 240 GB (DeepSpeed ZeRO-Offload: 4B there)",
 }
 
 
-def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp, extra=""):
+def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp, extra="",
+          dp=1):
     ir = os.path.join(tmp, "gpt.mlir")
-    subprocess.run([sys.executable, os.path.join(HERE, "gpt_plan.py"), "--no-plan",
+    plan = ["--dp", str(dp)] if dp > 1 else ["--no-plan"]
+    subprocess.run([sys.executable, os.path.join(HERE, "gpt_plan.py"), *plan,
                     "--layers", str(layers), "--hidden", str(hidden),
                     "--heads", str(heads), "--seq", str(args.seq),
                     "--vocab", "51200", "--micro-batch", str(args.micro_batch),
@@ -120,6 +133,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for setup in args.setups.split(","):
             spec = SETUPS[setup]()
+            dp = DATA_PARALLEL.get(setup, 1)
             cluster_path = os.path.join(tmp, setup + ".json")
             with open(cluster_path, "w") as f:
                 json.dump(spec, f)
@@ -130,7 +144,7 @@ def main():
                 while hi - lo > 1:
                     mid = (lo + hi) // 2
                     r = place(args.loom_opt, cluster_path, DTYPE.get(setup, "bf16"),
-                              hidden, heads, mid, args, tmp)
+                              hidden, heads, mid, args, tmp, dp=dp)
                     runs += 1
                     seconds.append(r["seconds"])
                     if r["fits"]:
@@ -156,12 +170,12 @@ def main():
             if best["layers"] == args.max_layers:
                 print(f"  (the search's depth limit, --max-layers {args.max_layers}: "
                       f"larger models may fit)")
-            # Model state (16 bytes per parameter with Adam) twice the GPU's
+            # Model state (16 bytes per parameter with Adam) twice the GPUs'
             # memory, at 4096 hidden: TARGETS.md's 90% bar.
-            device = spec["device"]["memory_GiB"] * 2**30
+            device = spec["device"]["memory_GiB"] * 2**30 * dp
             layers = max(1, round(2 * device / 16 / (12 * 4096 ** 2)))
             r = place(args.loom_opt, cluster_path, DTYPE.get(setup, "bf16"),
-                      4096, 32, layers, args, tmp)
+                      4096, 32, layers, args, tmp, dp=dp)
             state = r["param_bytes"] * 8 / device
             if r["fits"]:
                 print(f"  model state {state:.1f}x GPU memory ({layers} x 4096): "
@@ -169,7 +183,7 @@ def main():
                 # The same with ZeRO-Offload's delayed parameter update
                 # (opt-in: the forward reads parameters one update behind).
                 d = place(args.loom_opt, cluster_path, DTYPE.get(setup, "bf16"),
-                          4096, 32, layers, args, tmp, " delayed-update=true")
+                          4096, 32, layers, args, tmp, " delayed-update=true", dp=dp)
                 print(f"    with the delayed parameter update: {d['fraction']:.1%}, "
                       f"{d['placement']}")
             else:
