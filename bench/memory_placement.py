@@ -84,7 +84,7 @@ PUBLISHED = {
     "a100-80g-2tb": "ZeRO-Infinity: trillion-parameter fine-tuning on one DGX-2 node (NVMe)",
     "a100-40g": "Elixir: 84% of pure-GPU efficiency beyond GPU memory",
     "v100-32g-240": "ZeRO-Offload: 13B on one V100-32GB",
-    "8xv100-32g-240": "PatrickStar: 12B on 8xV100 + 240 GB (DeepSpeed ZeRO-Offload: 4B there)",
+    "8xv100-32g-240": "PatrickStar: 12B on 8xV100 + 240 GB, 2x prior art",
 }
 
 
