@@ -787,6 +787,12 @@ struct StageLiveness {
 };
 } // namespace
 
+/// The ops that run as steps of their own: weights and constants are
+/// loaded, not computed.
+static bool isCostedOp(Operation *op) {
+  return isa<CostOpInterface>(op) && !isa<WeightOp, ConstantOp>(op);
+}
+
 static std::string describe(Operation *op) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -1031,11 +1037,10 @@ LogicalResult Estimator::assemble() {
     times.firstForwardStart = INFINITY;
   for (const ::loom::PipelineTask &t : pipe->tasks) {
     finish[t.device] = std::max(finish[t.device], t.end);
-    DeviceTimes &times = result.deviceTimes[t.device];
-    if (!t.backward)
+    if (!t.backward) {
+      DeviceTimes &times = result.deviceTimes[t.device];
       times.firstForwardStart = std::min(times.firstForwardStart, t.start);
-    else
-      times.lastBackwardStart = std::max(times.lastBackwardStart, t.start);
+    }
   }
   for (auto [d, times] : llvm::enumerate(result.deviceTimes)) {
     times.finish = finish[d];
@@ -1156,15 +1161,20 @@ LogicalResult Estimator::assemble() {
   }
   result.stepTime = step;
 
-  // What memory placement reads: each weight's shard and each op's stage
-  // and local results.
+  // What memory placement reads: each weight's shard, and each costed op's
+  // stage, times and local results.
   for (const OpInfo &info : ops) {
     if (isa<WeightOp>(info.op)) {
       result.weightFacts[info.op].localBytes = bytesOf(info.op->getResult(0));
       continue;
     }
+    if (!isCostedOp(info.op))
+      continue;
     OpFacts &facts = result.opFacts[info.op];
     facts.stage = info.stage;
+    facts.forwardSeconds = info.fwdTime + info.fwdComm;
+    if (info.hasBackward)
+      facts.backwardSeconds = info.bwdTime + info.bwdComm;
     for (Value r : info.op->getResults())
       facts.resultBytes.push_back(bytesOf(r));
   }
@@ -1255,7 +1265,7 @@ LogicalResult Estimator::run() {
   if (options.annotateOps) {
     Builder b(module.getContext());
     for (const OpInfo &info : ops) {
-      if (!isa<CostOpInterface>(info.op) || isa<WeightOp, ConstantOp>(info.op))
+      if (!isCostedOp(info.op))
         continue;
       SmallVector<NamedAttribute> attrs = {
           b.getNamedAttr("class", b.getStringAttr(::loom::stringifyOpClass(info.cls))),

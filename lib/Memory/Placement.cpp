@@ -1,9 +1,10 @@
 //===- Placement.cpp - where model state lives, planned statically --------===//
 //
-// Reads the cost model's per-op times (`annotate-ops`) and memory breakdown,
-// lists the placements ZeRO-Offload, ZeRO-Infinity and PatrickStar choose
-// between (everything on the device; the optimizer state and its step on
-// the host or NVMe; parameters streamed in chunks as well), prices each
+// Reads the cost model's per-op times, per-weight shards and memory
+// breakdown (Estimate's opFacts, weightFacts, deviceMemory), lists for each
+// ZeRO stage the placements ZeRO-Offload, ZeRO-Infinity and PatrickStar
+// choose between (everything on the device; the optimizer state and its
+// step on the host or NVMe; parameters streamed in chunks as well), prices each
 // from the cluster's links, CPU Adam rate and NVMe bandwidth, and keeps the
 // fastest that fits. For streamed parameters the chunk size is chosen by
 // planning and timing each candidate size (ChunkSchedule.h) and the chosen
@@ -60,11 +61,6 @@ double optimizerStateBytes(double bytes, double elementBytes) {
   return bytes / elementBytes * (8 + (elementBytes < 4 ? 4 : 0));
 }
 
-double attrSeconds(DictionaryAttr d, StringRef key) {
-  auto a = d ? d.getAs<FloatAttr>(key) : FloatAttr();
-  return a ? a.getValueAsDouble() * 1e-6 : 0;
-}
-
 /// What the step reads, in program order.
 struct OpStep {
   Operation *op;
@@ -82,6 +78,16 @@ struct HeldWeight {
   double elementBytes = 4;
   bool trainable = false;
   WeightFacts facts;
+
+  /// Its gradient as the device keeps it (ZeRO-2 shards it).
+  double gradient() const { return bytes / gradientShards; }
+  /// Its Adam state as the device keeps it (ZeRO-1 shards it).
+  double state() const {
+    return optimizerStateBytes(bytes, elementBytes) / stateShards;
+  }
+  /// This device's part of the update when it runs off the device: the
+  /// gradient copied down and the parameters copied back up.
+  double offloaded() const { return bytes / stateShards; }
 };
 
 /// One pipeline device's part of the program: its ops (of every stage it
@@ -181,9 +187,9 @@ static LogicalResult planDeviceArena(func::FuncOp func, MemoryPlacement &p,
     double gradients = 0, state = 0;
     for (auto &[op, w] : dev.weights)
       if (w.trainable && (c.optimizer == Tier::Device ||
-                          llvm::is_contained(c.deviceOptimizerWeights, op))) {
-        gradients += w.bytes / w.gradientShards;
-        state += optimizerStateBytes(w.bytes, w.elementBytes) / w.stateShards;
+                          c.deviceOptimizerWeights.contains(op))) {
+        gradients += w.gradient();
+        state += w.state();
       }
     whole("gradients on the device", gradients);
     whole("optimizer state on the device", state);
@@ -252,7 +258,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   eo.recompute = recompute.str();
   eo.zeroStage = zero;
   eo.schedule = o.schedule;
-  eo.annotateOps = true;
   FailureOr<Estimate> estimate = estimateModule(module, eo);
   if (failed(estimate))
     return failure();
@@ -263,8 +268,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   const int64_t P = e.pipelineDevices, m = e.microBatches;
   const bool single = e.devices == 1;
 
-  // Each pipeline device's steps in program order, with the weights each
-  // reads; the estimator's per-op annotations are read and removed.
+  // Each pipeline device's steps in program order (the ops the estimator
+  // costed), with the weights each reads.
   std::vector<DeviceProgram> devices(P);
   for (auto [d, dev] : llvm::enumerate(devices)) {
     dev.device = static_cast<int64_t>(d);
@@ -273,23 +278,18 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     dev.otherBytes = mem.activations + mem.temporaries + mem.commBuffers;
   }
   func.walk([&](Operation *op) {
-    auto cost = op->getAttrOfType<DictionaryAttr>("loom.cost");
-    if (!cost)
+    auto found = e.opFacts.find(op);
+    if (found == e.opFacts.end())
       return;
-    op->removeAttr("loom.cost");
-    if (isa<WeightOp>(op))
-      return;
+    const OpFacts &facts = found->second;
     OpStep s{op};
-    s.forward = attrSeconds(cost, "time_us") + attrSeconds(cost, "comm_us");
-    s.backward = o.training ? attrSeconds(cost, "bwd_time_us") +
-                                  attrSeconds(cost, "bwd_comm_us")
-                            : 0;
+    s.forward = facts.forwardSeconds;
+    s.backward = o.training ? facts.backwardSeconds : 0;
     // Full recomputation re-runs the op's forward just before its backward,
     // reading the same weights (the estimator keeps a few cut points; this
     // counts every op, slightly pessimistic).
     if (o.training && recompute == "full")
       s.backward += s.forward;
-    const OpFacts &facts = e.opFacts.lookup(op);
     s.resultBytes.assign(facts.resultBytes.begin(), facts.resultBytes.end());
     DeviceProgram &dev = devices[facts.stage % P];
     for (Value v : op->getOperands())
@@ -341,11 +341,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       largest = std::max(largest, w.bytes);
       if (!w.trainable)
         continue;
-      double adam = optimizerStateBytes(w.bytes, w.elementBytes);
-      dev.gradientBytes += w.bytes / w.gradientShards;
-      dev.optimizerBytes += adam / w.stateShards;
+      dev.gradientBytes += w.gradient();
+      dev.optimizerBytes += w.state();
       gradients += w.bytes;
-      state += adam;
+      state += optimizerStateBytes(w.bytes, w.elementBytes);
     }
     if (zero >= 3)
       dev.gatherBuffer = 2 * largest;
@@ -354,10 +353,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     p.gradientBytes = std::max(p.gradientBytes, gradients);
     p.optimizerBytes = std::max(p.optimizerBytes, state);
     p.otherDeviceBytes = std::max(p.otherDeviceBytes, dev.otherBytes);
-    double compute = 0;
-    for (const OpStep &s : dev.steps)
-      compute += s.forward + s.backward;
-    p.computeSeconds = std::max(p.computeSeconds, compute);
   }
   p.unlimitedStepSeconds = e.stepTime;
 
@@ -395,7 +390,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   };
   auto priceUpdate = [&](const DeviceProgram &dev,
                          ArrayRef<double> stepSeconds, bool framed,
-                         ArrayRef<Operation *> kept, Tier away,
+                         const llvm::DenseSet<Operation *> &kept, Tier away,
                          double deviceUpdate, bool barrier,
                          llvm::function_ref<double(size_t)> uploadOf) {
     int64_t n = static_cast<int64_t>(dev.steps.size());
@@ -425,10 +420,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     for (auto [i, entry] : llvm::enumerate(dev.weights)) {
       auto w = cast<WeightOp>(entry.first);
       const HeldWeight &h = entry.second;
-      if (!h.trainable || llvm::is_contained(kept, entry.first))
+      if (!h.trainable || kept.contains(entry.first))
         continue;
-      double seconds = hostUpdateSeconds(
-          optimizerStateBytes(h.bytes, h.elementBytes) / h.stateShards, away);
+      double seconds = hostUpdateSeconds(h.state(), away);
       if (!std::isfinite(seconds)) {
         priced.why = "the cluster gives no rate for this tier's CPU optimizer";
         return priced;
@@ -438,7 +432,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       t.name = w.getName().str();
       t.readyAfterStep =
           static_cast<int>(backwardIndex(firstReader.lookup(w)));
-      t.gradientBytes = h.bytes / h.stateShards;
+      t.gradientBytes = h.offloaded();
       t.updateSeconds = seconds;
       t.uploadBytes = uploadOf(i);
       t.reduceSeconds = h.facts.reduceSeconds;
@@ -510,10 +504,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     if (!why.empty() && c.why.empty())
       c.why = where + why;
     c.feasible = c.why.empty();
-    if (part.stepSeconds >= c.stepSeconds || !c.update) {
-      if (part.update)
-        c.update = part.update;
-    }
+    // The slowest device's update pipeline is the one reported.
+    if (part.update && (!c.update || part.stepSeconds >= c.stepSeconds))
+      c.update = part.update;
     c.stepSeconds = std::max(c.stepSeconds, part.stepSeconds);
     c.devicePeak = std::max(c.devicePeak, part.devicePeak);
     c.hostPeak = std::max(c.hostPeak, part.hostPeak);
@@ -539,13 +532,14 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // Gradients leave the device as they are produced; two tensors' worth of
   // staging covers one being written while another is copied out. Over
   // several micro-batches they accumulate on the device first.
-  auto stagingOf = [&](const DeviceProgram &dev, ArrayRef<Operation *> kept) {
+  auto stagingOf = [&](const DeviceProgram &dev,
+                       const llvm::DenseSet<Operation *> &kept) {
     double staging = 0, accumulated = 0;
     for (auto &[op, w] : dev.weights) {
-      if (!w.trainable || llvm::is_contained(kept, op))
+      if (!w.trainable || kept.contains(op))
         continue;
-      staging = std::max(staging, 2 * w.bytes / w.stateShards);
-      accumulated += w.bytes / w.gradientShards;
+      staging = std::max(staging, 2 * w.offloaded());
+      accumulated += w.gradient();
     }
     return m > 1 ? accumulated : staging;
   };
@@ -553,13 +547,14 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // weights in `kept` stay on the device and are updated there after the
   // backward, the rest go to `away` (host or NVMe) and are updated by the
   // CPU in a pipeline beside the device.
-  auto residentParameters = [&](Tier away, ArrayRef<Operation *> kept) {
+  auto residentParameters = [&](Tier away,
+                                const llvm::DenseSet<Operation *> &kept) {
     double keptBytes = 0, trainableBytes = 0;
     for (const DeviceProgram &dev : devices)
       for (auto &[op, w] : dev.weights)
         if (w.trainable) {
           trainableBytes += w.bytes;
-          keptBytes += llvm::is_contained(kept, op) ? w.bytes : 0;
+          keptBytes += kept.contains(op) ? w.bytes : 0;
         }
     double overall = trainableBytes > 0 ? keptBytes / trainableBytes : 0;
     PlacementCandidate c;
@@ -573,24 +568,23 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                        .str();
     c.optimizer = away;
     c.deviceOptimizerShare = overall;
-    c.deviceOptimizerWeights.assign(kept.begin(), kept.end());
+    c.deviceOptimizerWeights = kept;
     for (const DeviceProgram &dev : devices) {
       double keptState = 0, offState = 0, offGradients = 0, offParameters = 0,
              keptDeviceBytes = 0, deviceTrainable = 0;
       for (auto &[op, w] : dev.weights) {
         if (!w.trainable)
           continue;
-        double state = optimizerStateBytes(w.bytes, w.elementBytes);
         deviceTrainable += w.bytes;
-        if (llvm::is_contained(kept, op)) {
+        if (kept.contains(op)) {
           keptDeviceBytes += w.bytes;
-          keptState += w.bytes / w.gradientShards + state / w.stateShards;
+          keptState += w.gradient() + w.state();
         } else {
-          // The host holds this device's shard: its gradient, an fp32
-          // master-sized parameter copy and its optimizer state.
-          offState += state / w.stateShards;
-          offGradients += w.bytes / w.stateShards;
-          offParameters += w.bytes / w.stateShards;
+          // The host holds this device's shard: its gradient, a parameter
+          // copy and its optimizer state.
+          offState += w.state();
+          offGradients += w.offloaded();
+          offParameters += w.offloaded();
         }
       }
       double share = deviceTrainable > 0 ? keptDeviceBytes / deviceTrainable : 0;
@@ -603,10 +597,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       part.nvmeBytes = away == Tier::Nvme ? 2 * offState : 0;
       PricedUpdate u = priceUpdate(
           dev, framedSteps(dev, share), /*framed=*/true, kept, away,
-          share * dev.times.optimizerStep, /*barrier=*/false, [&](size_t i) {
-            const HeldWeight &h = (dev.weights.begin() + i)->second;
-            return h.bytes / h.stateShards;
-          });
+          share * dev.times.optimizerStep, /*barrier=*/false,
+          [&](size_t i) { return (dev.weights.begin() + i)->second.offloaded(); });
       part.h2dBytes = u.h2dBytes;
       part.d2hBytes = u.d2hBytes;
       part.update = u.timeline;
@@ -616,32 +608,39 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     p.candidates.push_back(c);
   };
   if (o.training) {
-    residentParameters(Tier::Host, {});
-    residentParameters(Tier::Nvme, {});
+    residentParameters(Tier::Host, /*kept=*/{});
+    residentParameters(Tier::Nvme, /*kept=*/{});
     // The split: on each device, whole tensors in first-use order while
     // their gradients and state fit, so the share priced is the share
     // annotated.
-    SmallVector<Operation *> kept;
+    llvm::DenseSet<Operation *> kept;
     bool partial = false;
     for (const DeviceProgram &dev : devices) {
+      // Keeping the first i trainable weights leaves the rest to be staged
+      // (stagingOf): the largest two of them, or all of them accumulated.
+      SmallVector<std::pair<Operation *, const HeldWeight *>> trainable;
+      for (auto &[op, w] : dev.weights)
+        if (w.trainable)
+          trainable.push_back({op, &w});
+      size_t t = trainable.size();
+      std::vector<double> stagingFrom(t + 1, 0);
+      for (size_t i = t; i-- > 0;) {
+        const HeldWeight &w = *trainable[i].second;
+        stagingFrom[i] = m > 1 ? stagingFrom[i + 1] + w.gradient()
+                               : std::max(stagingFrom[i + 1], 2 * w.offloaded());
+      }
       double room = p.deviceBytes - dev.otherBytes - dev.parameterBytes -
                     dev.gatherBuffer;
-      SmallVector<Operation *> mine;
-      bool full = true;
-      for (auto &[op, w] : dev.weights) {
-        if (!w.trainable)
-          continue;
-        double state = w.bytes / w.gradientShards +
-                       optimizerStateBytes(w.bytes, w.elementBytes) / w.stateShards;
-        if (state > room - stagingOf(dev, mine)) {
-          full = false;
+      size_t i = 0;
+      for (; i < t; ++i) {
+        const HeldWeight &w = *trainable[i].second;
+        double state = w.gradient() + w.state();
+        if (state > room - stagingFrom[i])
           break;
-        }
         room -= state;
-        mine.push_back(op);
+        kept.insert(trainable[i].first);
       }
-      partial |= !full;
-      kept.append(mine);
+      partial |= i < t;
     }
     if (!kept.empty() && partial)
       residentParameters(Tier::Host, kept);
@@ -666,7 +665,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   std::optional<Streamed> bestStreamed[2]; // optimizer on the host, on NVMe
   std::string streamError;
   const DeviceProgram &dev0 = devices.front();
-  double streamStaging = o.training && m == 1 ? stagingOf(dev0, {}) : 0;
+  double streamStaging = o.training && m == 1 ? stagingOf(dev0, /*kept=*/{}) : 0;
   // The step sequence of streamed parameters: forward ops, then backward
   // ops in reverse, each reading its weights' chunks.
   auto chunkProblem = [&](int64_t chunkBytes, std::vector<int> &chunkOf) {
@@ -782,11 +781,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                         : "parameters streamed";
     c.params = Tier::Host;
     c.optimizer = o.training ? opt : Tier::Device;
-    c.d2hBytes = dev0.gradientBytes;
-    c.hostPeak = dev0.gradientBytes + dev0.parameterBytes +
-                 (c.optimizer == Tier::Host ? dev0.optimizerBytes : 0);
-    c.nvmeUsed = c.optimizer == Tier::Nvme ? dev0.optimizerBytes : 0;
-    c.nvmeBytes = c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0;
     const std::optional<Streamed> &s = bestStreamed[opt == Tier::Nvme];
     if (!s) {
       c.why = streamError;
@@ -795,12 +789,16 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       continue;
     }
     c.chunkBytes = s->size;
-    c.stepSeconds = s->stepSeconds;
-    c.update = s->update;
-    c.h2dBytes = s->plan.bytesFetched + s->refreshBytes;
-    c.devicePeak = dev0.otherBytes + s->plan.peakBytes + streamStaging;
-    PlacementCandidate part = c;
-    c.stepSeconds = 0;
+    PlacementCandidate part;
+    part.stepSeconds = s->stepSeconds;
+    part.update = s->update;
+    part.h2dBytes = s->plan.bytesFetched + s->refreshBytes;
+    part.d2hBytes = dev0.gradientBytes;
+    part.devicePeak = dev0.otherBytes + s->plan.peakBytes + streamStaging;
+    part.hostPeak = dev0.gradientBytes + dev0.parameterBytes +
+                    (c.optimizer == Tier::Host ? dev0.optimizerBytes : 0);
+    part.nvmeUsed = c.optimizer == Tier::Nvme ? dev0.optimizerBytes : 0;
+    part.nvmeBytes = c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0;
     check(c, dev0, part);
     p.candidates.push_back(c);
   }
@@ -833,16 +831,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                    : stagingOf(dev0, c->deviceOptimizerWeights))))
       return failure();
   }
-  llvm::MapVector<Operation *, double> all;
   for (const DeviceProgram &dev : devices)
-    for (auto &[op, w] : dev.weights) {
-      all.insert({op, w.held});
-      p.stateShards[op] = w.stateShards;
-    }
-  for (auto [op, bytes] : all) {
-    p.weights.push_back(op);
-    p.weightBytes.push_back(bytes);
-  }
+    for (auto &[op, w] : dev.weights)
+      if (p.stateShards.try_emplace(op, w.stateShards).second)
+        p.weights.push_back(op);
   return p;
 }
 
@@ -918,7 +910,6 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         p.arenaLiveBound = part->arenaLiveBound;
         p.arenaBuffers = part->arenaBuffers;
         p.weights = std::move(part->weights);
-        p.weightBytes = std::move(part->weightBytes);
         p.stateShards = std::move(part->stateShards);
       }
     }
@@ -934,7 +925,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         attrs.push_back(b.getNamedAttr("chunk", b.getI64IntegerAttr(p.chunkOf[i])));
       if (isTrainable(w, o.training)) {
         // Under a split, the first parameters keep their state on the device.
-        Tier tier = llvm::is_contained(c->deviceOptimizerWeights, op)
+        Tier tier = c->deviceOptimizerWeights.contains(op)
                         ? Tier::Device
                         : c->optimizer;
         attrs.push_back(

@@ -92,11 +92,11 @@ struct DeviceMemory {
 };
 
 /// One pipeline device's iteration as the schedule runs it, for memory
-/// placement: when it starts its first forward and its last backward, when
-/// its last task ends, and what follows (exposed gradient synchronisation,
-/// the optimizer step on the device).
+/// placement: when it starts its first forward, when its last task ends,
+/// and what follows (exposed gradient synchronisation, the optimizer step
+/// on the device).
 struct DeviceTimes {
-  double firstForwardStart = 0, lastBackwardStart = 0, finish = 0;
+  double firstForwardStart = 0, finish = 0;
   double gradSyncExposed = 0, optimizerStep = 0;
 };
 
@@ -112,9 +112,12 @@ struct WeightFacts {
   double reduceSeconds = 0, gatherSeconds = 0;
 };
 
-/// One op as its device runs it, for memory placement.
+/// One op as its device runs it, for memory placement (the ops
+/// `annotate-ops` annotates: every loom op but weights and constants).
 struct OpFacts {
   int64_t stage = 0;
+  /// Per micro-batch, collectives included; backward 0 without one.
+  double forwardSeconds = 0, backwardSeconds = 0;
   std::vector<double> resultBytes; // local bytes of each result
 };
 

@@ -19,6 +19,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -56,7 +57,7 @@ struct PlacementCandidate {
   /// optimizer state stay on the device when `optimizer` is not the device:
   /// `deviceOptimizerWeights`, whole tensors in first-use order per device.
   double deviceOptimizerShare = 0;
-  std::vector<Operation *> deviceOptimizerWeights;
+  llvm::DenseSet<Operation *> deviceOptimizerWeights;
   bool recompute = false; // full activation recomputation
 
   bool feasible = false;
@@ -79,14 +80,12 @@ struct MemoryPlacement {
   double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
   double otherDeviceBytes = 0; // activations, temporaries, comm buffers
   double otherDeviceBytesRecomputed = -1; // the same with recomputation
-  double computeSeconds = 0;   // forward (+ backward) with no limits
   double unlimitedStepSeconds = 0; // the fastest ZeRO stage, no limits
   bool delayedUpdate = false; // as asked; resident placements take it
   std::vector<PlacementCandidate> candidates; // in the order tried
   int chosen = -1;                            // index, -1 = nothing fits
   // The chosen candidate's chunk schedule (parameters streamed only).
   std::vector<Operation *> weights;        // in first-use order
-  std::vector<double> weightBytes;         // held on its device
   /// Per trainable weight, the devices sharing its update under the chosen
   /// ZeRO stage (1 without ZeRO).
   llvm::DenseMap<Operation *, double> stateShards;
