@@ -852,6 +852,15 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     if (z < 0 || z > 3)
       return module.emitError("loom-place-memory: ZeRO stage ")
              << z << " does not exist (0, 1, 2 or 3)";
+  for (const std::string &r : o.recomputeModes)
+    if (r != "none" && r != "full")
+      return module.emitError("loom-place-memory: unknown activation policy '")
+             << r << "' (none or full)";
+  if (llvm::none_of(o.recomputeModes, [&](const std::string &r) {
+        return r == "none" || o.training;
+      }))
+    return module.emitError("loom-place-memory: no activation policy to place "
+                            "(inference keeps activations: recompute none)");
   func::FuncOp func;
   for (auto f : module.getOps<func::FuncOp>())
     if (!f.isExternal() && (!func || f.getSymName() == "main"))
@@ -871,9 +880,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   for (int zero : stages) {
     if (!first && p.dataParallel == 1)
       break; // ZeRO has no replicas to shard over
-    for (StringRef recompute : {"none", "full"}) {
+    for (StringRef recompute : o.recomputeModes) {
       if (recompute == "full" && !o.training)
-        break;
+        continue;
       FailureOr<MemoryPlacement> part = evaluate(module, func, o, recompute, zero);
       if (failed(part))
         return failure();

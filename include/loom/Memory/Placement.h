@@ -42,6 +42,9 @@ struct PlacementOptions {
   /// ZeRO stages to consider over the data-parallel replicas (each one is
   /// priced; only stage 0 without data parallelism).
   std::vector<int> zeroStages = {0, 1, 2, 3};
+  /// Activation policies to consider in training ("none", "full"); the
+  /// strategy search passes the one its plan was priced with.
+  std::vector<std::string> recomputeModes = {"none", "full"};
   /// The pipeline schedule of a pipelined plan (as for the estimator).
   ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
 };
