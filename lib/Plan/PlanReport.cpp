@@ -33,11 +33,30 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
                       : p.exact           ? "exact"
                                           : "not exact (greedy fallback)");
   os << "  time:   fold " << secs(p.foldSeconds) << ", search " << secs(p.searchSeconds)
-     << ", verify " << secs(p.verifySeconds) << ", total " << secs(p.totalSeconds) << "\n";
+     << ", verify " << secs(p.verifySeconds);
+  if (p.options.placeMemory)
+    os << ", place " << secs(p.placeSeconds) << " (" << p.placed << " plans over memory)";
+  os << ", total " << secs(p.totalSeconds) << "\n";
+  auto printRunnersUp = [&] {
+    if (p.runnersUp.empty())
+      return;
+    os << "  runners-up:\n";
+    for (const PlanCandidate &c : p.runnersUp) {
+      os << "    " << c.describe() << ": " << secs(c.stepTime);
+      if (c.verifiedStepTime)
+        os << " (estimator " << secs(*c.verifiedStepTime) << ")";
+      if (c.placedStepTime)
+        os << " (placed " << secs(*c.placedStepTime) << ")";
+      os << ", " << gib(c.finalPeakMemory())
+         << " -- " << c.verdict << "\n";
+    }
+  };
   if (!p.feasible) {
-    os << "  NO PLAN FITS: the closest (" << b.describe() << ") needs "
-       << gib(b.peakMemory) << " per device, " << gib(p.shortfallBytes)
+    os << "  NO PLAN FITS: the closest (" << b.describe()
+       << (b.placedDevicePeak ? ", memory placed" : "") << ") needs "
+       << gib(b.finalPeakMemory()) << " per device, " << gib(p.shortfallBytes)
        << " over the limit\n";
+    printRunnersUp();
     return;
   }
   os << "  plan:   " << b.describe() << "\n";
@@ -52,6 +71,10 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
   if (b.verifiedPeakMemory)
     os << ", " << gib(*b.verifiedPeakMemory) << " (estimator)";
   os << "\n";
+  if (!b.placement.empty())
+    os << "  placed: " << b.placement << ": " << secs(*b.placedStepTime) << " per step, "
+       << gib(*b.placedDevicePeak) << " per device, host->device "
+       << gib(*b.placedHostToDevice) << " per step (loom.placement)\n";
   if (p.estimate)
     os << llvm::formatv("  throughput: {0:F1} samples/s, {1:F1} TFLOP/s per device, "
                         "MFU {2:F1}%\n",
@@ -70,16 +93,7 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
   }
   for (const std::string &s : p.stages)
     os << "  " << s << "\n";
-  if (!p.runnersUp.empty()) {
-    os << "  runners-up:\n";
-    for (const PlanCandidate &c : p.runnersUp) {
-      os << "    " << c.describe() << ": " << secs(c.stepTime);
-      if (c.verifiedStepTime)
-        os << " (estimator " << secs(*c.verifiedStepTime) << ")";
-      os << ", " << gib(c.verifiedPeakMemory ? *c.verifiedPeakMemory : c.peakMemory)
-         << " -- " << c.verdict << "\n";
-    }
-  }
+  printRunnersUp();
   for (const std::string &n : p.notes)
     os << "  note: " << n << "\n";
 }
@@ -114,6 +128,14 @@ static llvm::json::Value candidateToJSON(const PlanCandidate &c) {
     o["estimated_step_time_s"] = *c.verifiedStepTime;
   if (c.verifiedPeakMemory)
     o["estimated_peak_memory_bytes"] = *c.verifiedPeakMemory;
+  if (!c.placement.empty()) {
+    o["placement"] = c.placement;
+    o["placed_step_time_s"] = *c.placedStepTime;
+    o["placed_device_peak_bytes"] = *c.placedDevicePeak;
+    o["placed_h2d_bytes_per_step"] = *c.placedHostToDevice;
+  }
+  if (!c.placementWhy.empty())
+    o["placement_shortfall"] = c.placementWhy;
   return o;
 }
 
@@ -151,6 +173,9 @@ llvm::json::Value mlir::loom::planToJSON(const PlanResult &p) {
       {"fold_seconds", p.foldSeconds},
       {"search_seconds", p.searchSeconds},
       {"verify_seconds", p.verifySeconds},
+      {"place_memory", p.options.placeMemory},
+      {"place_seconds", p.placeSeconds},
+      {"plans_placed", static_cast<int64_t>(p.placed)},
       {"total_seconds", p.totalSeconds},
       {"best", candidateToJSON(p.best)},
       {"runners_up", std::move(runners)},

@@ -28,6 +28,7 @@
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Cost/Collectives.h"
 #include "loom/Cost/Pipeline.h"
+#include "loom/Memory/Placement.h"
 #include "loom/Plan/Fold.h"
 #include "loom/Plan/StrategyGraph.h"
 
@@ -62,6 +63,13 @@ double secondsSince(Clock::time_point t) {
 /// Step times within this factor of each other are equal within the cost
 /// model's resolution; among such plans the simplest grid wins.
 constexpr double kEqualWithin = 1.005;
+/// place-memory=true places plans whose peak without gradients and
+/// optimizer state is within this factor of device memory, at most
+/// kMaxPlacedPlans of them, in the order of the search's step and up to
+/// kModelsAgreeWithin past the fastest placed step.
+constexpr double kPlacementMargin = 1.1;
+constexpr size_t kMaxPlacedPlans = 16;
+constexpr double kModelsAgreeWithin = 1.05;
 
 /// A node of the strategy graph: a function input, a weight or a compute op
 /// (the representative of its block, when folded).
@@ -120,6 +128,9 @@ struct Config {
   bool recompute = false;
   std::vector<unsigned> stageOfUnit;
   double stepTime = 0, peakMemory = 0;
+  /// The busiest device's peak with its gradients and optimizer state off
+  /// it: what memory placement could reach at best.
+  double peakWithoutTrainingState = 0;
   bool fits = false;
 };
 
@@ -175,6 +186,12 @@ private:
   StrategyGraph buildStrategyGraph(const SearchGrid &grid);
   /// Parameters, gradients and optimizer state a unit holds per device.
   double staticBytes(const Unit &u, const Config &cfg, int64_t dataParallel) const;
+  /// Of those, the gradients and optimizer state (what memory placement can
+  /// move off the device).
+  double trainingStateBytes(const Unit &u, const Config &cfg, int64_t dataParallel) const;
+  static double dpDivisor(int64_t dataParallel) {
+    return dataParallel > 1 ? static_cast<double>(dataParallel) : 1;
+  }
   std::vector<Unit> evaluateUnits(const SearchGrid &grid,
                                   const std::vector<unsigned> &choice,
                                   SmallVector<std::string, 3> &names,
@@ -197,6 +214,13 @@ private:
       inFlightCache;
   PlanCandidate toCandidate(const Config &cfg) const;
   void annotate(ModuleOp target, const Config &cfg);
+  /// Memory placement of `cfg`'s plan under its own ZeRO stage and
+  /// activation policy (place-memory=true).
+  PlacementOptions placementOptions(const Config &cfg) const;
+  /// The fastest distinct plans over device memory (by the search's step,
+  /// below `fasterThan`) that placement might make fit, each with the
+  /// placement that does or why none does.
+  std::vector<std::pair<unsigned, PlanCandidate>> placeOverMemory(double fasterThan);
   LogicalResult chooseAndAnnotate();
 
   ModuleOp module;
@@ -1294,24 +1318,25 @@ int64_t Planner::inFlight(PipelineSchedule schedule, int64_t m, int64_t p,
 
 double Planner::staticBytes(const Unit &u, const Config &cfg,
                             int64_t dataParallel) const {
-  // As the estimator: parameters in their element type; in training,
-  // gradients of the same size and Adam state (fp32 master copy when the
-  // parameters are 16-bit, two fp32 moments), divided by ZeRO over the
-  // data-parallel replicas.
-  double split = dataParallel > 1 ? static_cast<double>(dataParallel) : 1;
-  double weights = u.weightBytes, grads = 0, optimizer = 0;
-  if (options.training) {
-    double bytesPerParam = u.params > 0 ? u.paramBytes / u.params : 4;
-    grads = u.paramBytes;
-    optimizer = u.params * (bytesPerParam < 4 ? 12.0 : 8.0);
-    if (cfg.zero >= 1)
-      optimizer /= split;
-    if (cfg.zero >= 2)
-      grads /= split;
-    if (cfg.zero >= 3)
-      weights /= split;
-  }
-  return weights + grads + optimizer;
+  return u.weightBytes / (cfg.zero >= 3 && options.training ? dpDivisor(dataParallel) : 1) +
+         trainingStateBytes(u, cfg, dataParallel);
+}
+
+double Planner::trainingStateBytes(const Unit &u, const Config &cfg,
+                                   int64_t dataParallel) const {
+  // As the estimator: gradients the size of the parameters and Adam state
+  // (fp32 master copy when the parameters are 16-bit, two fp32 moments),
+  // divided by ZeRO over the data-parallel replicas.
+  if (!options.training)
+    return 0;
+  double split = dpDivisor(dataParallel);
+  double bytesPerParam = u.params > 0 ? u.paramBytes / u.params : 4;
+  double grads = u.paramBytes, optimizer = u.params * (bytesPerParam < 4 ? 12.0 : 8.0);
+  if (cfg.zero >= 1)
+    optimizer /= split;
+  if (cfg.zero >= 2)
+    grads /= split;
+  return grads + optimizer;
 }
 
 bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
@@ -1422,10 +1447,10 @@ void Planner::evaluateConfig(Config &cfg) {
   const std::vector<Unit> &units = sv.batches[cfg.batch].units;
   const int64_t p = grid.pp, S = p * cfg.virtualStages;
   const double m = static_cast<double>(cfg.microBatches);
-  double zeroDiv = sv.dataParallel > 1 ? static_cast<double>(sv.dataParallel) : 1;
+  double zeroDiv = dpDivisor(sv.dataParallel);
   std::vector<double> stageTime(S, 0), stageBwd(S, 0), stageSync(S, 0),
-      stageParams(S, 0), stageStatic(S, 0), stageAct(S, 0), stageCkpt(S, 0),
-      stageSeg(S, 0), stageTemp(S, 0);
+      stageParams(S, 0), stageStatic(S, 0), stageMovable(S, 0), stageAct(S, 0),
+      stageCkpt(S, 0), stageSeg(S, 0), stageTemp(S, 0);
   for (size_t u = 0; u < units.size(); ++u) {
     unsigned s = cfg.stageOfUnit[u];
     const Unit &un = units[u];
@@ -1435,6 +1460,7 @@ void Planner::evaluateConfig(Config &cfg) {
     stageSync[s] += un.gradSync;
     stageParams[s] += un.params;
     stageStatic[s] += staticBytes(un, cfg, sv.dataParallel);
+    stageMovable[s] += trainingStateBytes(un, cfg, sv.dataParallel);
     stageAct[s] += un.saved;
     stageCkpt[s] += un.boundaryOut;
     stageSeg[s] = std::max(stageSeg[s], un.saved);
@@ -1445,9 +1471,9 @@ void Planner::evaluateConfig(Config &cfg) {
   // Per pipeline device.
   const ::loom::DeviceSpec &dev = cluster.device;
   double adamRate = dev.memoryBandwidth * dev.eff(::loom::OpClass::Elementwise).memory;
-  double worstWork = 0, tail = 0, peak = 0;
+  double worstWork = 0, tail = 0, peak = 0, peakUnmoved = 0;
   for (int64_t d = 0; d < p; ++d) {
-    double work = 0, bwd = 0, sync = 0, params = 0, mem = 0, temp = 0;
+    double work = 0, bwd = 0, sync = 0, params = 0, mem = 0, temp = 0, movable = 0;
     for (int64_t s = d; s < S; s += p) {
       double t = stageTime[s];
       // ZeRO-3 gathers the stage's parameters every micro-batch; prefetch
@@ -1463,10 +1489,12 @@ void Planner::evaluateConfig(Config &cfg) {
                          ? inFlight(cfg.schedule, cfg.microBatches, p, d, cfg.virtualStages, s / p)
                          : 0;
       mem += stageStatic[s] + held * perMicro + (cfg.recompute ? stageSeg[s] : 0);
+      movable += stageMovable[s];
       temp = std::max(temp, stageTemp[s]);
     }
     mem += temp;
     peak = std::max(peak, mem);
+    peakUnmoved = std::max(peakUnmoved, mem - movable);
     worstWork = std::max(worstWork, work);
     double exposed = std::max(0.0, sync - bwd);
     double opt = options.training
@@ -1487,6 +1515,7 @@ void Planner::evaluateConfig(Config &cfg) {
     cfg.stepTime = m * worstWork + bubble + tail;
   }
   cfg.peakMemory = peak;
+  cfg.peakWithoutTrainingState = peakUnmoved;
   cfg.fits = peak <= dev.memoryBytes * options.memoryFraction;
 }
 
@@ -1796,6 +1825,92 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
   }
 }
 
+PlacementOptions Planner::placementOptions(const Config &cfg) const {
+  PlacementOptions po;
+  po.cluster = options.cluster;
+  po.training = options.training;
+  po.globalBatch = irBatch * microBatches;
+  po.precision = options.precision;
+  po.memoryFraction = options.memoryFraction;
+  po.schedule = cfg.schedule;
+  // The plan's own ZeRO stage and activation policy: the search prices the
+  // others as configurations of their own.
+  po.zeroStages = {cfg.zero};
+  po.recomputeModes = {cfg.recompute ? "full" : "none"};
+  return po;
+}
+
+std::vector<std::pair<unsigned, PlanCandidate>>
+Planner::placeOverMemory(double fasterThan) {
+  auto t0 = Clock::now();
+  // Only plans that could fit once their gradients and optimizer state are
+  // off the device (parameter streaming aside: one-device programs) are
+  // worth placing; the search's memory model is coarser than placement's,
+  // hence the margin.
+  double cap = cluster.device.memoryBytes * options.memoryFraction;
+  std::vector<unsigned> over;
+  for (unsigned i = 0; i < configs.size(); ++i)
+    if (!configs[i].fits && configs[i].stepTime < fasterThan &&
+        (devices == 1 || configs[i].peakWithoutTrainingState <= kPlacementMargin * cap))
+      over.push_back(i);
+  std::stable_sort(over.begin(), over.end(), [&](unsigned a, unsigned b) {
+    return configs[a].stepTime < configs[b].stepTime;
+  });
+  // Placement adds transfers and waits to a plan's step and takes off at
+  // most the device's own optimizer step (a few percent), so once the
+  // search's step of the next plan is past the fastest placed one by more
+  // than that and the two models' disagreement, no later plan can win; the
+  // count cap bounds the rest.
+  std::vector<std::pair<unsigned, PlanCandidate>> placed;
+  std::set<std::string> seen;
+  double fastestPlaced = std::numeric_limits<double>::infinity();
+  for (unsigned i : over) {
+    if (configs[i].stepTime >= fastestPlaced * kModelsAgreeWithin ||
+        placed.size() >= kMaxPlacedPlans)
+      break;
+    PlanCandidate c = toCandidate(configs[i]);
+    if (!seen.insert(c.describe()).second)
+      continue;
+    OwningOpRef<ModuleOp> clone = cast<ModuleOp>(module->clone());
+    annotate(*clone, configs[i]);
+    std::string firstError;
+    ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &d) {
+      if (firstError.empty())
+        firstError = d.str();
+      return success();
+    });
+    FailureOr<MemoryPlacement> p = placeMemory(*clone, placementOptions(configs[i]));
+    if (failed(p)) {
+      c.placementWhy = "placement failed: " + firstError;
+    } else if (const PlacementCandidate *best = p->best()) {
+      // The estimator's step of the plan with no memory limit, as placement
+      // priced it; the placed step adds the transfers and waits.
+      c.verifiedStepTime = p->unlimitedStepSeconds;
+      c.placement = best->name;
+      c.placedStepTime = best->stepSeconds;
+      c.placedDevicePeak = best->devicePeak;
+      c.placedHostToDevice = best->h2dBytes;
+      fastestPlaced = std::min(fastestPlaced, best->stepSeconds);
+    } else {
+      // The last placement tried moves the most off the device: its
+      // shortfall is the one to report.
+      c.placementWhy = "no placement applies";
+      for (const PlacementCandidate &pc : p->candidates) {
+        if (!pc.why.empty())
+          c.placementWhy = pc.name + ": " + pc.why;
+        // The least device memory any placement needs, for the shortfall.
+        if (pc.devicePeak > 0)
+          c.placedDevicePeak = std::min(c.placedDevicePeak.value_or(pc.devicePeak),
+                                        pc.devicePeak);
+      }
+    }
+    placed.emplace_back(i, std::move(c));
+  }
+  result.placed = placed.size();
+  result.placeSeconds += secondsSince(t0);
+  return placed;
+}
+
 LogicalResult Planner::chooseAndAnnotate() {
   // Rank: fitting plans first, then by the search's step time; ties by
   // order of discovery (deterministic).
@@ -1822,12 +1937,49 @@ LogicalResult Planner::chooseAndAnnotate() {
   if (order.empty())
     return error() << "no grid of " << devices << " devices maps onto cluster '"
                    << options.cluster << "'";
-  if (!configs[order.front()].fits) {
+  bool anyFits = configs[order.front()].fits;
+  // With place-memory, the fastest plans over memory get their placement
+  // first: one of them may win even when others fit as they are.
+  std::vector<std::pair<unsigned, PlanCandidate>> placed;
+  if (options.placeMemory)
+    placed = placeOverMemory(anyFits ? fastest : std::numeric_limits<double>::infinity());
+  int bestPlaced = -1;
+  for (auto [k, pc] : llvm::enumerate(placed))
+    if (!pc.second.placement.empty() &&
+        (bestPlaced < 0 || *pc.second.placedStepTime < *placed[bestPlaced].second.placedStepTime))
+      bestPlaced = static_cast<int>(k);
+  if (!anyFits && bestPlaced < 0) {
     result.feasible = false;
     result.shortfallBytes = configs[order.front()].peakMemory -
                             cluster.device.memoryBytes * options.memoryFraction;
     result.best = toCandidate(configs[order.front()]);
     result.best.verdict = "does not fit";
+    // Placement may bring a plan closer than the search's leanest.
+    double cap = cluster.device.memoryBytes * options.memoryFraction;
+    for (auto &[i, c] : placed)
+      if (c.placedDevicePeak && *c.placedDevicePeak - cap < result.shortfallBytes) {
+        result.shortfallBytes = *c.placedDevicePeak - cap;
+        result.best = c;
+        result.best.verdict = "does not fit, even placed";
+      }
+    for (auto &[i, c] : placed) {
+      if (result.runnersUp.size() > options.runnersUp)
+        break;
+      c.verdict = "no placement fits: " + c.placementWhy;
+      result.runnersUp.push_back(c);
+    }
+    if (options.placeMemory)
+      result.notes.push_back(
+          placed.empty()
+              ? llvm::formatv("no plan is within {0:F1}x of device memory without its "
+                              "gradients and optimizer state, so none was placed",
+                              kPlacementMargin)
+                    .str()
+              : llvm::formatv("memory placement fits none of the {0} fastest plans "
+                              "within {1:F1}x of device memory without their gradients "
+                              "and optimizer state",
+                              placed.size(), kPlacementMargin)
+                    .str());
     return success();
   }
   // Finalists: the best config of each distinct grid/solution, up to
@@ -1870,14 +2022,14 @@ LogicalResult Planner::chooseAndAnnotate() {
         estimates[k] = std::move(*est);
     }
   }
-  result.verifySeconds = secondsSince(t0);
+  result.verifySeconds += secondsSince(t0);
   // Choose: by the estimator's step time among those that fit by it.
   size_t chosen = 0;
   auto verifiedFits = [&](size_t k) {
     return estimates[k] &&
            estimates[k]->peakMemory() <= cluster.device.memoryBytes * options.memoryFraction;
   };
-  if (options.verify) {
+  if (options.verify && !finalists.empty()) {
     bool found = false;
     for (size_t k = 0; k < finalists.size(); ++k)
       if (verifiedFits(k) &&
@@ -1899,33 +2051,77 @@ LogicalResult Planner::chooseAndAnnotate() {
       result.notes.push_back("the estimator finds every finalist over memory or "
                              "fails on it; keeping the search's choice");
   }
+  std::vector<PlanCandidate> fitting;
   for (auto [k, i] : llvm::enumerate(finalists)) {
     PlanCandidate c = toCandidate(configs[i]);
     if (estimates[k]) {
       c.verifiedStepTime = estimates[k]->stepTime;
       c.verifiedPeakMemory = estimates[k]->peakMemory();
     }
-    if (k == chosen) {
+    fitting.push_back(std::move(c));
+  }
+  // A placed plan wins only when it is faster beyond the model's resolution
+  // than the best plan that needs no placement.
+  bool placedWins =
+      bestPlaced >= 0 &&
+      (fitting.empty() || *placed[bestPlaced].second.placedStepTime * kEqualWithin <
+                              fitting[chosen].finalStepTime());
+  const PlanCandidate &winner =
+      placedWins ? placed[bestPlaced].second : fitting[chosen];
+  double best = winner.finalStepTime();
+  auto slower = [&](double mine) {
+    return llvm::formatv("{0:F1}% slower", 100.0 * (mine / best - 1)).str();
+  };
+  for (auto [k, c] : llvm::enumerate(fitting)) {
+    if (!placedWins && k == chosen) {
       c.verdict = "chosen";
       result.best = c;
       continue;
     }
-    double mine = c.verifiedStepTime ? *c.verifiedStepTime : c.stepTime;
-    double best = estimates[chosen] ? estimates[chosen]->stepTime
-                                    : configs[finalists[chosen]].stepTime;
+    double mine = c.finalStepTime();
     if (c.verifiedPeakMemory && !verifiedFits(k))
       c.verdict = llvm::formatv("over memory by the estimate ({0:F1} GiB)",
                                 *c.verifiedPeakMemory / (1ull << 30));
     else if (mine < best)
-      c.verdict = llvm::formatv("{0:F2}% faster, but a grid with more axes "
-                                "(within 0.5%, the simpler grid wins)",
-                                100.0 * (1 - mine / best));
+      c.verdict = placedWins
+                      ? llvm::formatv("{0:F2}% faster, but the placed plan is "
+                                      "faster beyond 0.5%",
+                                      100.0 * (1 - mine / best))
+                            .str()
+                      : llvm::formatv("{0:F2}% faster, but a grid with more axes "
+                                      "(within 0.5%, the simpler grid wins)",
+                                      100.0 * (1 - mine / best))
+                            .str();
     else
-      c.verdict = llvm::formatv("{0:F1}% slower", 100.0 * (mine / best - 1));
+      c.verdict = slower(mine);
     result.runnersUp.push_back(c);
   }
-  // A few of the plans that do not fit, to show why memory ruled them out.
-  unsigned overMemory = 0;
+  // Placed plans: the fastest that fit, then a few that no placement fits.
+  std::vector<unsigned> placedOrder(placed.size());
+  std::iota(placedOrder.begin(), placedOrder.end(), 0);
+  std::stable_sort(placedOrder.begin(), placedOrder.end(), [&](unsigned a, unsigned b) {
+    const PlanCandidate &x = placed[a].second, &y = placed[b].second;
+    return std::make_tuple(x.placement.empty(), x.placedStepTime.value_or(0)) <
+           std::make_tuple(y.placement.empty(), y.placedStepTime.value_or(0));
+  });
+  unsigned placedShown = 0, unplacedShown = 0;
+  for (unsigned k : placedOrder) {
+    PlanCandidate &c = placed[k].second;
+    if (placedWins && static_cast<int>(k) == bestPlaced) {
+      c.verdict = "chosen";
+      result.best = c;
+      continue;
+    }
+    if (c.placement.empty() ? unplacedShown++ >= 2 : placedShown++ >= options.runnersUp)
+      continue;
+    c.verdict = c.placement.empty() ? "no placement fits: " + c.placementWhy
+                                    : "with " + c.placement + ": " +
+                                          slower(*c.placedStepTime);
+    result.runnersUp.push_back(c);
+  }
+  // A few of the plans that do not fit, to show why memory ruled them out
+  // (with place-memory, the placed ones above show it).
+  unsigned overMemory = options.placeMemory ? 2 : 0;
   for (unsigned i : order)
     if (!configs[i].fits && configs[i].stepTime < result.best.stepTime && overMemory < 2) {
       PlanCandidate c = toCandidate(configs[i]);
@@ -1934,11 +2130,19 @@ LogicalResult Planner::chooseAndAnnotate() {
       result.runnersUp.push_back(c);
       ++overMemory;
     }
-  if (estimates[chosen])
+  if (!placedWins && estimates[chosen])
     result.estimate = std::move(*estimates[chosen]);
 
-  const Config &cfg = configs[finalists[chosen]];
+  const Config &cfg =
+      configs[placedWins ? placed[bestPlaced].first : finalists[chosen]];
   annotate(module, cfg);
+  if (placedWins) {
+    // The same placement again, now written into the module.
+    auto t1 = Clock::now();
+    if (failed(placeMemory(module, placementOptions(cfg))))
+      return failure();
+    result.placeSeconds += secondsSince(t1);
+  }
 
   // The report's strategies: per block (representative ops), then the rest.
   const Solved &sv = solved[cfg.solved];

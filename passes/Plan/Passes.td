@@ -32,7 +32,12 @@ def LoomPlan : Pass<"loom-plan", "::mlir::ModuleOp"> {
     schedule under the device memory, and writes the chosen plan into the IR:
     a `shard.grid`, `shard.shard` annotations on weights and activations,
     and `loom.stage` attributes, ready for upstream `sharding-propagation`
-    and `shard-partition`. The readable report goes to stderr (or `table=`),
+    and `shard-partition`. With `place-memory=true`, the fastest plans over
+    device memory are priced again with the memory placement that makes them
+    fit (`--loom-place-memory`'s choices: optimizer offload, parameter
+    streaming, ZeRO, recomputation) and compete with the plans that fit as
+    they are; the winner's `loom.placement` and `loom.memory_plan` are
+    written too. The readable report goes to stderr (or `table=`),
     the JSON report to `report=` or `--loom-report`. docs/strategy-search.md
     describes the space and the search.
   }];
@@ -62,6 +67,10 @@ def LoomPlan : Pass<"loom-plan", "::mlir::ModuleOp"> {
     Option<"runnersUp", "runners-up", "unsigned", "5", "Runner-up plans to report">,
     Option<"verify", "verify", "bool", "true",
            "Re-estimate the chosen plan (and runners-up) with the full estimator">,
+    Option<"placeMemory", "place-memory", "bool", "false",
+           "Price plans over device memory with the memory placement that "
+           "makes them fit (offload, streaming) and write the winner's "
+           "placement into the IR">,
     Option<"report", "report", "std::string", "\"\"", "Write the JSON report here">,
     Option<"table", "table", "std::string", "\"-\"",
            "Write the readable report here ('-' = stderr, 'none' = nowhere)">,

@@ -54,6 +54,7 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
     opts.memoryFraction = memoryFraction;
     opts.runnersUp = runnersUp;
     opts.verify = verify;
+    opts.placeMemory = placeMemory;
     // Comma-separated lists: each item parsed by `parse`, none may fail.
     auto parseList = [&](StringRef option, StringRef text, StringRef expected,
                          auto parse) -> LogicalResult {
@@ -105,16 +106,16 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
 
     Builder b(module.getContext());
     const PlanResult &p = *plan;
-    double step = p.best.verifiedStepTime ? *p.best.verifiedStepTime : p.best.stepTime;
-    double peak = p.best.verifiedPeakMemory ? *p.best.verifiedPeakMemory : p.best.peakMemory;
-    module->setAttr("loom.plan",
-                    b.getDictionaryAttr({
-                        b.getNamedAttr("cluster", b.getStringAttr(p.clusterName)),
-                        b.getNamedAttr("plan", b.getStringAttr(p.best.describe())),
-                        b.getNamedAttr("step_time_s", b.getF64FloatAttr(step)),
-                        b.getNamedAttr("peak_memory_bytes", b.getF64FloatAttr(peak)),
-                        b.getNamedAttr("fits", b.getBoolAttr(p.feasible)),
-                    }));
+    SmallVector<NamedAttribute> summary = {
+        b.getNamedAttr("cluster", b.getStringAttr(p.clusterName)),
+        b.getNamedAttr("plan", b.getStringAttr(p.best.describe())),
+        b.getNamedAttr("step_time_s", b.getF64FloatAttr(p.best.finalStepTime())),
+        b.getNamedAttr("peak_memory_bytes", b.getF64FloatAttr(p.best.finalPeakMemory())),
+        b.getNamedAttr("fits", b.getBoolAttr(p.feasible)),
+    };
+    if (!p.best.placement.empty())
+      summary.push_back(b.getNamedAttr("placement", b.getStringAttr(p.best.placement)));
+    module->setAttr("loom.plan", b.getDictionaryAttr(summary));
 
     if (table != "none") {
       if (table == "-") {
@@ -142,7 +143,9 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
       mlir::emitError(module.getLoc(), "loom-plan: no plan fits in device memory; the closest "
                        "needs ")
           << llvm::formatv("{0:F2}", p.shortfallBytes / (1ull << 30))
-          << " GiB more per device (" << p.best.describe() << ")";
+          << " GiB more per device (" << p.best.describe()
+          << (p.best.placedDevicePeak ? ", memory placed" : "") << ")"
+          << (opts.placeMemory ? "; no memory placement makes a plan fit" : "");
       return signalPassFailure();
     }
   }

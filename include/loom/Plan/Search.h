@@ -44,6 +44,11 @@ struct PlanOptions {
   double memoryFraction = 1.0;
   unsigned runnersUp = 5;
   bool verify = true; // re-price the finalists with estimateModule
+  /// place-memory=true: plans over device memory are priced again with the
+  /// memory placement that makes them fit (optimizer offload, parameter
+  /// streaming, ZeRO, recomputation; lib/Memory) and compete with those
+  /// that fit as they are; the winner's placement is written into the IR.
+  bool placeMemory = false;
 };
 
 /// One complete plan, as the search priced it.
@@ -60,8 +65,25 @@ struct PlanCandidate {
   double peakMemory = 0; // the search's model, busiest device
   bool fits = false;
   std::optional<double> verifiedStepTime, verifiedPeakMemory; // estimator
+  /// place-memory=true, for a plan over device memory: the placement that
+  /// makes it fit (empty: none does, `placementWhy` says why) and its step.
+  std::string placement, placementWhy;
+  std::optional<double> placedStepTime, placedDevicePeak, placedHostToDevice;
   std::string verdict; // why it lost (runners-up), or "chosen"
   std::string describe() const;
+  /// The step time the choice compares: placed, else the estimator's, else
+  /// the search's.
+  double finalStepTime() const {
+    return placedStepTime     ? *placedStepTime
+           : verifiedStepTime ? *verifiedStepTime
+                              : stepTime;
+  }
+  /// The per-device peak that goes with finalStepTime().
+  double finalPeakMemory() const {
+    return placedDevicePeak     ? *placedDevicePeak
+           : verifiedPeakMemory ? *verifiedPeakMemory
+                                : peakMemory;
+  }
 };
 
 /// The strategy of one op of a representative block, for the report.
@@ -86,6 +108,8 @@ struct PlanResult {
   bool feasible = true;
   double shortfallBytes = 0;           // when nothing fits: the smallest excess
   double foldSeconds = 0, searchSeconds = 0, verifySeconds = 0, totalSeconds = 0;
+  size_t placed = 0;       // plans over memory placed (place-memory=true)
+  double placeSeconds = 0; // their placement, and the winner's again
   std::optional<Estimate> estimate;    // of the chosen plan, when verified
   std::vector<std::string> notes;
   PlanOptions options;
