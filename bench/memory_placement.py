@@ -120,6 +120,22 @@ def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp, extra
     return result
 
 
+def deepest(run, max_layers):
+    """The deepest model that fits, by bisection on the layer count: `run`
+    takes a layer count and returns a result with "fits". Returns that
+    model's result, or None when not even one layer fits."""
+    lo, hi = 0, max_layers + 1  # lo fits (0: none), hi does not
+    fit_at = {}
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        r = run(mid)
+        if r["fits"]:
+            lo, fit_at[mid] = mid, r
+        else:
+            hi = mid
+    return fit_at.get(lo)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--setups", default=",".join(SETUPS))
@@ -137,22 +153,17 @@ def main():
             cluster_path = os.path.join(tmp, setup + ".json")
             with open(cluster_path, "w") as f:
                 json.dump(spec, f)
-            best, runs, seconds = None, 0, []
+            best, seconds = None, []
             for hidden, heads in WIDTHS:
-                lo, hi = 0, args.max_layers + 1  # lo fits (0: none), hi does not
-                fit_at = {}
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
+                def run(layers):
                     r = place(args.loom_opt, cluster_path, DTYPE.get(setup, "bf16"),
-                              hidden, heads, mid, args, tmp, dp=dp)
-                    runs += 1
+                              hidden, heads, layers, args, tmp, dp=dp)
                     seconds.append(r["seconds"])
-                    if r["fits"]:
-                        lo, fit_at[mid] = mid, r
-                    else:
-                        hi = mid
-                if lo and (best is None or fit_at[lo]["param_bytes"] > best["param_bytes"]):
-                    best = fit_at[lo]
+                    return r
+                r = deepest(run, args.max_layers)
+                if r and (best is None or r["param_bytes"] > best["param_bytes"]):
+                    best = r
+            runs = len(seconds)
             print(f"\n{setup}: {spec['description']}")
             if best is None:
                 print("  nothing fits")
