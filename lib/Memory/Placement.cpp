@@ -266,7 +266,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   if (o.precision != "ir")
     forced = ::loom::parsePrecision(o.precision);
   const int64_t P = e.pipelineDevices, m = e.microBatches;
-  const bool single = e.devices == 1;
+  // The chunk schedule follows one pass of forward and backward steps, so
+  // parameters are streamed only in one-device programs of one micro-batch
+  // (over several, each micro-batch would fetch the chunks again).
+  const bool streamable = e.devices == 1 && m == 1;
 
   // Each pipeline device's steps in program order (the ops the estimator
   // costed), with the weights each reads.
@@ -700,7 +703,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     cp.linkLatency = cluster.host.linkLatency;
     return cp;
   };
-  if (single) {
+  if (streamable) {
     double budget = p.deviceBytes - dev0.otherBytes - streamStaging;
     SmallVector<int64_t> sizes;
     if (o.chunkBytes > 0)
@@ -773,7 +776,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     }
   }
   for (Tier opt : {Tier::Host, Tier::Nvme}) {
-    if (!single || (!o.training && opt == Tier::Nvme))
+    if (!streamable || (!o.training && opt == Tier::Nvme))
       break;
     PlacementCandidate c;
     c.name = o.training ? ("parameters streamed, optimizer on the " +
@@ -1007,8 +1010,9 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
       os << ", chunks of " << bytesText(c.chunkBytes);
     os << "\n";
   }
-  if (p.devices > 1)
-    os << "  (parameters are streamed in chunks only in one-device programs)\n";
+  if (p.devices > 1 || p.microBatches > 1)
+    os << "  (parameters are streamed in chunks only in one-device programs of one "
+          "micro-batch per step)\n";
   const PlacementCandidate *c = p.best();
   if (!c) {
     os << "  nothing fits\n";

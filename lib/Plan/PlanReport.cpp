@@ -57,6 +57,8 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
        << gib(b.finalPeakMemory()) << " per device, " << gib(p.shortfallBytes)
        << " over the limit\n";
     printRunnersUp();
+    for (const std::string &n : p.notes)
+      os << "  note: " << n << "\n";
     return;
   }
   os << "  plan:   " << b.describe() << "\n";
@@ -67,7 +69,8 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
   os << "  step:   " << secs(b.stepTime) << " (search model)";
   if (b.verifiedStepTime)
     os << ", " << secs(*b.verifiedStepTime) << " (estimator)";
-  os << "\n  memory: " << gib(b.peakMemory) << " per device (search model)";
+  os << "\n  memory: " << gib(b.peakMemory) << " per device (search model"
+     << (b.placement.empty() ? "" : ", before placement") << ")";
   if (b.verifiedPeakMemory)
     os << ", " << gib(*b.verifiedPeakMemory) << " (estimator)";
   os << "\n";

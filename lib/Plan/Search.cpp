@@ -64,12 +64,12 @@ double secondsSince(Clock::time_point t) {
 /// model's resolution; among such plans the simplest grid wins.
 constexpr double kEqualWithin = 1.005;
 /// place-memory=true places plans whose peak without gradients and
-/// optimizer state is within this factor of device memory, at most
-/// kMaxPlacedPlans of them, in the order of the search's step and up to
-/// kModelsAgreeWithin past the fastest placed step.
+/// optimizer state is within this factor of device memory, in the order of
+/// the search's step and up to kModelsAgreeWithin past the fastest placed
+/// step, until kMaxPlacedPlans fit or kMaxPlacementTries were tried.
 constexpr double kPlacementMargin = 1.1;
-constexpr size_t kMaxPlacedPlans = 16;
 constexpr double kModelsAgreeWithin = 1.05;
+constexpr size_t kMaxPlacedPlans = 16, kMaxPlacementTries = 32;
 
 /// A node of the strategy graph: a function input, a weight or a compute op
 /// (the representative of its block, when folded).
@@ -1844,14 +1844,15 @@ std::vector<std::pair<unsigned, PlanCandidate>>
 Planner::placeOverMemory(double fasterThan) {
   auto t0 = Clock::now();
   // Only plans that could fit once their gradients and optimizer state are
-  // off the device (parameter streaming aside: one-device programs) are
-  // worth placing; the search's memory model is coarser than placement's,
-  // hence the margin.
+  // off the device are worth placing (unless their parameters can be
+  // streamed: one device, one micro-batch); the search's memory model is
+  // coarser than placement's, hence the margin.
   double cap = cluster.device.memoryBytes * options.memoryFraction;
   std::vector<unsigned> over;
   for (unsigned i = 0; i < configs.size(); ++i)
-    if (!configs[i].fits && configs[i].stepTime < fasterThan &&
-        (devices == 1 || configs[i].peakWithoutTrainingState <= kPlacementMargin * cap))
+    if (!configs[i].fits && configs[i].stepTime < fasterThan * kModelsAgreeWithin &&
+        ((devices == 1 && configs[i].microBatches == 1) ||
+         configs[i].peakWithoutTrainingState <= kPlacementMargin * cap))
       over.push_back(i);
   std::stable_sort(over.begin(), over.end(), [&](unsigned a, unsigned b) {
     return configs[a].stepTime < configs[b].stepTime;
@@ -1864,9 +1865,10 @@ Planner::placeOverMemory(double fasterThan) {
   std::vector<std::pair<unsigned, PlanCandidate>> placed;
   std::set<std::string> seen;
   double fastestPlaced = std::numeric_limits<double>::infinity();
+  size_t fitted = 0;
   for (unsigned i : over) {
     if (configs[i].stepTime >= fastestPlaced * kModelsAgreeWithin ||
-        placed.size() >= kMaxPlacedPlans)
+        fitted >= kMaxPlacedPlans || placed.size() >= kMaxPlacementTries)
       break;
     PlanCandidate c = toCandidate(configs[i]);
     if (!seen.insert(c.describe()).second)
@@ -1875,7 +1877,7 @@ Planner::placeOverMemory(double fasterThan) {
     annotate(*clone, configs[i]);
     std::string firstError;
     ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &d) {
-      if (firstError.empty())
+      if (firstError.empty() && d.getSeverity() == DiagnosticSeverity::Error)
         firstError = d.str();
       return success();
     });
@@ -1891,6 +1893,7 @@ Planner::placeOverMemory(double fasterThan) {
       c.placedDevicePeak = best->devicePeak;
       c.placedHostToDevice = best->h2dBytes;
       fastestPlaced = std::min(fastestPlaced, best->stepSeconds);
+      ++fitted;
     } else {
       // The last placement tried moves the most off the device: its
       // shortfall is the one to report.
@@ -1898,8 +1901,10 @@ Planner::placeOverMemory(double fasterThan) {
       for (const PlacementCandidate &pc : p->candidates) {
         if (!pc.why.empty())
           c.placementWhy = pc.name + ": " + pc.why;
-        // The least device memory any placement needs, for the shortfall.
-        if (pc.devicePeak > 0)
+        // The least device memory a placement short on the device needs,
+        // for the shortfall (one short on host memory or NVMe fits the
+        // device and says so in `placementWhy`).
+        if (pc.devicePeak > p->deviceBytes)
           c.placedDevicePeak = std::min(c.placedDevicePeak.value_or(pc.devicePeak),
                                         pc.devicePeak);
       }
@@ -1943,11 +1948,20 @@ LogicalResult Planner::chooseAndAnnotate() {
   std::vector<std::pair<unsigned, PlanCandidate>> placed;
   if (options.placeMemory)
     placed = placeOverMemory(anyFits ? fastest : std::numeric_limits<double>::infinity());
+  // The fastest placed plan; within 0.5% of it, the simplest grid.
   int bestPlaced = -1;
   for (auto [k, pc] : llvm::enumerate(placed))
     if (!pc.second.placement.empty() &&
         (bestPlaced < 0 || *pc.second.placedStepTime < *placed[bestPlaced].second.placedStepTime))
       bestPlaced = static_cast<int>(k);
+  if (bestPlaced >= 0) {
+    double placedFastest = *placed[bestPlaced].second.placedStepTime;
+    for (auto [k, pc] : llvm::enumerate(placed))
+      if (!pc.second.placement.empty() &&
+          *pc.second.placedStepTime <= placedFastest * kEqualWithin &&
+          axisCount(configs[pc.first]) < axisCount(configs[placed[bestPlaced].first]))
+        bestPlaced = static_cast<int>(k);
+  }
   if (!anyFits && bestPlaced < 0) {
     result.feasible = false;
     result.shortfallBytes = configs[order.front()].peakMemory -
@@ -1956,17 +1970,24 @@ LogicalResult Planner::chooseAndAnnotate() {
     result.best.verdict = "does not fit";
     // Placement may bring a plan closer than the search's leanest.
     double cap = cluster.device.memoryBytes * options.memoryFraction;
-    for (auto &[i, c] : placed)
-      if (c.placedDevicePeak && *c.placedDevicePeak - cap < result.shortfallBytes) {
-        result.shortfallBytes = *c.placedDevicePeak - cap;
-        result.best = c;
-        result.best.verdict = "does not fit, even placed";
+    int closest = -1;
+    for (auto [k, pc] : llvm::enumerate(placed))
+      if (pc.second.placedDevicePeak &&
+          *pc.second.placedDevicePeak - cap < result.shortfallBytes) {
+        result.shortfallBytes = *pc.second.placedDevicePeak - cap;
+        closest = static_cast<int>(k);
       }
-    for (auto &[i, c] : placed) {
-      if (result.runnersUp.size() > options.runnersUp)
+    if (closest >= 0) {
+      result.best = placed[closest].second;
+      result.best.verdict = "does not fit, even placed";
+    }
+    for (auto [k, pc] : llvm::enumerate(placed)) {
+      if (result.runnersUp.size() >= options.runnersUp)
         break;
-      c.verdict = "no placement fits: " + c.placementWhy;
-      result.runnersUp.push_back(c);
+      if (static_cast<int>(k) == closest)
+        continue;
+      pc.second.verdict = "no placement fits: " + pc.second.placementWhy;
+      result.runnersUp.push_back(pc.second);
     }
     if (options.placeMemory)
       result.notes.push_back(
@@ -2025,12 +2046,13 @@ LogicalResult Planner::chooseAndAnnotate() {
   result.verifySeconds += secondsSince(t0);
   // Choose: by the estimator's step time among those that fit by it.
   size_t chosen = 0;
+  bool fittingVerified = !options.verify; // a fitting finalist fits by the estimator
   auto verifiedFits = [&](size_t k) {
     return estimates[k] &&
            estimates[k]->peakMemory() <= cluster.device.memoryBytes * options.memoryFraction;
   };
   if (options.verify && !finalists.empty()) {
-    bool found = false;
+    bool &found = fittingVerified;
     for (size_t k = 0; k < finalists.size(); ++k)
       if (verifiedFits(k) &&
           (!found || estimates[k]->stepTime < estimates[chosen]->stepTime)) {
@@ -2064,8 +2086,9 @@ LogicalResult Planner::chooseAndAnnotate() {
   // than the best plan that needs no placement.
   bool placedWins =
       bestPlaced >= 0 &&
-      (fitting.empty() || *placed[bestPlaced].second.placedStepTime * kEqualWithin <
-                              fitting[chosen].finalStepTime());
+      (fitting.empty() || !fittingVerified ||
+       *placed[bestPlaced].second.placedStepTime * kEqualWithin <
+           fitting[chosen].finalStepTime());
   const PlanCandidate &winner =
       placedWins ? placed[bestPlaced].second : fitting[chosen];
   double best = winner.finalStepTime();
@@ -2083,15 +2106,9 @@ LogicalResult Planner::chooseAndAnnotate() {
       c.verdict = llvm::formatv("over memory by the estimate ({0:F1} GiB)",
                                 *c.verifiedPeakMemory / (1ull << 30));
     else if (mine < best)
-      c.verdict = placedWins
-                      ? llvm::formatv("{0:F2}% faster, but the placed plan is "
-                                      "faster beyond 0.5%",
-                                      100.0 * (1 - mine / best))
-                            .str()
-                      : llvm::formatv("{0:F2}% faster, but a grid with more axes "
-                                      "(within 0.5%, the simpler grid wins)",
-                                      100.0 * (1 - mine / best))
-                            .str();
+      c.verdict = llvm::formatv("{0:F2}% faster, but a grid with more axes "
+                                "(within 0.5%, the simpler grid wins)",
+                                100.0 * (1 - mine / best));
     else
       c.verdict = slower(mine);
     result.runnersUp.push_back(c);
@@ -2114,14 +2131,21 @@ LogicalResult Planner::chooseAndAnnotate() {
     }
     if (c.placement.empty() ? unplacedShown++ >= 2 : placedShown++ >= options.runnersUp)
       continue;
-    c.verdict = c.placement.empty() ? "no placement fits: " + c.placementWhy
-                                    : "with " + c.placement + ": " +
-                                          slower(*c.placedStepTime);
+    if (c.placement.empty())
+      c.verdict = "no placement fits: " + c.placementWhy;
+    else if (*c.placedStepTime < best)
+      c.verdict = llvm::formatv("with {0}: {1:F2}% faster, but within 0.5% {2}", c.placement,
+                                100.0 * (1 - *c.placedStepTime / best),
+                                placedWins ? "the simpler grid wins"
+                                           : "the plan that needs no placement wins")
+                      .str();
+    else
+      c.verdict = "with " + c.placement + ": " + slower(*c.placedStepTime);
     result.runnersUp.push_back(c);
   }
   // A few of the plans that do not fit, to show why memory ruled them out
-  // (with place-memory, the placed ones above show it).
-  unsigned overMemory = options.placeMemory ? 2 : 0;
+  // (when plans were placed, the list above shows it).
+  unsigned overMemory = placed.empty() ? 0 : 2;
   for (unsigned i : order)
     if (!configs[i].fits && configs[i].stepTime < result.best.stepTime && overMemory < 2) {
       PlanCandidate c = toCandidate(configs[i]);
@@ -2135,6 +2159,9 @@ LogicalResult Planner::chooseAndAnnotate() {
 
   const Config &cfg =
       configs[placedWins ? placed[bestPlaced].first : finalists[chosen]];
+  // A placement from an earlier run belongs to another plan.
+  module->removeAttr("loom.memory_plan");
+  module.walk([](WeightOp w) { w->removeAttr("loom.placement"); });
   annotate(module, cfg);
   if (placedWins) {
     // The same placement again, now written into the module.

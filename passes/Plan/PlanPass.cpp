@@ -145,7 +145,9 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
           << llvm::formatv("{0:F2}", p.shortfallBytes / (1ull << 30))
           << " GiB more per device (" << p.best.describe()
           << (p.best.placedDevicePeak ? ", memory placed" : "") << ")"
-          << (opts.placeMemory ? "; no memory placement makes a plan fit" : "");
+          << (!opts.placeMemory ? ""
+              : p.placed ? "; no memory placement makes a plan fit"
+                         : "; no plan is close enough to place");
       return signalPassFailure();
     }
   }
