@@ -122,6 +122,7 @@ static llvm::json::Value candidateToJSON(const PlanCandidate &c) {
       {"schedule", ::loom::stringifyPipelineSchedule(c.schedule)},
       {"zero", c.zeroStage},
       {"recompute", c.recompute},
+      {"memory_capped_layouts", c.memoryCappedLayouts},
       {"step_time_s", c.stepTime},
       {"peak_memory_bytes", c.peakMemory},
       {"fits", c.fits},

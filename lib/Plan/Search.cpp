@@ -115,6 +115,9 @@ struct Solved {
   SmallVector<std::string, 3> axisNames;
   int64_t dataParallel = 1;
   bool exact = true;
+  /// Solved under the device memory cap (Lagrangian), trading time for
+  /// memory, after the unconstrained solution of the grid did not fit.
+  bool memoryCapped = false;
 };
 
 /// A complete candidate: a solution, stages and the step's settings.
@@ -1209,7 +1212,7 @@ void Planner::solveGrid(unsigned gi) {
   const SearchGrid &grid = grids[gi];
   activateGrid(gi);
   StrategyGraph g = buildStrategyGraph(grid);
-  auto addSolution = [&](Solution s, bool exact) {
+  auto addSolution = [&](Solution s, bool exact, bool memoryCapped) {
     if (s.choice.empty() || !s.feasible)
       return;
     // A function input costs nothing in any layout, so the solver's pick
@@ -1242,6 +1245,7 @@ void Planner::solveGrid(unsigned gi) {
     sv.grid = gi;
     sv.choice = s.choice;
     sv.exact = exact;
+    sv.memoryCapped = memoryCapped;
     sv.batches.push_back(
         {irBatch, evaluateUnits(grid, sv.choice, sv.axisNames, sv.dataParallel)});
     solved.push_back(std::move(sv));
@@ -1252,7 +1256,7 @@ void Planner::solveGrid(unsigned gi) {
   ++result.solves;
   result.exact &= exact && options.thorough;
   size_t before = configs.size();
-  addSolution(s, exact);
+  addSolution(s, exact, /*memoryCapped=*/false);
   bool anyFits = false;
   for (size_t i = before; i < configs.size(); ++i)
     anyFits |= configs[i].fits;
@@ -1262,7 +1266,7 @@ void Planner::solveGrid(unsigned gi) {
   double cap = cluster.device.memoryBytes * options.memoryFraction;
   Solution lean = solveUnderMemoryCap(g, cap, options.thorough);
   ++result.solves;
-  addSolution(lean, options.thorough);
+  addSolution(lean, options.thorough, /*memoryCapped=*/true);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1644,6 +1648,8 @@ std::string PlanCandidate::describe() const {
     os << ", zero-" << zeroStage;
   if (recompute != "none")
     os << ", recompute=" << recompute;
+  if (memoryCappedLayouts)
+    os << ", memory-capped layouts";
   return s;
 }
 
@@ -1663,6 +1669,7 @@ PlanCandidate Planner::toCandidate(const Config &cfg) const {
   c.pipeline = grid.pp;
   c.virtualStages = cfg.virtualStages;
   c.dataParallel = sv.dataParallel;
+  c.memoryCappedLayouts = sv.memoryCapped;
   c.microBatches = cfg.microBatches;
   c.schedule = cfg.schedule;
   c.zeroStage = cfg.zero;

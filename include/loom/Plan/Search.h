@@ -61,6 +61,9 @@ struct PlanCandidate {
   ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
   int zeroStage = 0;
   std::string recompute = "none";
+  /// The grid's layouts as solved under the memory cap (when its fastest
+  /// did not fit), not its fastest: named so the two are told apart.
+  bool memoryCappedLayouts = false;
   double stepTime = 0;   // the search's model
   double peakMemory = 0; // the search's model, busiest device
   bool fits = false;
