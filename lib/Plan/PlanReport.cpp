@@ -77,7 +77,12 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
   if (!b.placement.empty())
     os << "  placed: " << b.placement << ": " << secs(*b.placedStepTime) << " per step, "
        << gib(*b.placedDevicePeak) << " per device, host->device "
-       << gib(*b.placedHostToDevice) << " per step (loom.placement)\n";
+       << gib(*b.placedHostToDevice) << " per step"
+       << llvm::formatv(" ({0:F2}x the lower bound)",
+                        *b.placedHostToDeviceBound > 0
+                            ? *b.placedHostToDevice / *b.placedHostToDeviceBound
+                            : 1.0)
+       << " (loom.placement)\n";
   if (p.estimate)
     os << llvm::formatv("  throughput: {0:F1} samples/s, {1:F1} TFLOP/s per device, "
                         "MFU {2:F1}%\n",
@@ -137,6 +142,7 @@ static llvm::json::Value candidateToJSON(const PlanCandidate &c) {
     o["placed_step_time_s"] = *c.placedStepTime;
     o["placed_device_peak_bytes"] = *c.placedDevicePeak;
     o["placed_h2d_bytes_per_step"] = *c.placedHostToDevice;
+    o["placed_h2d_lower_bound_bytes"] = *c.placedHostToDeviceBound;
   }
   if (!c.placementWhy.empty())
     o["placement_shortfall"] = c.placementWhy;

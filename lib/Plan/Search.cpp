@@ -1899,6 +1899,7 @@ Planner::placeOverMemory(double fasterThan) {
       c.placedStepTime = best->stepSeconds;
       c.placedDevicePeak = best->devicePeak;
       c.placedHostToDevice = best->h2dBytes;
+      c.placedHostToDeviceBound = p->lowerBoundH2D;
       fastestPlaced = std::min(fastestPlaced, best->stepSeconds);
       ++fitted;
     } else {

@@ -72,6 +72,9 @@ struct PlanCandidate {
   /// makes it fit (empty: none does, `placementWhy` says why) and its step.
   std::string placement, placementWhy;
   std::optional<double> placedStepTime, placedDevicePeak, placedHostToDevice;
+  /// The least host-to-device bytes per step any schedule of that placement
+  /// moves (ChunkSchedule.h's bound; the bytes themselves when resident).
+  std::optional<double> placedHostToDeviceBound;
   std::string verdict; // why it lost (runners-up), or "chosen"
   std::string describe() const;
   /// The step time the choice compares: placed, else the estimator's, else
