@@ -1107,7 +1107,7 @@ LogicalResult Estimator::assemble() {
     mem.memory.weights = weights;
     if (training) {
       mem.memory.gradients = params * bytesPerParam;
-      mem.memory.optimizer = params * (bytesPerParam < 4 ? 12.0 : 8.0);
+      mem.memory.optimizer = params * adamStateBytesPerParameter(bytesPerParam);
       if (options.zeroStage >= 1)
         mem.memory.optimizer /= zeroSplit;
       if (options.zeroStage >= 2)

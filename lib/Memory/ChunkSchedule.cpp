@@ -162,7 +162,7 @@ void timeIteration(const ChunkProblem &p, const NextUse &next,
   // Fetch i may start once the link is free and its victims' last reads
   // before its step have ended; step ends depend on fetch ends, so walk
   // steps and fetches together in order.
-  std::vector<double> stepStart(n, 0), stepEnd(n, 0);
+  std::vector<double> stepEnd(n, 0);
   double linkFree = 0, clock = 0, iterationStart = 0;
   size_t f = 0;
   for (size_t s = 0; s < n; ++s) {
@@ -186,12 +186,12 @@ void timeIteration(const ChunkProblem &p, const NextUse &next,
       ready = std::max(ready, fetch.end);
     }
     plan.stallSeconds += ready - clock;
-    stepStart[s] = ready;
     stepEnd[s] = ready + p.steps[s].seconds;
     clock = stepEnd[s];
     plan.computeSeconds += p.steps[s].seconds;
   }
   plan.iterationSeconds = clock;
+  plan.stepEnds = std::move(stepEnd);
 }
 
 } // namespace
@@ -378,21 +378,6 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
     return fail(llvm::formatv("the replay peaks at {0} bytes, the plan says {1}",
                               peak, plan.peakBytes));
   return llvm::Error::success();
-}
-
-std::vector<double> loom::memory::stepEndTimes(const ChunkProblem &problem,
-                                               const ChunkPlan &plan) {
-  ChunkProblem p = unrolled(problem, plan.iterations);
-  std::vector<double> ends(p.steps.size());
-  double clock = 0;
-  size_t f = 0;
-  for (size_t s = 0; s < p.steps.size(); ++s) {
-    for (; f < plan.fetches.size() && plan.fetches[f].forStep == (int)s; ++f)
-      clock = std::max(clock, plan.fetches[f].end);
-    clock += p.steps[s].seconds;
-    ends[s] = clock;
-  }
-  return ends;
 }
 
 std::vector<std::vector<int>>

@@ -55,10 +55,9 @@ bool isTrainable(WeightOp w, bool training) {
          isa<FloatType>(w.getType().getElementType());
 }
 
-/// Adam's two moments in fp32, plus an fp32 master copy of 16-bit weights,
-/// for `bytes` of a tensor stored `elementBytes` to an element.
+/// Adam's state for `bytes` of a tensor stored `elementBytes` to an element.
 double optimizerStateBytes(double bytes, double elementBytes) {
-  return bytes / elementBytes * (8 + (elementBytes < 4 ? 4 : 0));
+  return bytes / elementBytes * adamStateBytesPerParameter(elementBytes);
 }
 
 /// What the step reads, in program order.
@@ -408,7 +407,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     PricedUpdate priced;
     lm::UpdateProblem up;
     up.stepSeconds.assign(stepSeconds.begin(), stepSeconds.end());
-    up.forwardSteps = static_cast<int>(forwardIndex(n));
     up.waitsFor.resize(stepSeconds.size());
     up.deviceUpdateSeconds = deviceUpdate;
     up.deviceToHost = d2h;
@@ -570,7 +568,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                     tierName(away))
                        .str();
     c.optimizer = away;
-    c.deviceOptimizerShare = overall;
     c.deviceOptimizerWeights = kept;
     for (const DeviceProgram &dev : devices) {
       double keptState = 0, offState = 0, offGradients = 0, offParameters = 0,
@@ -730,7 +727,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         continue;
       }
       // Each step's time with its stalls, averaged over the plan's period.
-      std::vector<double> ends = lm::stepEndTimes(cp, *plan);
+      const std::vector<double> &ends = plan->stepEnds;
       size_t perIteration = cp.steps.size();
       std::vector<double> stepSeconds(perIteration, 0);
       for (auto [k, end] : llvm::enumerate(ends))

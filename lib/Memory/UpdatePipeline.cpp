@@ -41,8 +41,6 @@ llvm::Error validate(const UpdateProblem &p) {
     return fail(llvm::formatv("staleness {0}: only 0 (exact) and 1 (delayed "
                               "parameter update) are modelled",
                               p.staleness));
-  if (p.forwardSteps < 0 || p.forwardSteps > n)
-    return fail(llvm::formatv("{0} forward steps of {1}", p.forwardSteps, n));
   if (!p.waitsFor.empty() && static_cast<int>(p.waitsFor.size()) != n)
     return fail(llvm::formatv("waits are given for {0} steps, there are {1}",
                               p.waitsFor.size(), n));

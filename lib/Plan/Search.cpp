@@ -935,7 +935,7 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
       bool trained = model->isParameter(w);
       double perByte = 1;
       if (trained)
-        perByte = 2 + (vm.elementBytes < 4 ? 12.0 : 8.0) / vm.elementBytes;
+        perByte = 2 + adamStateBytesPerParameter(vm.elementBytes) / vm.elementBytes;
       for (const TensorLayout &l : n.layouts) {
         double local = model->localBytes(vm, l, grid);
         double params = local / vm.elementBytes;
@@ -1335,7 +1335,8 @@ double Planner::trainingStateBytes(const Unit &u, const Config &cfg,
     return 0;
   double split = dpDivisor(dataParallel);
   double bytesPerParam = u.params > 0 ? u.paramBytes / u.params : 4;
-  double grads = u.paramBytes, optimizer = u.params * (bytesPerParam < 4 ? 12.0 : 8.0);
+  double grads = u.paramBytes,
+         optimizer = u.params * adamStateBytesPerParameter(bytesPerParam);
   if (cfg.zero >= 1)
     optimizer /= split;
   if (cfg.zero >= 2)
@@ -1939,6 +1940,24 @@ LogicalResult Planner::chooseAndAnnotate() {
     const SearchGrid &g = grids[solved[c.solved].grid];
     return g.axes.size() + (g.pp > 1);
   };
+  // Of `n` candidates, the fastest usable one (by `step`), then within 0.5%
+  // of it the simplest grid (fewest axes; `config` gives each one's), so
+  // that pure data parallelism is dp=8 rather than an equivalent dp0 x dp1;
+  // -1 when none is usable.
+  auto simplestOfFastest = [&](size_t n, auto usable, auto step, auto config) {
+    int best = -1;
+    for (size_t k = 0; k < n; ++k)
+      if (usable(k) && (best < 0 || step(k) < step(best)))
+        best = static_cast<int>(k);
+    if (best < 0)
+      return best;
+    double fastestStep = step(best);
+    for (size_t k = 0; k < n; ++k)
+      if (usable(k) && step(k) <= fastestStep * kEqualWithin &&
+          axisCount(config(k)) < axisCount(config(best)))
+        best = static_cast<int>(k);
+    return best;
+  };
   auto rankKey = [&](unsigned i) {
     const Config &c = configs[i];
     bool top = c.fits && c.stepTime <= fastest * kEqualWithin;
@@ -1956,20 +1975,10 @@ LogicalResult Planner::chooseAndAnnotate() {
   std::vector<std::pair<unsigned, PlanCandidate>> placed;
   if (options.placeMemory)
     placed = placeOverMemory(anyFits ? fastest : std::numeric_limits<double>::infinity());
-  // The fastest placed plan; within 0.5% of it, the simplest grid.
-  int bestPlaced = -1;
-  for (auto [k, pc] : llvm::enumerate(placed))
-    if (!pc.second.placement.empty() &&
-        (bestPlaced < 0 || *pc.second.placedStepTime < *placed[bestPlaced].second.placedStepTime))
-      bestPlaced = static_cast<int>(k);
-  if (bestPlaced >= 0) {
-    double placedFastest = *placed[bestPlaced].second.placedStepTime;
-    for (auto [k, pc] : llvm::enumerate(placed))
-      if (!pc.second.placement.empty() &&
-          *pc.second.placedStepTime <= placedFastest * kEqualWithin &&
-          axisCount(configs[pc.first]) < axisCount(configs[placed[bestPlaced].first]))
-        bestPlaced = static_cast<int>(k);
-  }
+  int bestPlaced = simplestOfFastest(
+      placed.size(), [&](size_t k) { return !placed[k].second.placement.empty(); },
+      [&](size_t k) { return *placed[k].second.placedStepTime; },
+      [&](size_t k) -> const Config & { return configs[placed[k].first]; });
   if (!anyFits && bestPlaced < 0) {
     result.feasible = false;
     result.shortfallBytes = configs[order.front()].peakMemory -
@@ -2060,24 +2069,13 @@ LogicalResult Planner::chooseAndAnnotate() {
            estimates[k]->peakMemory() <= cluster.device.memoryBytes * options.memoryFraction;
   };
   if (options.verify && !finalists.empty()) {
-    bool &found = fittingVerified;
-    for (size_t k = 0; k < finalists.size(); ++k)
-      if (verifiedFits(k) &&
-          (!found || estimates[k]->stepTime < estimates[chosen]->stepTime)) {
-        chosen = k;
-        found = true;
-      }
-    // Plans within 0.5% of the fastest are equal within the model's
-    // resolution: take the simplest grid among them (fewest axes), so that
-    // pure data parallelism is dp=8 rather than an equivalent dp0 x dp1.
-    if (found) {
-      double verifiedFastest = estimates[chosen]->stepTime;
-      for (size_t k = 0; k < finalists.size(); ++k)
-        if (verifiedFits(k) && estimates[k]->stepTime <= verifiedFastest * kEqualWithin &&
-            axisCount(configs[finalists[k]]) < axisCount(configs[finalists[chosen]]))
-          chosen = k;
-    }
-    if (!found)
+    int k = simplestOfFastest(
+        finalists.size(), verifiedFits, [&](size_t k) { return estimates[k]->stepTime; },
+        [&](size_t k) -> const Config & { return configs[finalists[k]]; });
+    fittingVerified = k >= 0;
+    if (fittingVerified)
+      chosen = static_cast<size_t>(k);
+    else
       result.notes.push_back("the estimator finds every finalist over memory or "
                              "fails on it; keeping the search's choice");
   }

@@ -181,7 +181,7 @@ TEST(ChunkSchedule, RandomProblemsReplayAndRespectTheBound) {
     if (plan->iterations > 1) {
       ChunkProblem rule = p;
       rule.fetchWithinIteration = true;
-      std::vector<double> ends = stepEndTimes(p, *plan);
+      const std::vector<double> &ends = plan->stepEnds;
       size_t perIteration = p.steps.size();
       bool crosses = llvm::any_of(plan->fetches, [&](const Fetch &f) {
         size_t first = f.forStep - f.forStep % perIteration;

@@ -25,7 +25,6 @@ namespace {
 UpdateProblem twoLayers() {
   UpdateProblem p;
   p.stepSeconds = {1, 1, 1, 1};
-  p.forwardSteps = 2;
   p.waitsFor = {{0}, {1}, {}, {}};
   p.tensors = {{"a", 3, 1, 1, 1}, {"b", 2, 1, 1, 1}};
   p.deviceToHost = p.hostToDevice = 1;
@@ -137,7 +136,6 @@ TEST(UpdatePipeline, RandomProblemsStayBetweenTheBounds) {
     std::uniform_real_distribution<double> seconds(1e-4, 5e-3), bytes(0, 8e6);
     int layers = layerCount(rng);
     UpdateProblem p;
-    p.forwardSteps = layers;
     for (int s = 0; s < 2 * layers; ++s)
       p.stepSeconds.push_back(seconds(rng));
     p.waitsFor.resize(2 * layers);

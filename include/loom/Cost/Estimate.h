@@ -25,6 +25,13 @@
 
 namespace mlir::loom {
 
+/// Adam's state per parameter, in bytes: two fp32 moments, plus an fp32
+/// master copy when the parameter is stored in fewer than 4 bytes. The
+/// estimator, the search and memory placement all count it this way.
+inline double adamStateBytesPerParameter(double elementBytes) {
+  return elementBytes < 4 ? 12.0 : 8.0;
+}
+
 struct EstimateOptions {
   std::string cluster = "dgx-a100-80g";
   bool training = true;

@@ -77,6 +77,9 @@ struct ChunkPlan {
   double stallSeconds = 0;     // compute waiting for a fetch
   double bytesFetched = 0;     // host -> device per iteration
   double peakBytes = 0;        // chunks on the device, at most budgetBytes
+  /// When each step of the period ends (seconds from its start; the
+  /// period's steps laid end to end, as in `fetches`).
+  std::vector<double> stepEnds;
 };
 
 /// `p` with its steps repeated `iterations` times (a plan's period).
@@ -94,11 +97,6 @@ llvm::Expected<ChunkPlan> planChunks(const ChunkProblem &problem);
 /// before its iteration. Also recomputes the timeline and checks it matches
 /// the plan's. Independent of planChunks' bookkeeping.
 llvm::Error simulateChunks(const ChunkProblem &problem, const ChunkPlan &plan);
-
-/// When each step of `plan`'s period ends (seconds from its start; the
-/// period's steps laid end to end, as in the plan's fetches).
-std::vector<double> stepEndTimes(const ChunkProblem &problem,
-                                 const ChunkPlan &plan);
 
 /// The chunks on the device at the start of each iteration of `plan`'s
 /// period (the first is `residentAtStart`). Training rewrites their

@@ -56,10 +56,9 @@ llvm::StringRef tierName(Tier t);
 struct PlacementCandidate {
   std::string name;      // e.g. "params device, optimizer host"
   Tier params = Tier::Device, optimizer = Tier::Device;
-  /// Of the trainable parameters' bytes, the share whose gradients and
-  /// optimizer state stay on the device when `optimizer` is not the device:
-  /// `deviceOptimizerWeights`, whole tensors in first-use order per device.
-  double deviceOptimizerShare = 0;
+  /// The weights whose gradients and optimizer state stay on the device
+  /// when `optimizer` is not the device: whole tensors in first-use order
+  /// per device.
   llvm::DenseSet<Operation *> deviceOptimizerWeights;
   bool recompute = false; // full activation recomputation
 

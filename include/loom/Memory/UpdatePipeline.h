@@ -49,14 +49,12 @@ struct OffloadedTensor {
   double reduceSeconds = 0, gatherSeconds = 0;
 };
 
-/// One device's iteration: `stepSeconds` in execution order, the first
-/// `forwardSteps` of them forward; `waitsFor[s]` lists the tensors (indices
+/// One device's iteration: `stepSeconds` in execution order; `waitsFor[s]` lists the tensors (indices
 /// into `tensors`) whose update step s must see. The GPU's own optimizer
 /// step for the tensors it keeps takes `deviceUpdateSeconds` after the last
 /// step.
 struct UpdateProblem {
   std::vector<double> stepSeconds;
-  int forwardSteps = 0;
   std::vector<std::vector<int>> waitsFor;
   std::vector<OffloadedTensor> tensors;
   double deviceUpdateSeconds = 0;
