@@ -19,6 +19,7 @@
 
 #include "loom/Cost/Estimate.h"
 
+#include "loom/Cost/Recompute.h"
 #include "loom/Cost/Reshard.h"
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
@@ -97,7 +98,8 @@ struct OpInfo {
   double fwdComm = 0, bwdComm = 0;
   // Whole program (global shapes): for model FLOPs.
   double globalFwdFlops = 0, globalBwdFlops = 0;
-  bool hasBackward = false, recompute = false;
+  bool hasBackward = false;
+  bool recompute = false; // in a recomputed region (selectRecomputation)
   double gradSync = 0; // per step: gradients of parameters it reads
   double footprint = 0; // local bytes of operands + results
 };
@@ -190,9 +192,9 @@ LogicalResult Estimator::resolveCluster() {
                             << " has no " << options.precision << " peak";
   }
   result.precisionName = options.precision;
-  if (options.recompute != "none" && options.recompute != "full")
+  if (!parseRecomputeMode(options.recompute))
     return error(nullptr) << "unknown recompute mode '" << options.recompute
-                          << "' (none, full)";
+                          << "' (none, selective, full)";
   if (options.zeroStage < 0 || options.zeroStage > 3)
     return error(nullptr) << "zero must be 0, 1, 2 or 3";
   return success();
@@ -520,7 +522,6 @@ LogicalResult Estimator::collectOps() {
     maxStage = std::max(maxStage, stage);
     for (Value r : op->getResults())
       stageOf[r] = stage;
-    info.recompute = op->hasAttr("loom.recompute");
   }
   // Weights, constants and what is computed from them alone (a transposed
   // tied embedding) belong with their first user: walking backwards, users
@@ -782,6 +783,7 @@ struct StageLiveness {
   double savedBytes = 0;     // kept for backward (no recompute)
   double checkpointBytes = 0; // kept under full recomputation
   double recomputeWorkingSet = 0; // largest segment's saved bytes
+  double regionWorkingSet = 0;    // largest recomputed region's results
   double forwardTemporaries = 0;  // peak live bytes not kept for backward
   std::string peakTemporaryAt;
 };
@@ -809,7 +811,32 @@ LogicalResult Estimator::assemble() {
   const bool training = options.training;
   const int64_t S = result.stages, P = result.pipelineDevices;
   const int64_t m = result.microBatches;
-  const bool fullRecompute = training && options.recompute == "full";
+  const RecomputeMode recomputeMode =
+      training ? *parseRecomputeMode(options.recompute) : RecomputeMode::None;
+  const bool fullRecompute = recomputeMode == RecomputeMode::Full;
+  // The regions re-run in the backward: selective recomputation's, and ops
+  // marked `loom.recompute` under any policy.
+  RecomputeRegions regions;
+  if (training) {
+    auto infoOf = [&](Operation *op) -> const OpInfo * {
+      auto it = opIndex.find(op);
+      return it == opIndex.end() ? nullptr : &ops[it->second];
+    };
+    auto hasBackward = [&](Operation *op) {
+      const OpInfo *info = infoOf(op);
+      return info && info->hasBackward && isCostedOp(op);
+    };
+    auto activation = [&](Value v) { return isActivation(v); };
+    auto gradient = [&](Value v) { return needsGrad.contains(v); };
+    auto savedBy = [&](Operation *op, SmallVectorImpl<Value> &keep) {
+      if (auto cost = dyn_cast<CostOpInterface>(op))
+        cost.getSavedForBackward(keep);
+    };
+    RecomputeFacts facts{hasBackward, activation, gradient, savedBy};
+    regions = selectRecomputation(func, recomputeMode, facts);
+  }
+  for (OpInfo &info : ops)
+    info.recompute = regions.recomputes(info.op);
   auto bytesOf = [&](Value v) -> double {
     if (auto it = valueLocalBytes.find(v); it != valueLocalBytes.end())
       return it->second;
@@ -857,9 +884,14 @@ LogicalResult Estimator::assemble() {
         if (auto cost = dyn_cast<CostOpInterface>(info.op))
           cost.getSavedForBackward(keep);
         for (Value v : llvm::map_range(keep, lookThroughShards))
-          if (isActivation(v) && !info.recompute)
+          if (isActivation(v))
             saved.insert(v);
       }
+      // A recomputed region re-runs from inputs it keeps.
+      if (info.recompute)
+        for (Value v : llvm::map_range(info.op->getOperands(), lookThroughShards))
+          if (regions.keptInputs.contains(v))
+            saved.insert(v);
       st.gradSync += info.gradSync;
       for (Value v : llvm::map_range(info.op->getOperands(), lookThroughShards)) {
         if (auto w = v.getDefiningOp<WeightOp>())
@@ -896,6 +928,19 @@ LogicalResult Estimator::assemble() {
       }
     }
     st.parameters = stageParams[s];
+    // What a recomputed region produces is re-run in the backward, not kept;
+    // one region's results are live at once while its backward runs.
+    DenseMap<unsigned, double> regionBytes;
+    SmallVector<Value> rerun;
+    for (Value v : saved)
+      if (Operation *def = v.getDefiningOp(); def && regions.recomputes(def)) {
+        rerun.push_back(v);
+        regionBytes[regions.regionOf.lookup(def)] += bytesOf(v);
+      }
+    for (Value v : rerun)
+      saved.erase(v);
+    for (auto &[region, bytes] : regionBytes)
+      live[s].regionWorkingSet = std::max(live[s].regionWorkingSet, bytes);
     for (Value v : saved)
       live[s].savedBytes += bytesOf(v);
 
@@ -962,6 +1007,12 @@ LogicalResult Estimator::assemble() {
         fullRecompute ? std::min(live[s].checkpointBytes, live[s].savedBytes)
                       : live[s].savedBytes;
   }
+
+  // Bytes re-run in the backward and live at once: the largest segment under
+  // full recomputation (which re-runs marked regions inside its segments).
+  auto recomputeWorkingSet = [&](const StageLiveness &l) {
+    return fullRecompute ? l.recomputeWorkingSet : l.regionWorkingSet;
+  };
 
   // Point-to-point transfers between consecutive stages along the pipeline
   // axis (the span of two neighbours on that axis).
@@ -1064,7 +1115,7 @@ LogicalResult Estimator::assemble() {
       weights += stageWeights[s];
       double work = live[s].forwardTemporaries;
       if (training)
-        work = std::max(work, (fullRecompute ? live[s].recomputeWorkingSet : 0.0));
+        work = std::max(work, recomputeWorkingSet(live[s]));
       if (work > temp) {
         temp = work;
         tempAt = live[s].peakTemporaryAt;
@@ -1078,8 +1129,7 @@ LogicalResult Estimator::assemble() {
       for (int64_t s = d; s < S; s += P)
         for (size_t idx : stageOps[s])
           if (ops[idx].hasBackward)
-            temp = std::max(temp, ops[idx].footprint +
-                                      (fullRecompute ? live[s].recomputeWorkingSet : 0));
+            temp = std::max(temp, ops[idx].footprint + recomputeWorkingSet(live[s]));
     double exposed = options.overlapGradSync ? std::max(0.0, sync - lastBackward) : sync;
     // Adam streams 28 bytes per parameter (fp32 master, two moments, the
     // gradient and the low-precision copy), bandwidth-bound.
@@ -1173,8 +1223,10 @@ LogicalResult Estimator::assemble() {
     OpFacts &facts = result.opFacts[info.op];
     facts.stage = info.stage;
     facts.forwardSeconds = info.fwdTime + info.fwdComm;
-    if (info.hasBackward)
+    if (info.hasBackward) {
       facts.backwardSeconds = info.bwdTime + info.bwdComm;
+      facts.recomputed = fullRecompute || info.recompute;
+    }
     for (Value r : info.op->getResults())
       facts.resultBytes.push_back(bytesOf(r));
   }

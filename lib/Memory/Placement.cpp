@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -66,6 +67,7 @@ struct OpStep {
   double forward = 0, backward = 0; // per micro-batch
   SmallVector<WeightOp> weights;
   SmallVector<double> resultBytes; // local bytes of each result
+  bool recomputed = false; // re-runs its forward in the backward
 };
 
 /// A weight as one device holds it under the plan and a ZeRO stage.
@@ -124,12 +126,12 @@ std::string bytesText(double b) {
 ///  * gradients and optimizer state kept on the device, the gradient
 ///    staging buffers and ZeRO-3's gather buffer: all along;
 ///  * activations (op results): from their op to their last forward read,
-///    and without recomputation until the backward of their first reader;
-///    with full recomputation, again at their op's backward step only.
+///    and, kept, until the backward of their first reader; a recomputed op's
+///    again from just before its last reader's backward to its own backward.
 static LogicalResult planDeviceArena(func::FuncOp func, MemoryPlacement &p,
                                      const PlacementCandidate &c,
                                      const DeviceProgram &dev, bool training,
-                                     bool recomputed, double staging) {
+                                     double staging) {
   ArrayRef<OpStep> steps = dev.steps;
   int64_t n = static_cast<int64_t>(steps.size());
   int64_t perIteration = training ? 2 * n : n;
@@ -219,13 +221,14 @@ static LogicalResult planDeviceArena(func::FuncOp func, MemoryPlacement &p,
       for (int64_t it = 0; it < iterations; ++it) {
         int64_t base = it * perIteration, def = static_cast<int64_t>(i);
         int64_t end = lastUse + 1;
+        const bool recomputed = training && s.recomputed;
         if (training && !recomputed && firstUser < n)
           end = 2 * n - firstUser; // through the backward of its first reader
         buffers.push_back({"activation", static_cast<int64_t>(bytes),
                            base + def, base + end});
         // Recomputed just before its last reader's backward, kept through
         // its own op's backward.
-        if (training && recomputed)
+        if (recomputed)
           buffers.push_back({"recomputed activation", static_cast<int64_t>(bytes),
                              base + 2 * n - 1 - lastUse, base + 2 * n - def});
       }
@@ -241,8 +244,8 @@ static LogicalResult planDeviceArena(func::FuncOp func, MemoryPlacement &p,
   return success();
 }
 
-/// Every placement under one activation policy (`recompute`: none or full,
-/// as the estimator models it) and one ZeRO stage, with the chosen one's
+/// Every placement under one activation policy (`recompute`: none,
+/// selective or full, as the estimator models it) and one ZeRO stage, with the chosen one's
 /// chunk schedule replayed. Each placement is priced on every pipeline
 /// device; it fits when it fits on all of them, and its step is the
 /// slowest device's. Nothing is written to the IR.
@@ -287,10 +290,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     OpStep s{op};
     s.forward = facts.forwardSeconds;
     s.backward = o.training ? facts.backwardSeconds : 0;
-    // Full recomputation re-runs the op's forward just before its backward,
-    // reading the same weights (the estimator keeps a few cut points; this
-    // counts every op, slightly pessimistic).
-    if (o.training && recompute == "full")
+    // A recomputed op re-runs its forward just before its backward, reading
+    // the same weights (full recomputation: the estimator keeps a few cut
+    // points; this counts every op, slightly pessimistic).
+    s.recomputed = o.training && facts.recomputed;
+    if (s.recomputed)
       s.backward += s.forward;
     s.resultBytes.assign(facts.resultBytes.begin(), facts.resultBytes.end());
     DeviceProgram &dev = devices[facts.stage % P];
@@ -825,7 +829,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // The static arena follows one micro-batch through one device's steps.
     if (P == 1 && m == 1 &&
         failed(planDeviceArena(func, p, *c, dev0, o.training,
-                               recompute == "full",
                                c->optimizer == Tier::Device
                                    ? 0
                                    : stagingOf(dev0, c->deviceOptimizerWeights))))
@@ -837,6 +840,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         p.weights.push_back(op);
   return p;
 }
+
+/// Step times within this factor of each other are equal within the cost
+/// model's resolution (as in the strategy search).
+constexpr double kEqualWithin = 1.005;
 
 FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
                                                    const PlacementOptions &o) {
@@ -853,9 +860,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       return module.emitError("loom-place-memory: ZeRO stage ")
              << z << " does not exist (0, 1, 2 or 3)";
   for (const std::string &r : o.recomputeModes)
-    if (r != "none" && r != "full")
+    if (!parseRecomputeMode(r))
       return module.emitError("loom-place-memory: unknown activation policy '")
-             << r << "' (none or full)";
+             << r << "' (none, selective or full)";
   if (llvm::none_of(o.recomputeModes, [&](const std::string &r) {
         return r == "none" || o.training;
       }))
@@ -869,9 +876,10 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     return module.emitError("loom-place-memory: no function with a body");
 
   // Every ZeRO stage asked for (only 0 without data parallelism), each
-  // without recomputation and (training) with full recomputation, which
-  // keeps only the activations between blocks and recomputes the rest in
-  // the backward: all their placements join one list, and the fastest wins.
+  // without recomputation and (training) with selective recomputation (the
+  // weight-free regions re-run) and full recomputation (only the activations
+  // between blocks kept): all their placements join one list, and the
+  // fastest wins.
   MemoryPlacement p;
   bool first = true;
   SmallVector<int> stages(o.zeroStages.begin(), o.zeroStages.end());
@@ -880,10 +888,11 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   for (int zero : stages) {
     if (!first && p.dataParallel == 1)
       break; // ZeRO has no replicas to shard over
-    for (StringRef recompute : o.recomputeModes) {
-      if (recompute == "full" && !o.training)
+    for (StringRef name : o.recomputeModes) {
+      RecomputeMode recompute = *parseRecomputeMode(name);
+      if (recompute != RecomputeMode::None && !o.training)
         continue;
-      FailureOr<MemoryPlacement> part = evaluate(module, func, o, recompute, zero);
+      FailureOr<MemoryPlacement> part = evaluate(module, func, o, name, zero);
       if (failed(part))
         return failure();
       if (first) {
@@ -892,23 +901,28 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         p.chosen = -1;
         first = false;
       }
-      if (recompute == "full" && zero == stages.front())
-        p.otherDeviceBytesRecomputed = part->otherDeviceBytes;
-      if (recompute == "none")
+      if (recompute != RecomputeMode::None && zero == stages.front())
+        p.otherDeviceBytesRecomputed[recompute == RecomputeMode::Full] =
+            part->otherDeviceBytes;
+      if (recompute == RecomputeMode::None)
         p.unlimitedStepSeconds =
             std::min(p.unlimitedStepSeconds, part->unlimitedStepSeconds);
       size_t offset = p.candidates.size();
       for (PlacementCandidate c : part->candidates) {
-        if (recompute == "full") {
-          c.recompute = true;
+        c.recompute = recompute;
+        if (recompute == RecomputeMode::Full)
           c.name += " + recompute";
-        }
+        else if (recompute == RecomputeMode::Selective)
+          c.name += " + selective recompute";
         if (part->dataParallel > 1)
           c.name += llvm::formatv(" + ZeRO-{0}", zero).str();
         p.candidates.push_back(std::move(c));
       }
+      // Placements are tried simplest first (lower ZeRO stage, less
+      // recomputation): a later one must be faster beyond the model's
+      // resolution to replace an earlier one.
       const PlacementCandidate *mine = p.best(), *theirs = part->best();
-      if (theirs && (!mine || theirs->stepSeconds < mine->stepSeconds)) {
+      if (theirs && (!mine || theirs->stepSeconds * kEqualWithin < mine->stepSeconds)) {
         p.chosen = static_cast<int>(offset) + part->chosen;
         p.zeroStage = zero;
         p.problem = std::move(part->problem);
@@ -952,7 +966,8 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       b.getNamedAttr("fits", b.getBoolAttr(p.best() != nullptr))};
   if (const PlacementCandidate *c = p.best()) {
     summary.push_back(b.getNamedAttr("placement", b.getStringAttr(c->name)));
-    summary.push_back(b.getNamedAttr("recompute", b.getBoolAttr(c->recompute)));
+    summary.push_back(
+        b.getNamedAttr("recompute", b.getStringAttr(recomputeModeName(c->recompute))));
     if (p.dataParallel > 1)
       summary.push_back(b.getNamedAttr("zero_stage", b.getI64IntegerAttr(p.zeroStage)));
     if (c->update && c->d2hBytes > 0 && p.delayedUpdate &&
@@ -986,9 +1001,15 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                       bytesText(p.parameterBytes), bytesText(p.gradientBytes),
                       bytesText(p.optimizerBytes),
                       bytesText(p.otherDeviceBytes));
-  if (p.otherDeviceBytesRecomputed >= 0)
-    os << llvm::formatv(" ({0} with recomputation)",
-                        bytesText(p.otherDeviceBytesRecomputed));
+  SmallVector<std::string, 2> recomputed;
+  const char *policies[2] = {"selective", "full"};
+  for (int k = 0; k < 2; ++k)
+    if (p.otherDeviceBytesRecomputed[k] >= 0)
+      recomputed.push_back(llvm::formatv("{0} with {1} recomputation",
+                                         bytesText(p.otherDeviceBytesRecomputed[k]),
+                                         policies[k]));
+  if (!recomputed.empty())
+    os << " (" << llvm::join(recomputed, ", ") << ")";
   os << "\n";
   os << llvm::formatv("  unlimited: {0:F3} ms per step\n",
                       p.unlimitedStepSeconds * 1e3);

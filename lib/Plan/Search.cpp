@@ -93,7 +93,22 @@ struct GraphEdge {
 struct Unit {
   double forward = 0, backward = 0; // per micro-batch, comm included
   double recomputable = 0;          // forward of ops with a backward
-  double saved = 0;                 // activation bytes kept per micro-batch
+  /// Per micro-batch under recompute=none / selective (regionModel): the
+  /// activation bytes kept, the forward re-run in the backward, and the
+  /// most bytes one recomputed region re-creates at once.
+  double kept[2] = {0, 0};
+  double recomputed[2] = {0, 0};
+  double rerunWorkingSet[2] = {0, 0};
+
+  /// The backward's extra forward, the bytes kept per micro-batch, and what
+  /// re-running a segment or region holds at once, under `mode`.
+  double recomputeSeconds(RecomputeMode mode) const {
+    return mode == RecomputeMode::Full ? recomputable : recomputed[regionModel(mode)];
+  }
+  double keptBytes(RecomputeMode mode) const { return kept[regionModel(mode)]; }
+  double rerunBytes(RecomputeMode mode) const {
+    return mode == RecomputeMode::Full ? kept[0] : rerunWorkingSet[regionModel(mode)];
+  }
   double weightBytes = 0, paramBytes = 0, params = 0;
   double gradSync = 0;              // per step
   double footprint = 0;             // largest op working set
@@ -128,7 +143,7 @@ struct Config {
   PipelineSchedule schedule;
   int64_t virtualStages = 1;
   int zero = 0;
-  bool recompute = false;
+  RecomputeMode recompute = RecomputeMode::None;
   std::vector<unsigned> stageOfUnit;
   double stepTime = 0, peakMemory = 0;
   /// The busiest device's peak with its gradients and optimizer state off
@@ -948,7 +963,7 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
       for (const Strategy &s : o.strategies) {
         StrategyCost c = model->strategyCost(o, s, grid);
         cost.push_back(n.copies * M * (c.forward + c.backward));
-        memory.push_back(n.copies * c.savedBytes);
+        memory.push_back(n.copies * c.keptBytes[0]);
       }
     }
     for (size_t k = 0; k < cost.size(); ++k)
@@ -1086,7 +1101,9 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   }
 
   // Op costs, one per copy; copies of a folded block cost what their
-  // representative does, so each node is priced once.
+  // representative does, so each node is priced once. A recomputed region's
+  // re-created bytes are summed per unit (a region stays inside its block).
+  std::map<std::pair<unsigned, int>, double> regionBytes[2];
   std::vector<std::optional<StrategyCost>> opCost(nodes.size());
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     unsigned node = program.nodeOfOp[i];
@@ -1099,9 +1116,18 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     u.backward += c.backward;
     if (ro.hasBackward)
       u.recomputable += c.forward;
-    u.saved += c.savedBytes;
+    for (unsigned k = 0; k < 2; ++k) {
+      u.kept[k] += c.keptBytes[k];
+      u.recomputed[k] += c.recomputeSeconds[k];
+      if (ro.region[k] >= 0)
+        regionBytes[k][{unitOfOp[i], ro.region[k]}] += c.rerunBytes[k];
+    }
     u.footprint = std::max(u.footprint, c.footprint);
   }
+  for (unsigned k = 0; k < 2; ++k)
+    for (auto &[key, bytes] : regionBytes[k])
+      units[key.first].rerunWorkingSet[k] =
+          std::max(units[key.first].rerunWorkingSet[k], bytes);
   // Edge costs (resharding, gradients) go to the consumer's unit; the same
   // producer and consumer nodes (so the same layouts) are priced once.
   DenseMap<uint64_t, std::pair<double, double>> edgeCost;
@@ -1352,7 +1378,7 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
     return false;
   const Solved &sv = solved[cfg.solved];
   auto unitTime = [&](const Unit &u) {
-    return u.forward + u.backward + (cfg.recompute ? u.recomputable : 0);
+    return u.forward + u.backward + u.recomputeSeconds(cfg.recompute);
   };
   double cap = cluster.device.memoryBytes * options.memoryFraction;
   const int64_t p = grid.pp, v = stages / std::max<int64_t>(1, p);
@@ -1363,14 +1389,14 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
         : planner(planner), cfg(cfg), dataParallel(dataParallel), held(held) {}
     double add(const Unit &u) {
       st += planner.staticBytes(u, cfg, dataParallel);
-      act += u.saved;
+      act += u.keptBytes(cfg.recompute);
       ckpt += u.boundaryOut;
-      seg = std::max(seg, u.saved);
+      seg = std::max(seg, u.rerunBytes(cfg.recompute));
       temp = std::max(temp, u.footprint);
       if (!planner.options.training)
         return st + temp;
-      double perMicro = cfg.recompute ? std::min(ckpt, act) : act;
-      return st + held * perMicro + temp + (cfg.recompute ? seg : 0);
+      double perMicro = cfg.recompute == RecomputeMode::Full ? std::min(ckpt, act) : act;
+      return st + held * perMicro + temp + seg;
     }
     const Planner &planner;
     const Config &cfg;
@@ -1459,16 +1485,16 @@ void Planner::evaluateConfig(Config &cfg) {
   for (size_t u = 0; u < units.size(); ++u) {
     unsigned s = cfg.stageOfUnit[u];
     const Unit &un = units[u];
-    double bwd = un.backward + (cfg.recompute ? un.recomputable : 0);
+    double bwd = un.backward + un.recomputeSeconds(cfg.recompute);
     stageTime[s] += un.forward + (options.training ? bwd : 0);
     stageBwd[s] += options.training ? bwd : 0;
     stageSync[s] += un.gradSync;
     stageParams[s] += un.params;
     stageStatic[s] += staticBytes(un, cfg, sv.dataParallel);
     stageMovable[s] += trainingStateBytes(un, cfg, sv.dataParallel);
-    stageAct[s] += un.saved;
+    stageAct[s] += un.keptBytes(cfg.recompute);
     stageCkpt[s] += un.boundaryOut;
-    stageSeg[s] = std::max(stageSeg[s], un.saved);
+    stageSeg[s] = std::max(stageSeg[s], un.rerunBytes(cfg.recompute));
     stageTemp[s] = std::max(stageTemp[s], un.footprint);
     if (u + 1 < units.size() && cfg.stageOfUnit[u + 1] != s)
       stageTime[s] += (options.training ? 2 : 1) * un.sendOut;
@@ -1489,11 +1515,13 @@ void Planner::evaluateConfig(Config &cfg) {
       bwd += stageBwd[s];
       sync += stageSync[s];
       params += stageParams[s];
-      double perMicro = cfg.recompute ? std::min(stageCkpt[s], stageAct[s]) : stageAct[s];
+      double perMicro = cfg.recompute == RecomputeMode::Full
+                            ? std::min(stageCkpt[s], stageAct[s])
+                            : stageAct[s];
       int64_t held = options.training
                          ? inFlight(cfg.schedule, cfg.microBatches, p, d, cfg.virtualStages, s / p)
                          : 0;
-      mem += stageStatic[s] + held * perMicro + (cfg.recompute ? stageSeg[s] : 0);
+      mem += stageStatic[s] + held * perMicro + stageSeg[s];
       movable += stageMovable[s];
       temp = std::max(temp, stageTemp[s]);
     }
@@ -1571,17 +1599,17 @@ void Planner::priceConfigs(unsigned si, size_t firstBatch) {
   std::vector<int> zeros = options.zeroStages;
   if (sv.dataParallel == 1 || !options.training)
     zeros = {0};
-  std::vector<bool> recomputes;
+  std::vector<RecomputeMode> recomputes;
   for (const std::string &r : options.recomputeModes)
     if (options.training || r == "none")
-      recomputes.push_back(r == "full");
+      recomputes.push_back(*parseRecomputeMode(r));
   if (recomputes.empty())
-    recomputes.push_back(false);
+    recomputes.push_back(RecomputeMode::None);
   const int64_t global = irBatch * microBatches;
   for (size_t bi = firstBatch; bi < sv.batches.size(); ++bi) {
     const std::vector<Unit> &units = sv.batches[bi].units;
     const int64_t m = global / sv.batches[bi].irBatch;
-    for (bool rc : recomputes)
+    for (RecomputeMode rc : recomputes)
       for (int z : zeros)
         for (PipelineSchedule sched : schedules) {
           SmallVector<int64_t, 3> vs = {1};
@@ -1674,7 +1702,7 @@ PlanCandidate Planner::toCandidate(const Config &cfg) const {
   c.microBatches = cfg.microBatches;
   c.schedule = cfg.schedule;
   c.zeroStage = cfg.zero;
-  c.recompute = cfg.recompute ? "full" : "none";
+  c.recompute = recomputeModeName(cfg.recompute).str();
   c.stepTime = cfg.stepTime;
   c.peakMemory = cfg.peakMemory;
   c.fits = cfg.fits;
@@ -1739,6 +1767,13 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
       w->setAttr("loom.stage", b.getI64IntegerAttr(std::max<int64_t>(first, 0)));
     }
   }
+  // Selective recomputation: its regions are marked, so the estimator,
+  // memory placement and the lowering re-run exactly these ops (as for a
+  // `loom.recompute` the user wrote).
+  if (cfg.recompute == RecomputeMode::Selective)
+    for (auto [i, op] : llvm::enumerate(ops))
+      if (model->ops[i].region[regionModel(cfg.recompute)] >= 0)
+        op->setAttr("loom.recompute", b.getUnitAttr());
   if (grid.axes.empty() && grid.pp == 1)
     return; // one device: nothing to shard
 
@@ -1844,7 +1879,7 @@ PlacementOptions Planner::placementOptions(const Config &cfg) const {
   // The plan's own ZeRO stage and activation policy: the search prices the
   // others as configurations of their own.
   po.zeroStages = {cfg.zero};
-  po.recomputeModes = {cfg.recompute ? "full" : "none"};
+  po.recomputeModes = {recomputeModeName(cfg.recompute).str()};
   return po;
 }
 
@@ -2050,7 +2085,7 @@ LogicalResult Planner::chooseAndAnnotate() {
       eo.globalBatch = irBatch * microBatches;
       eo.schedule = configs[i].schedule;
       eo.precision = options.precision;
-      eo.recompute = configs[i].recompute ? "full" : "none";
+      eo.recompute = recomputeModeName(configs[i].recompute).str();
       eo.zeroStage = configs[i].zero;
       // Estimation diagnostics of a finalist are not the user's errors.
       ScopedDiagnosticHandler quiet(module.getContext(),

@@ -237,6 +237,31 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
     opIndex[op] = ops.size();
     ops.push_back(std::move(om));
   });
+  if (training)
+    modelRecomputation();
+}
+
+void ProgramModel::modelRecomputation() {
+  auto hasBackward = [&](Operation *op) {
+    auto it = opIndex.find(op);
+    return it != opIndex.end() && ops[it->second].hasBackward;
+  };
+  auto activation = [&](Value v) { return valueOf(v).activation; };
+  auto gradient = [&](Value v) { return valueOf(v).needsGrad; };
+  auto savedBy = [&](Operation *op, SmallVectorImpl<Value> &keep) {
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      cost.getSavedForBackward(keep);
+  };
+  RecomputeFacts facts{hasBackward, activation, gradient, savedBy};
+  for (RecomputeMode mode : {RecomputeMode::None, RecomputeMode::Selective}) {
+    unsigned k = regionModel(mode);
+    RecomputeRegions regions = selectRecomputation(func, mode, facts);
+    for (ValueModel &vm : values)
+      vm.kept[k] = vm.activation && regions.keeps(vm.value, vm.saved);
+    for (OpModel &o : ops)
+      if (auto it = regions.regionOf.find(o.op); it != regions.regionOf.end())
+        o.region[k] = static_cast<int>(it->second);
+  }
 }
 
 bool ProgramModel::isParameter(Operation *weight) const {
@@ -383,8 +408,12 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
     const ValueModel &vm = valueOf(op->getResult(r));
     double b = localBytes(vm, resultLayout(o, s, r), grid);
     local[op->getResult(r)] = b;
-    if (vm.saved)
-      c.savedBytes += b;
+    for (unsigned k = 0; k < 2; ++k) {
+      if (vm.kept[k])
+        c.keptBytes[k] += b;
+      if (vm.saved && o.region[k] >= 0)
+        c.rerunBytes[k] += b;
+    }
   }
   for (auto &[v, b] : local)
     c.footprint += b;
@@ -402,6 +431,9 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
     double flops = scale * (o.contractionFlops * o.contractionGrads +
                             (o.totalFlops - o.contractionFlops) * 2);
     c.backward = roofline(o.cls, flops / split, 2 * bytes, o.precision);
+    for (unsigned k = 0; k < 2; ++k)
+      if (o.region[k] >= 0)
+        c.recomputeSeconds[k] = c.forward;
   }
   return c;
 }

@@ -17,6 +17,7 @@
 #define LOOM_LIB_PLAN_SPACE_H
 
 #include "loom/Cost/Cluster.h"
+#include "loom/Cost/Recompute.h"
 #include "loom/Cost/Reshard.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,6 +55,9 @@ struct ValueModel {
   bool needsGrad = false;  // depends on a trainable parameter
   bool parameterDerived = false;
   bool saved = false;      // some op keeps it for backward
+  /// Kept for backward under recompute=none / selective (RecomputeModel):
+  /// what recomputed regions produce is not, their inputs are.
+  bool kept[2] = {false, false};
   int batchDim = -1;       // the dim carrying the first input's batch
 };
 
@@ -70,14 +74,28 @@ struct OpModel {
   bool hasBackward = false;
   double contractionGrads = 0; // how many contraction-sized gradients
   SmallVector<unsigned, 4> gradOperands;
+  /// Its recomputed region under recompute=none / selective, or -1.
+  int region[2] = {-1, -1};
   std::vector<Strategy> strategies;
 };
+
+/// The two activation policies with regions (Recompute.h), as indices of
+/// ValueModel::kept, OpModel::region and StrategyCost::keptBytes; full
+/// recomputation keeps cut points and prices segments of the `none` model.
+inline unsigned regionModel(RecomputeMode mode) {
+  return mode == RecomputeMode::Selective ? 1 : 0;
+}
 
 /// Per-micro-batch seconds and bytes of one op under one strategy.
 struct StrategyCost {
   double forward = 0, backward = 0; // compute + the op's own collectives
   double forwardComm = 0;
-  double savedBytes = 0;            // results kept for backward, local
+  /// Results kept for backward under recompute=none / selective.
+  double keptBytes[2] = {0, 0};
+  /// Forward seconds re-run in the backward under none / selective, and the
+  /// saved results it re-creates (what its region holds at once).
+  double recomputeSeconds[2] = {0, 0};
+  double rerunBytes[2] = {0, 0};
   double footprint = 0;             // local operand + result bytes
 };
 
@@ -110,6 +128,12 @@ public:
   }
   double flopScale(const OpModel &o) const { return o.batchLoop >= 0 ? batchScale : 1; }
   bool isParameter(Operation *weight) const;
+
+private:
+  /// Marks what recompute=none and =selective keep and re-run.
+  void modelRecomputation();
+
+public:
 
   /// Enumerates the strategies of every op for `grid` (non-pipeline axes),
   /// honouring `maxTP` (product of axes on non-batch loops); with `wanted`,

@@ -42,7 +42,7 @@ def LoomEstimate : Pass<"loom-estimate", "::mlir::ModuleOp"> {
     Option<"precision", "precision", "std::string", "\"ir\"",
            "ir (element types as written) or fp32, tf32, bf16, fp16, fp8 for all floats">,
     Option<"recompute", "recompute", "std::string", "\"none\"",
-           "Activation recomputation: none or full">,
+           "Activation recomputation: none, selective or full">,
     Option<"zero", "zero", "int", "0", "ZeRO stage over data parallelism (0-3)">,
     Option<"overlapGradSync", "overlap-grad-sync", "bool", "true",
            "Overlap gradient synchronisation with the last backward">,

@@ -60,7 +60,7 @@ def LoomPlan : Pass<"loom-plan", "::mlir::ModuleOp"> {
     Option<"schedules", "schedules", "std::string", "\"1f1b,interleaved,gpipe,kfkb\"",
            "Pipeline schedules to consider">,
     Option<"zero", "zero", "std::string", "\"0,1,2,3\"", "ZeRO stages to consider">,
-    Option<"recompute", "recompute", "std::string", "\"none,full\"",
+    Option<"recompute", "recompute", "std::string", "\"none,selective,full\"",
            "Recomputation modes to consider">,
     Option<"memoryFraction", "memory-fraction", "double", "1.0",
            "Fraction of device memory a plan may use">,

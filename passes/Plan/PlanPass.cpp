@@ -10,6 +10,7 @@
 #include "loom/Passes/Plan.h"
 
 #include "loom/Passes/Estimate.h"
+#include "loom/Cost/Recompute.h"
 #include "loom/Plan/Search.h"
 
 #include "mlir/IR/Builders.h"
@@ -85,8 +86,8 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
           opts.zeroStages.push_back(static_cast<int>(z));
           return true;
         })) ||
-        failed(parseList("recompute", recompute, "none, full", [&](StringRef item) {
-          if (item != "none" && item != "full")
+        failed(parseList("recompute", recompute, "none, selective, full", [&](StringRef item) {
+          if (!parseRecomputeMode(item))
             return false;
           opts.recomputeModes.push_back(item.str());
           return true;
@@ -112,6 +113,10 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
         b.getNamedAttr("step_time_s", b.getF64FloatAttr(p.best.finalStepTime())),
         b.getNamedAttr("peak_memory_bytes", b.getF64FloatAttr(p.best.finalPeakMemory())),
         b.getNamedAttr("fits", b.getBoolAttr(p.feasible)),
+        // The step's settings a lowering acts on (the shardings, stages and
+        // micro-batches are in the IR already).
+        b.getNamedAttr("recompute", b.getStringAttr(p.best.recompute)),
+        b.getNamedAttr("zero_stage", b.getI64IntegerAttr(p.best.zeroStage)),
     };
     if (!p.best.placement.empty())
       summary.push_back(b.getNamedAttr("placement", b.getStringAttr(p.best.placement)));

@@ -42,8 +42,10 @@ struct EstimateOptions {
   /// "ir": each tensor's own element type; otherwise a precision every
   /// floating-point tensor is computed and stored in (mixed precision).
   std::string precision = "ir";
-  /// none | full (keep only the cut points between segments, recompute the
-  /// rest); ops carrying `loom.recompute` are recomputed in any mode.
+  /// none | selective (re-run the weight-free regions that free the most,
+  /// such as the attention core) | full (keep only the cut points between
+  /// segments, recompute the rest); ops carrying `loom.recompute` are
+  /// recomputed in any mode (Recompute.h).
   std::string recompute = "none";
   int zeroStage = 0;
   bool overlapGradSync = true;
@@ -126,6 +128,9 @@ struct OpFacts {
   /// Per micro-batch, collectives included; backward 0 without one.
   double forwardSeconds = 0, backwardSeconds = 0;
   std::vector<double> resultBytes; // local bytes of each result
+  /// Re-runs its forward in the backward (full recomputation, or a region
+  /// of selective recomputation) instead of keeping its results.
+  bool recomputed = false;
 };
 
 struct Estimate {

@@ -14,6 +14,7 @@
 #define LOOM_MEMORY_PLACEMENT_H
 
 #include "loom/Cost/Pipeline.h"
+#include "loom/Cost/Recompute.h"
 #include "loom/Memory/ChunkSchedule.h"
 #include "loom/Memory/UpdatePipeline.h"
 
@@ -42,9 +43,9 @@ struct PlacementOptions {
   /// ZeRO stages to consider over the data-parallel replicas (each one is
   /// priced; only stage 0 without data parallelism).
   std::vector<int> zeroStages = {0, 1, 2, 3};
-  /// Activation policies to consider in training ("none", "full"); the
+  /// Activation policies to consider in training (none, selective, full); the
   /// strategy search passes the one its plan was priced with.
-  std::vector<std::string> recomputeModes = {"none", "full"};
+  std::vector<std::string> recomputeModes = {"none", "selective", "full"};
   /// The pipeline schedule of a pipelined plan (as for the estimator).
   ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
 };
@@ -60,7 +61,7 @@ struct PlacementCandidate {
   /// when `optimizer` is not the device: whole tensors in first-use order
   /// per device.
   llvm::DenseSet<Operation *> deviceOptimizerWeights;
-  bool recompute = false; // full activation recomputation
+  RecomputeMode recompute = RecomputeMode::None; // its activation policy
 
   bool feasible = false;
   std::string why;       // when infeasible: the first tier short, by how much
@@ -81,7 +82,8 @@ struct MemoryPlacement {
   // Model state of the fullest device, before ZeRO.
   double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
   double otherDeviceBytes = 0; // activations, temporaries, comm buffers
-  double otherDeviceBytesRecomputed = -1; // the same with recomputation
+  /// The same with selective / full recomputation (-1: not priced).
+  double otherDeviceBytesRecomputed[2] = {-1, -1};
   double unlimitedStepSeconds = 0; // the fastest ZeRO stage, no limits
   bool delayedUpdate = false; // as asked; resident placements take it
   std::vector<PlacementCandidate> candidates; // in the order tried

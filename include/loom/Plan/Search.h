@@ -40,7 +40,7 @@ struct PlanOptions {
       ::loom::PipelineSchedule::OneFOneB, ::loom::PipelineSchedule::Interleaved1F1B,
       ::loom::PipelineSchedule::GPipe, ::loom::PipelineSchedule::KFKB};
   std::vector<int> zeroStages = {0, 1, 2, 3};
-  std::vector<std::string> recomputeModes = {"none", "full"};
+  std::vector<std::string> recomputeModes = {"none", "selective", "full"};
   double memoryFraction = 1.0;
   unsigned runnersUp = 5;
   bool verify = true; // re-price the finalists with estimateModule

@@ -1,0 +1,135 @@
+//===- Recompute.cpp - which activations training recomputes -------------===//
+//
+// Selective recomputation finds its regions from the graph: ops that read no
+// parameter are cheap to re-run relative to what they produce (the attention
+// scores and probabilities are O(s^2) per head from O(s) inputs; an
+// activation function's output is as large as its input, which the function
+// itself keeps anyway). Regions are maximal so that a region's inputs are
+// always produced by ops that stay kept.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Cost/Recompute.h"
+
+#include "dialects/Loom/IR/ShardValues.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+std::optional<RecomputeMode> mlir::loom::parseRecomputeMode(StringRef name) {
+  if (name == "none")
+    return RecomputeMode::None;
+  if (name == "selective")
+    return RecomputeMode::Selective;
+  if (name == "full")
+    return RecomputeMode::Full;
+  return std::nullopt;
+}
+
+StringRef mlir::loom::recomputeModeName(RecomputeMode mode) {
+  switch (mode) {
+  case RecomputeMode::None:
+    return "none";
+  case RecomputeMode::Selective:
+    return "selective";
+  case RecomputeMode::Full:
+    return "full";
+  }
+  return "none";
+}
+
+bool RecomputeRegions::keeps(Value v, bool savedByBackward) const {
+  if (Operation *def = v.getDefiningOp(); def && recomputes(def))
+    return false;
+  return savedByBackward || keptInputs.contains(v);
+}
+
+/// Bytes of a value by its IR type (the same for every plan and precision,
+/// so the regions do not depend on who asks).
+static double typeBytes(Value v) {
+  auto t = dyn_cast<ShapedType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return 0;
+  unsigned bits = t.getElementType().isIntOrFloat()
+                      ? t.getElementType().getIntOrFloatBitWidth()
+                      : 32;
+  return static_cast<double>(t.getNumElements()) * std::max(1u, bits / 8);
+}
+
+RecomputeRegions mlir::loom::selectRecomputation(func::FuncOp func,
+                                                 RecomputeMode mode,
+                                                 const RecomputeFacts &facts) {
+  // Ops that may be recomputed, in program order: the marked ones always,
+  // and under `selective` every op with a backward that reads no parameter.
+  SmallVector<Operation *> ops;
+  DenseSet<Operation *> marked;
+  DenseSet<Value> saved; // activations some backward reads
+  func.walk([&](Operation *op) {
+    if (!facts.hasBackward(op))
+      return;
+    SmallVector<Value> keep;
+    facts.savedBy(op, keep);
+    for (Value v : keep)
+      if (facts.isActivation(lookThroughShards(v)))
+        saved.insert(lookThroughShards(v));
+    bool readsParameter = llvm::any_of(op->getOperands(), [&](Value v) {
+      v = lookThroughShards(v);
+      return facts.needsGradient(v) && !facts.isActivation(v);
+    });
+    bool producesActivation =
+        op->getNumResults() > 0 &&
+        llvm::all_of(op->getResults(), [&](Value r) { return facts.isActivation(r); });
+    if (op->hasAttr("loom.recompute"))
+      marked.insert(op);
+    else if (mode != RecomputeMode::Selective || readsParameter || !producesActivation)
+      return;
+    ops.push_back(op);
+  });
+
+  // Regions: connected through the values one candidate passes another.
+  DenseSet<Operation *> candidate(ops.begin(), ops.end());
+  llvm::EquivalenceClasses<Operation *> regions;
+  for (Operation *op : ops) {
+    regions.insert(op);
+    for (Value v : op->getOperands())
+      if (Operation *def = lookThroughShards(v).getDefiningOp(); def && candidate.contains(def))
+        regions.unionSets(def, op);
+  }
+  // A region pays off when what it stops keeping outweighs the inputs it
+  // must keep instead; one holding a marked op is recomputed regardless.
+  llvm::MapVector<Operation *, SmallVector<Operation *>> members; // leader -> ops
+  for (Operation *op : ops)
+    members[regions.getLeaderValue(op)].push_back(op);
+  RecomputeRegions result;
+  for (auto &[leader, region] : members) {
+    DenseSet<Operation *> inside(region.begin(), region.end());
+    double dropped = 0, newlyKept = 0;
+    DenseSet<Value> inputs;
+    bool anyMarked = false;
+    for (Operation *op : region) {
+      anyMarked |= marked.contains(op);
+      for (Value r : op->getResults())
+        if (saved.contains(r))
+          dropped += typeBytes(r);
+      for (Value v : llvm::map_range(op->getOperands(), lookThroughShards)) {
+        Operation *def = v.getDefiningOp();
+        if (facts.isActivation(v) && !(def && inside.contains(def)))
+          inputs.insert(v);
+      }
+    }
+    for (Value v : inputs)
+      if (!saved.contains(v))
+        newlyKept += typeBytes(v);
+    if (!anyMarked && dropped <= newlyKept)
+      continue;
+    for (Operation *op : region)
+      result.regionOf[op] = result.numRegions;
+    ++result.numRegions;
+    result.keptInputs.insert(inputs.begin(), inputs.end());
+  }
+  return result;
+}
