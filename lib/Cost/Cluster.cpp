@@ -59,6 +59,13 @@ static bool isNetworkKind(StringRef kind) {
   return kind == "infiniband" || kind == "roce" || kind == "ethernet";
 }
 
+/// The share of a PCIe link's rate a large pinned cudaMemcpyAsync reaches
+/// (protocol overhead beyond line encoding): 55.3 of 63.0 GB/s each way on
+/// an H100 at gen5 x16, and the same 0.88 from 4 MiB up, with the preset's
+/// 5 us latency accounting for smaller copies (docs/benchmarks.md,
+/// bench/gpu_host_link.py).
+constexpr double kPcieCopyEfficiency = 0.88;
+
 /// Per-lane PCIe bandwidth, GB/s per direction after line encoding.
 static double pcieLaneGBps(int gen) {
   switch (gen) {
@@ -301,7 +308,8 @@ Error SpecReader::readHost(const json::Object &o, HostSpec &h) const {
   if (h.linkKind == "pcie") {
     if (Error e =
             checkKeys(*link, linkPath,
-                      {"kind", "gen", "width", "bandwidth_GBps", "latency_us"}))
+                      {"kind", "gen", "width", "bandwidth_GBps", "latency_us",
+                       "efficiency"}))
       return e;
     int64_t gen = 0, width = 0;
     if (Error e = getInteger(*link, linkPath, "gen", Required, 3, 6, gen))
@@ -311,9 +319,10 @@ Error SpecReader::readHost(const json::Object &o, HostSpec &h) const {
     h.pcieGen = int(gen);
     h.pcieWidth = int(width);
     gbps = pcieLaneGBps(h.pcieGen) * double(width);
+    h.linkEfficiency = kPcieCopyEfficiency;
   } else if (h.linkKind == "c2c") {
     if (Error e = checkKeys(*link, linkPath,
-                            {"kind", "bandwidth_GBps", "latency_us"}))
+                            {"kind", "bandwidth_GBps", "latency_us", "efficiency"}))
       return e;
   } else {
     return fail(linkPath + ".kind",
@@ -327,6 +336,9 @@ Error SpecReader::readHost(const json::Object &o, HostSpec &h) const {
                           Bound::NonNegative, latencyUs))
     return e;
   h.linkLatency = latencyUs * kMicro;
+  if (Error e = getNumber(*link, linkPath, "efficiency", Optional,
+                          Bound::UnitInterval, h.linkEfficiency))
+    return e;
   return Error::success();
 }
 
@@ -590,6 +602,9 @@ std::string loom::clusterSpecToJSON(const ClusterSpec &spec) {
           num("bandwidth_GBps", h.linkBandwidth / kGB);
         }
         num("latency_us", h.linkLatency / kMicro);
+        if (formatNumber(h.linkEfficiency) !=
+            formatNumber(h.linkKind == "pcie" ? kPcieCopyEfficiency : 1.0))
+          num("efficiency", h.linkEfficiency);
       });
       if (h.cpuCores > 0)
         j.attribute("cpu_cores", h.cpuCores);

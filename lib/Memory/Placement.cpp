@@ -362,7 +362,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   }
   p.unlimitedStepSeconds = e.stepTime;
 
-  const double h2d = cluster.host.linkBandwidth, d2h = h2d;
+  const double h2d = cluster.host.copyBandwidth(), d2h = h2d;
   const double adamRate = cluster.host.cpuAdamBandwidth / perNode;
   const double nvmeRead = cluster.nvme.readBandwidth / perNode,
                nvmeWrite = cluster.nvme.writeBandwidth / perNode;

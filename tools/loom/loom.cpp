@@ -287,7 +287,8 @@ static void printClusterText(const cost::ClusterSpec &c, raw_ostream &os) {
     os << "PCIe gen" << h.pcieGen << " x" << h.pcieWidth;
   else
     os << h.linkKind;
-  os << " " << num(h.linkBandwidth / 1e9) << " GB/s per device";
+  os << " " << num(h.linkBandwidth / 1e9) << " GB/s per device (copies "
+     << num(h.copyBandwidth() / 1e9) << ")";
   if (h.cpuCores > 0)
     os << ", " << h.cpuCores << " cores";
   if (h.cpuAdamBandwidth > 0)

@@ -89,6 +89,7 @@ void expectSameSpec(const ClusterSpec &a, const ClusterSpec &b) {
   EXPECT_EQ(a.host.pcieWidth, b.host.pcieWidth);
   EXPECT_DOUBLE_EQ(a.host.linkBandwidth, b.host.linkBandwidth);
   EXPECT_DOUBLE_EQ(a.host.linkLatency, b.host.linkLatency);
+  EXPECT_DOUBLE_EQ(a.host.linkEfficiency, b.host.linkEfficiency);
   EXPECT_EQ(a.host.cpuCores, b.host.cpuCores);
   EXPECT_DOUBLE_EQ(a.host.cpuAdamBandwidth, b.host.cpuAdamBandwidth);
   EXPECT_DOUBLE_EQ(a.nvme.capacityBytes, b.nvme.capacityBytes);
@@ -147,6 +148,9 @@ TEST(ClusterParse, UnitsAndDefaults) {
   EXPECT_EQ(spec->devicesPerNode(), 4);
   EXPECT_EQ(spec->host.linkKind, "pcie");
   EXPECT_DOUBLE_EQ(spec->host.linkBandwidth, 16 * 1.969e9);
+  // Pinned copies reach 0.88 of a PCIe link's rate (measured on an H100).
+  EXPECT_DOUBLE_EQ(spec->host.linkEfficiency, 0.88);
+  EXPECT_DOUBLE_EQ(spec->host.copyBandwidth(), 0.88 * 16 * 1.969e9);
   EXPECT_EQ(spec->host.cpuCores, 64);
   EXPECT_DOUBLE_EQ(spec->host.cpuAdamBandwidth, 40e9);
   EXPECT_DOUBLE_EQ(spec->nvme.capacityBytes, 15.0 * (1ull << 40));
@@ -166,6 +170,7 @@ TEST(ClusterParse, OptionalPieces) {
   EXPECT_EQ(spec->nvme.capacityBytes, 0);
   EXPECT_EQ(spec->host.linkKind, "c2c");
   EXPECT_DOUBLE_EQ(spec->host.linkBandwidth, 450e9);
+  EXPECT_DOUBLE_EQ(spec->host.linkEfficiency, 1.0); // not measured: none assumed
   expectRoundTrip(*spec);
 
   // An explicit PCIe bandwidth overrides the per-lane rate.
@@ -174,6 +179,13 @@ TEST(ClusterParse, OptionalPieces) {
       "t.json");
   ASSERT_TRUE(bool(spec)) << toString(spec.takeError());
   EXPECT_DOUBLE_EQ(spec->host.linkBandwidth, 26e9);
+  expectRoundTrip(*spec);
+
+  // A measured copy efficiency replaces the default, and round-trips.
+  spec = parseClusterSpec(
+      replaced(R"("width": 16})", R"("width": 16, "efficiency": 0.8})"), "t.json");
+  ASSERT_TRUE(bool(spec)) << toString(spec.takeError());
+  EXPECT_DOUBLE_EQ(spec->host.copyBandwidth(), 0.8 * 16 * 1.969e9);
   expectRoundTrip(*spec);
 }
 
@@ -207,6 +219,8 @@ TEST(ClusterParse, ValidationErrors) {
        "device.kernel_overhead_us: must be >= 0 (got -4)"},
       {R"("compute": 0.7)", R"("compute": 1.5)",
        "device.efficiency.matmul.compute: must be in (0, 1] (got 1.5)"},
+      {R"("width": 16})", R"("width": 16, "efficiency": 1.2})",
+       "host.link.efficiency: must be in (0, 1] (got 1.2)"},
       {R"("compute": 0.7)", R"("compute": 0)",
        "device.efficiency.matmul.compute: must be in (0, 1] (got 0)"},
       {R"("matmul": {)", R"("matmull": {)",

@@ -85,7 +85,11 @@ struct HostSpec {
   int pcieGen = 0;           // pcie only
   int pcieWidth = 0;         // pcie only
   double linkBandwidth = 0;  // bytes/s per direction, host<->one device
+  /// The share of linkBandwidth a large pinned copy reaches.
+  double linkEfficiency = 1;
   double linkLatency = 0;    // seconds
+  /// Bytes/s one host<->device copy moves in each direction.
+  double copyBandwidth() const { return linkBandwidth * linkEfficiency; }
   int64_t cpuCores = 0;      // per node
   double cpuAdamBandwidth = 0; // bytes/s of optimizer state a CPU Adam streams per node
 };
