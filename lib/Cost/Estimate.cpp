@@ -50,18 +50,8 @@ double Estimate::peakMemory() const {
   return peak;
 }
 
-/// The value a sharding annotation (a chain of shard.shard ops) annotates:
-/// the estimate reads shardings from the propagated clone and treats the
-/// caller's annotations as transparent.
-/// The ops that read `v`, looking through sharding annotations.
-static void forEachUser(Value v, llvm::function_ref<void(Operation *)> fn) {
-  for (Operation *user : v.getUsers()) {
-    if (auto s = dyn_cast<shard::ShardOp>(user))
-      forEachUser(s.getResult(), fn);
-    else
-      fn(user);
-  }
-}
+// The estimate reads shardings from the propagated clone and treats the
+// caller's annotations as transparent (lookThroughShards, forEachReader).
 
 namespace {
 
@@ -533,7 +523,7 @@ LogicalResult Estimator::collectOps() {
       continue;
     int64_t first = -1;
     for (Value r : op->getResults())
-      forEachUser(r, [&](Operation *user) {
+      forEachReader(r, [&](Operation *user) {
         if (auto it = opIndex.find(user); it != opIndex.end())
           first = first < 0 ? ops[it->second].stage
                             : std::min(first, ops[it->second].stage);
@@ -837,6 +827,12 @@ LogicalResult Estimator::assemble() {
   }
   for (OpInfo &info : ops)
     info.recompute = regions.recomputes(info.op);
+  // The stage computing a value (-1: a function input).
+  auto stageOfValue = [&](Value v) -> int64_t {
+    Operation *def = v.getDefiningOp();
+    auto it = def ? opIndex.find(def) : opIndex.end();
+    return it == opIndex.end() ? -1 : ops[it->second].stage;
+  };
   auto bytesOf = [&](Value v) -> double {
     if (auto it = valueLocalBytes.find(v); it != valueLocalBytes.end())
       return it->second;
@@ -887,10 +883,11 @@ LogicalResult Estimator::assemble() {
           if (isActivation(v))
             saved.insert(v);
       }
-      // A recomputed region re-runs from inputs it keeps.
+      // A recomputed region re-runs from inputs it keeps; a stage re-runs
+      // its own part of a region from what it received.
       if (info.recompute)
         for (Value v : llvm::map_range(info.op->getOperands(), lookThroughShards))
-          if (regions.keptInputs.contains(v))
+          if (regions.keptInputs.contains(v) || stageOfValue(v) < s)
             saved.insert(v);
       st.gradSync += info.gradSync;
       for (Value v : llvm::map_range(info.op->getOperands(), lookThroughShards)) {
@@ -907,7 +904,7 @@ LogicalResult Estimator::assemble() {
         if (!isActivation(r))
           continue;
         int64_t lastStage = s;
-        forEachUser(r, [&](Operation *user) {
+        forEachReader(r, [&](Operation *user) {
           if (auto it = opIndex.find(user); it != opIndex.end())
             lastStage = std::max(lastStage, ops[it->second].stage);
         });
@@ -933,7 +930,8 @@ LogicalResult Estimator::assemble() {
     DenseMap<unsigned, double> regionBytes;
     SmallVector<Value> rerun;
     for (Value v : saved)
-      if (Operation *def = v.getDefiningOp(); def && regions.recomputes(def)) {
+      if (Operation *def = v.getDefiningOp();
+          def && regions.recomputes(def) && stageOfValue(v) == s) {
         rerun.push_back(v);
         regionBytes[regions.regionOf.lookup(def)] += bytesOf(v);
       }

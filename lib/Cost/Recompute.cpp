@@ -13,6 +13,7 @@
 
 #include "dialects/Loom/IR/ShardValues.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
@@ -90,8 +91,31 @@ RecomputeRegions mlir::loom::selectRecomputation(func::FuncOp func,
     ops.push_back(op);
   });
 
-  // Regions: connected through the values one candidate passes another.
+  // A value that both continues into other candidates and leaves to an op
+  // that is kept is a skip connection (the residual stream): joining through
+  // it would chain every layer into one region that crosses the cut points
+  // where pipelines split. Its producer is kept instead.
   DenseSet<Operation *> candidate(ops.begin(), ops.end());
+  auto isSkip = [&](Operation *op) {
+    for (Value r : op->getResults()) {
+      bool toCandidate = false, toKept = false;
+      forEachReader(r, [&](Operation *user) {
+        (candidate.contains(user) ? toCandidate : toKept) = true;
+      });
+      if (toCandidate && toKept)
+        return true;
+    }
+    return false;
+  };
+  SmallVector<Operation *> skips;
+  for (Operation *op : ops)
+    if (!marked.contains(op) && isSkip(op))
+      skips.push_back(op);
+  for (Operation *op : skips)
+    candidate.erase(op);
+  llvm::erase_if(ops, [&](Operation *op) { return !candidate.contains(op); });
+
+  // Regions: connected through the values one candidate passes another.
   llvm::EquivalenceClasses<Operation *> regions;
   for (Operation *op : ops) {
     regions.insert(op);

@@ -70,6 +70,9 @@ constexpr double kEqualWithin = 1.005;
 constexpr double kPlacementMargin = 1.1;
 constexpr double kModelsAgreeWithin = 1.05;
 constexpr size_t kMaxPlacedPlans = 16, kMaxPlacementTries = 32;
+/// The value of the `loom.recompute` marks a plan writes for its selective
+/// recomputation (a user's marks are unit attributes).
+constexpr llvm::StringLiteral kPlannedRecompute = "selective";
 
 /// A node of the strategy graph: a function input, a weight or a compute op
 /// (the representative of its block, when folded).
@@ -1101,9 +1104,9 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   }
 
   // Op costs, one per copy; copies of a folded block cost what their
-  // representative does, so each node is priced once. A recomputed region's
-  // re-created bytes are summed per unit (a region stays inside its block).
-  std::map<std::pair<unsigned, int>, double> regionBytes[2];
+  // representative does, so each node is priced once. Per recomputed region
+  // (each copy's own): its re-created bytes and its last unit.
+  std::map<int, std::pair<double, unsigned>> regionBytes[2];
   std::vector<std::optional<StrategyCost>> opCost(nodes.size());
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     unsigned node = program.nodeOfOp[i];
@@ -1119,15 +1122,21 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     for (unsigned k = 0; k < 2; ++k) {
       u.kept[k] += c.keptBytes[k];
       u.recomputed[k] += c.recomputeSeconds[k];
-      if (ro.region[k] >= 0)
-        regionBytes[k][{unitOfOp[i], ro.region[k]}] += c.rerunBytes[k];
+      if (o.region[k] >= 0) {
+        auto &[bytes, unit] = regionBytes[k][o.region[k]];
+        bytes += c.rerunBytes[k];
+        unit = std::max(unit, unitOfOp[i]);
+      }
     }
     u.footprint = std::max(u.footprint, c.footprint);
   }
+  // A region's re-created bytes are live together while its backward runs:
+  // charged whole to the unit of its last op (a region stays between the
+  // cut points stages split at; Recompute.cpp).
   for (unsigned k = 0; k < 2; ++k)
-    for (auto &[key, bytes] : regionBytes[k])
-      units[key.first].rerunWorkingSet[k] =
-          std::max(units[key.first].rerunWorkingSet[k], bytes);
+    for (auto &[region, entry] : regionBytes[k])
+      units[entry.second].rerunWorkingSet[k] =
+          std::max(units[entry.second].rerunWorkingSet[k], entry.first);
   // Edge costs (resharding, gradients) go to the consumer's unit; the same
   // producer and consumer nodes (so the same layouts) are priced once.
   DenseMap<uint64_t, std::pair<double, double>> edgeCost;
@@ -1151,6 +1160,10 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     auto [fwd, bwd] = it->second;
     Unit &u = units[use.unit];
     u.forward += fwd;
+    // A recomputed op re-runs its operands' resharding with it.
+    for (unsigned k = 0; k < 2; ++k)
+      if (co.region[k] >= 0)
+        u.recomputed[k] += fwd;
     if (options.training && vm.needsGrad && vm.parameterDerived)
       u.gradSync += bwd;
     else
@@ -1773,7 +1786,7 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
   if (cfg.recompute == RecomputeMode::Selective)
     for (auto [i, op] : llvm::enumerate(ops))
       if (model->ops[i].region[regionModel(cfg.recompute)] >= 0)
-        op->setAttr("loom.recompute", b.getUnitAttr());
+        op->setAttr("loom.recompute", b.getStringAttr(kPlannedRecompute));
   if (grid.axes.empty() && grid.pp == 1)
     return; // one device: nothing to shard
 
@@ -1876,10 +1889,15 @@ PlacementOptions Planner::placementOptions(const Config &cfg) const {
   po.precision = options.precision;
   po.memoryFraction = options.memoryFraction;
   po.schedule = cfg.schedule;
-  // The plan's own ZeRO stage and activation policy: the search prices the
-  // others as configurations of their own.
+  // The plan's own ZeRO stage (the search prices the others as
+  // configurations of their own), and its activation policy or one that
+  // recomputes more: recomputation is a placement choice, and a plan the
+  // search priced keeping activations may fit placed only by re-running some.
   po.zeroStages = {cfg.zero};
-  po.recomputeModes = {recomputeModeName(cfg.recompute).str()};
+  po.recomputeModes.clear();
+  for (const std::string &name : options.recomputeModes)
+    if (*parseRecomputeMode(name) >= cfg.recompute)
+      po.recomputeModes.push_back(name);
   return po;
 }
 
@@ -1907,6 +1925,10 @@ Planner::placeOverMemory(double fasterThan) {
   // count cap bounds the rest.
   std::vector<std::pair<unsigned, PlanCandidate>> placed;
   std::set<std::string> seen;
+  // Plans differing only in their activation policy: placing one also tries
+  // every policy that recomputes more, so such a plan is placed once per
+  // policy it adds (the try count then buys different plans).
+  std::map<std::string, RecomputeMode> placedFrom;
   double fastestPlaced = std::numeric_limits<double>::infinity();
   size_t fitted = 0;
   for (unsigned i : over) {
@@ -1916,6 +1938,13 @@ Planner::placeOverMemory(double fasterThan) {
     PlanCandidate c = toCandidate(configs[i]);
     if (!seen.insert(c.describe()).second)
       continue;
+    Config keepAll = configs[i];
+    keepAll.recompute = RecomputeMode::None;
+    std::string samePlan = toCandidate(keepAll).describe();
+    if (auto it = placedFrom.find(samePlan);
+        it != placedFrom.end() && it->second <= configs[i].recompute)
+      continue;
+    placedFrom[samePlan] = configs[i].recompute;
     OwningOpRef<ModuleOp> clone = cast<ModuleOp>(module->clone());
     annotate(*clone, configs[i]);
     std::string firstError;
@@ -1932,6 +1961,7 @@ Planner::placeOverMemory(double fasterThan) {
       // priced it; the placed step adds the transfers and waits.
       c.verifiedStepTime = p->unlimitedStepSeconds;
       c.placement = best->name;
+      c.recompute = recomputeModeName(best->recompute).str();
       c.placedStepTime = best->stepSeconds;
       c.placedDevicePeak = best->devicePeak;
       c.placedHostToDevice = best->h2dBytes;
@@ -2198,8 +2228,10 @@ LogicalResult Planner::chooseAndAnnotate() {
   if (!placedWins && estimates[chosen])
     result.estimate = std::move(*estimates[chosen]);
 
-  const Config &cfg =
-      configs[placedWins ? placed[bestPlaced].first : finalists[chosen]];
+  Config cfg = configs[placedWins ? placed[bestPlaced].first : finalists[chosen]];
+  // Placement may have chosen to recompute more than the search priced.
+  if (placedWins)
+    cfg.recompute = *parseRecomputeMode(placed[bestPlaced].second.recompute);
   // A placement from an earlier run belongs to another plan.
   module->removeAttr("loom.memory_plan");
   module.walk([](WeightOp w) { w->removeAttr("loom.placement"); });
@@ -2287,6 +2319,13 @@ LogicalResult Planner::run() {
 FailureOr<PlanResult> mlir::loom::planModule(ModuleOp module,
                                              const PlanOptions &options) {
   PlanResult result;
+  // Marks an earlier plan wrote for its selective recomputation belong to
+  // that plan; a user's own (unit) marks stay and bind every plan.
+  module.walk([](Operation *op) {
+    if (auto mark = op->getAttrOfType<StringAttr>("loom.recompute");
+        mark && mark.getValue() == kPlannedRecompute)
+      op->removeAttr("loom.recompute");
+  });
   Planner planner(module, options, result);
   if (failed(planner.run()))
     return failure();

@@ -19,6 +19,16 @@ inline Value lookThroughShards(Value v) {
   return v;
 }
 
+/// Calls `fn` on every op that reads `v`, looking through shard.shard ops.
+inline void forEachReader(Value v, llvm::function_ref<void(Operation *)> fn) {
+  for (Operation *user : v.getUsers()) {
+    if (auto s = dyn_cast<shard::ShardOp>(user))
+      forEachReader(s.getResult(), fn);
+    else
+      fn(user);
+  }
+}
+
 } // namespace mlir::loom
 
 #endif // LOOM_DIALECTS_LOOM_IR_SHARDVALUES_H
