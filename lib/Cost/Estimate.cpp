@@ -818,11 +818,7 @@ LogicalResult Estimator::assemble() {
     };
     auto activation = [&](Value v) { return isActivation(v); };
     auto gradient = [&](Value v) { return needsGrad.contains(v); };
-    auto savedBy = [&](Operation *op, SmallVectorImpl<Value> &keep) {
-      if (auto cost = dyn_cast<CostOpInterface>(op))
-        cost.getSavedForBackward(keep);
-    };
-    RecomputeFacts facts{hasBackward, activation, gradient, savedBy};
+    RecomputeFacts facts{hasBackward, activation, gradient};
     regions = selectRecomputation(func, recomputeMode, facts);
   }
   for (OpInfo &info : ops)
@@ -887,7 +883,7 @@ LogicalResult Estimator::assemble() {
       // its own part of a region from what it received.
       if (info.recompute)
         for (Value v : llvm::map_range(info.op->getOperands(), lookThroughShards))
-          if (regions.keptInputs.contains(v) || stageOfValue(v) < s)
+          if (isActivation(v) && (regions.keptInputs.contains(v) || stageOfValue(v) < s))
             saved.insert(v);
       st.gradSync += info.gradSync;
       for (Value v : llvm::map_range(info.op->getOperands(), lookThroughShards)) {

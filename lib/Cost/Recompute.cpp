@@ -11,6 +11,7 @@
 
 #include "loom/Cost/Recompute.h"
 
+#include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -73,7 +74,8 @@ RecomputeRegions mlir::loom::selectRecomputation(func::FuncOp func,
     if (!facts.hasBackward(op))
       return;
     SmallVector<Value> keep;
-    facts.savedBy(op, keep);
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      cost.getSavedForBackward(keep);
     for (Value v : keep)
       if (facts.isActivation(lookThroughShards(v)))
         saved.insert(lookThroughShards(v));

@@ -841,10 +841,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   return p;
 }
 
-/// Step times within this factor of each other are equal within the cost
-/// model's resolution (as in the strategy search).
-constexpr double kEqualWithin = 1.005;
-
 FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
                                                    const PlacementOptions &o) {
   if (!(o.memoryFraction > 0 && o.memoryFraction <= 1))
@@ -922,7 +918,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       // recomputation): a later one must be faster beyond the model's
       // resolution to replace an earlier one.
       const PlacementCandidate *mine = p.best(), *theirs = part->best();
-      if (theirs && (!mine || theirs->stepSeconds * kEqualWithin < mine->stepSeconds)) {
+      if (theirs && (!mine || theirs->stepSeconds * kStepTimesEqualWithin < mine->stepSeconds)) {
         p.chosen = static_cast<int>(offset) + part->chosen;
         p.zeroStage = zero;
         p.problem = std::move(part->problem);

@@ -60,9 +60,6 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// Step times within this factor of each other are equal within the cost
-/// model's resolution; among such plans the simplest grid wins.
-constexpr double kEqualWithin = 1.005;
 /// place-memory=true places plans whose peak without gradients and
 /// optimizer state is within this factor of device memory, in the order of
 /// the search's step and up to kModelsAgreeWithin past the fastest placed
@@ -2018,14 +2015,14 @@ LogicalResult Planner::chooseAndAnnotate() {
       return best;
     double fastestStep = step(best);
     for (size_t k = 0; k < n; ++k)
-      if (usable(k) && step(k) <= fastestStep * kEqualWithin &&
+      if (usable(k) && step(k) <= fastestStep * kStepTimesEqualWithin &&
           axisCount(config(k)) < axisCount(config(best)))
         best = static_cast<int>(k);
     return best;
   };
   auto rankKey = [&](unsigned i) {
     const Config &c = configs[i];
-    bool top = c.fits && c.stepTime <= fastest * kEqualWithin;
+    bool top = c.fits && c.stepTime <= fastest * kStepTimesEqualWithin;
     return std::make_tuple(!c.fits, !top, top ? axisCount(c) : 0,
                            c.fits ? c.stepTime : c.peakMemory);
   };
@@ -2158,7 +2155,7 @@ LogicalResult Planner::chooseAndAnnotate() {
   bool placedWins =
       bestPlaced >= 0 &&
       (fitting.empty() || !fittingVerified ||
-       *placed[bestPlaced].second.placedStepTime * kEqualWithin <
+       *placed[bestPlaced].second.placedStepTime * kStepTimesEqualWithin <
            fitting[chosen].finalStepTime());
   const PlanCandidate &winner =
       placedWins ? placed[bestPlaced].second : fitting[chosen];

@@ -248,11 +248,7 @@ void ProgramModel::modelRecomputation() {
   };
   auto activation = [&](Value v) { return valueOf(v).activation; };
   auto gradient = [&](Value v) { return valueOf(v).needsGrad; };
-  auto savedBy = [&](Operation *op, SmallVectorImpl<Value> &keep) {
-    if (auto cost = dyn_cast<CostOpInterface>(op))
-      cost.getSavedForBackward(keep);
-  };
-  RecomputeFacts facts{hasBackward, activation, gradient, savedBy};
+  RecomputeFacts facts{hasBackward, activation, gradient};
   for (RecomputeMode mode : {RecomputeMode::None, RecomputeMode::Selective}) {
     unsigned k = regionModel(mode);
     RecomputeRegions regions = selectRecomputation(func, mode, facts);

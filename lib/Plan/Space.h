@@ -55,7 +55,7 @@ struct ValueModel {
   bool needsGrad = false;  // depends on a trainable parameter
   bool parameterDerived = false;
   bool saved = false;      // some op keeps it for backward
-  /// Kept for backward under recompute=none / selective (RecomputeModel):
+  /// Kept for backward under recompute=none / selective (regionModel):
   /// what recomputed regions produce is not, their inputs are.
   bool kept[2] = {false, false};
   int batchDim = -1;       // the dim carrying the first input's batch
@@ -129,12 +129,6 @@ public:
   double flopScale(const OpModel &o) const { return o.batchLoop >= 0 ? batchScale : 1; }
   bool isParameter(Operation *weight) const;
 
-private:
-  /// Marks what recompute=none and =selective keep and re-run.
-  void modelRecomputation();
-
-public:
-
   /// Enumerates the strategies of every op for `grid` (non-pipeline axes),
   /// honouring `maxTP` (product of axes on non-batch loops); with `wanted`,
   /// only of the ops it marks (the others get none).
@@ -169,6 +163,10 @@ public:
   /// A readable strategy, e.g. "d0:dp d2:tp | reduce tp".
   std::string describe(const OpModel &o, const Strategy &s,
                        ArrayRef<std::string> axisNames) const;
+
+private:
+  /// Marks what recompute=none and =selective keep and re-run.
+  void modelRecomputation();
 };
 
 /// All layouts of a tensor of `shape` over the non-pipeline axes (each axis

@@ -25,6 +25,11 @@
 
 namespace mlir::loom {
 
+/// Step times within this factor of each other are equal within the cost
+/// model's resolution: the strategy search and memory placement prefer the
+/// simpler plan or placement among such.
+constexpr double kStepTimesEqualWithin = 1.005;
+
 /// Adam's state per parameter, in bytes: two fp32 moments, plus an fp32
 /// master copy when the parameter is stored in fewer than 4 bytes. The
 /// estimator, the search and memory placement all count it this way.

@@ -32,7 +32,8 @@ std::optional<RecomputeMode> parseRecomputeMode(llvm::StringRef name);
 llvm::StringRef recomputeModeName(RecomputeMode mode);
 
 /// What the caller knows of the program's training facts (looked through
-/// sharding annotations).
+/// sharding annotations); what each backward reads comes from the ops'
+/// CostOpInterface (`getSavedForBackward`).
 struct RecomputeFacts {
   /// The op has a backward (an operand needs a gradient).
   llvm::function_ref<bool(Operation *)> hasBackward;
@@ -40,8 +41,6 @@ struct RecomputeFacts {
   llvm::function_ref<bool(Value)> isActivation;
   /// The value depends on a trainable parameter.
   llvm::function_ref<bool(Value)> needsGradient;
-  /// The values the op's backward reads (`getSavedForBackward`).
-  llvm::function_ref<void(Operation *, llvm::SmallVectorImpl<Value> &)> savedBy;
 };
 
 /// The ops training recomputes in the backward instead of keeping their
