@@ -147,3 +147,62 @@ bool loom::upstreamReshardable(const TensorLayout &from, const TensorLayout &to)
   }
   return false;
 }
+
+static size_t axisCount(const SplitDims &dims) {
+  size_t n = 0;
+  for (const GridAxes &axes : dims)
+    n += axes.size();
+  return n;
+}
+
+bool loom::upstreamOneStep(const TensorLayout &from, const TensorLayout &to) {
+  return upstreamReshardable(from, to) &&
+         axisCount(from.splitAxes) <= axisCount(to.splitAxes) + 1;
+}
+
+bool loom::isAxisMove(const TensorLayout &from, const TensorLayout &to) {
+  SplitDims src = trimmedDims(from.splitAxes), dst = trimmedDims(to.splitAxes);
+  size_t rank = std::max(src.size(), dst.size());
+  src.resize(rank);
+  dst.resize(rank);
+  llvm::SmallVector<size_t, 2> changed;
+  for (size_t d = 0; d < rank; ++d)
+    if (src[d] != dst[d])
+      changed.push_back(d);
+  if (changed.size() != 2)
+    return false;
+  for (auto [s, t] : {std::make_pair(changed[0], changed[1]),
+                      std::make_pair(changed[1], changed[0])}) {
+    if (src[s].empty() || dst[t].empty() || src[s].back() != dst[t].back())
+      continue;
+    GridAxes shorter(src[s].begin(), src[s].end() - 1);
+    GridAxes longer(src[t]);
+    longer.push_back(src[s].back());
+    if (shorter == dst[s] && longer == dst[t])
+      return true;
+  }
+  return false;
+}
+
+llvm::SmallVector<SplitDims> loom::reshardPath(SplitDims cur, SplitDims to) {
+  size_t rank = std::max(cur.size(), to.size());
+  cur.resize(rank);
+  to.resize(rank);
+  llvm::SmallVector<SplitDims> path;
+  for (size_t d = 0; d < rank; ++d) {
+    size_t common = 0;
+    while (common < cur[d].size() && common < to[d].size() &&
+           cur[d][common] == to[d][common])
+      ++common;
+    while (cur[d].size() > common) {
+      cur[d].pop_back();
+      path.push_back(trimmedDims(cur));
+    }
+  }
+  for (size_t d = 0; d < rank; ++d)
+    while (cur[d].size() < to[d].size()) {
+      cur[d].push_back(to[d][cur[d].size()]);
+      path.push_back(trimmedDims(cur));
+    }
+  return path;
+}

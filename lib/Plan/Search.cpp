@@ -160,7 +160,7 @@ struct Pins {
   std::optional<int64_t> gridPP;                   // the marked pipeline axis
   std::string gridName;
   DenseMap<Value, std::pair<TensorLayout, Location>> values;
-  std::map<std::pair<Operation *, unsigned>, TensorLayout> operands;
+  std::map<std::pair<Operation *, unsigned>, std::pair<TensorLayout, Location>> operands;
   DenseMap<Operation *, int64_t> stages; // compute ops only
   int64_t numStages = 0;                 // largest pinned stage + 1
   bool any() const {
@@ -169,9 +169,13 @@ struct Pins {
 };
 
 /// Pins mapped onto strategy-graph nodes (representatives, when folded).
+struct NodePin {
+  unsigned index; // result or operand number
+  TensorLayout layout;
+  Location loc; // of the annotation
+};
 struct NodePins {
-  SmallVector<std::pair<unsigned, TensorLayout>, 1> results;  // result -> layout
-  SmallVector<std::pair<unsigned, TensorLayout>, 1> operands; // operand -> layout
+  SmallVector<NodePin, 1> results, operands;
 };
 
 class Planner {
@@ -190,6 +194,10 @@ private:
   LogicalResult mapPins();
   /// Whether strategy `s` of node `n` honours the node's pins.
   bool honoursPins(unsigned n, unsigned s) const;
+  /// The error when no plan honours the pins: names the first pinned op,
+  /// weight or input (in program order) that no strategy honours on any
+  /// searched grid, else says the pins only conflict together.
+  LogicalResult explainUnhonouredPins();
   void enumerateGrids();
   void buildGraphNodes();
   unsigned nodeOfValue(Value v) const;
@@ -384,7 +392,7 @@ LogicalResult Planner::setUp() {
 
 using ::loom::SplitDims;
 using ::loom::trimmedDims;
-using ::loom::upstreamReshardable;
+using ::loom::searchReshardable;
 
 /// Layouts compare without trailing unsplit dimensions.
 static bool sameLayout(const TensorLayout &a, const TensorLayout &b) {
@@ -480,7 +488,8 @@ LogicalResult Planner::readPins() {
     if (op.getAnnotateForUsers()) {
       for (OpOperand &use : op.getResult().getUses())
         if (!isa<shard::ShardOp>(use.getOwner()))
-          pins.operands[{use.getOwner(), use.getOperandNumber()}] = layout;
+          pins.operands.insert_or_assign({use.getOwner(), use.getOperandNumber()},
+                                         std::make_pair(layout, op.getLoc()));
     } else {
       auto [it, inserted] = pins.values.try_emplace(src, layout, op.getLoc());
       if (!inserted && !sameLayout(it->second.first, layout))
@@ -523,18 +532,18 @@ LogicalResult Planner::readPins() {
 }
 
 LogicalResult Planner::mapPins() {
-  auto addPin = [&](SmallVector<std::pair<unsigned, TensorLayout>, 1> &list,
-                    unsigned index, const TensorLayout &l, Location loc) -> LogicalResult {
-    for (auto &[i, have] : list)
-      if (i == index) {
-        if (sameLayout(have, l))
+  auto addPin = [&](SmallVector<NodePin, 1> &list, unsigned index,
+                    const TensorLayout &l, Location loc) -> LogicalResult {
+    for (const NodePin &have : list)
+      if (have.index == index) {
+        if (sameLayout(have.layout, l))
           return success();
         return mlir::emitError(loc, "loom-plan: this pinned sharding ")
-               << layoutText(l) << " conflicts with " << layoutText(have)
+               << layoutText(l) << " conflicts with " << layoutText(have.layout)
                << " pinned on another copy of the same repeated block (copies "
                   "share one plan; plan with fold=false to pin copies apart)";
       }
-    list.push_back({index, l});
+    list.push_back({index, l, loc});
     return success();
   };
   for (auto &[v, pin] : pins.values) {
@@ -543,11 +552,11 @@ LogicalResult Planner::mapPins() {
     if (failed(addPin(nodePins[node].results, r, pin.first, pin.second)))
       return failure();
   }
-  for (auto &[use, l] : pins.operands) {
+  for (auto &[use, pin] : pins.operands) {
     if (!model->opIndex.count(use.first))
       continue; // not a compute op (a return): nothing to choose
-    if (failed(addPin(nodePins[repNode(use.first)].operands, use.second, l,
-                      use.first->getLoc())))
+    if (failed(addPin(nodePins[repNode(use.first)].operands, use.second,
+                      pin.first, pin.second)))
       return failure();
   }
   // Stages per unit; they must agree within a unit and not decrease.
@@ -579,17 +588,18 @@ bool Planner::honoursPins(unsigned n, unsigned s) const {
   if (it == nodePins.end())
     return true;
   const Node &node = nodes[n];
-  for (auto &[r, l] : it->second.results) {
+  for (const NodePin &pin : it->second.results) {
     TensorLayout have = node.kind == Node::Op
                             ? model->resultLayout(model->ops[node.index],
-                                                  model->ops[node.index].strategies[s], r)
+                                                  model->ops[node.index].strategies[s],
+                                                  pin.index)
                             : node.layouts[s];
-    if (!sameLayout(have, l))
+    if (!sameLayout(have, pin.layout))
       return false;
   }
-  for (auto &[i, l] : it->second.operands) {
+  for (const NodePin &pin : it->second.operands) {
     const OpModel &o = model->ops[node.index];
-    if (!sameLayout(model->operandLayout(o, o.strategies[s], i), l))
+    if (!sameLayout(model->operandLayout(o, o.strategies[s], pin.index), pin.layout))
       return false;
   }
   return true;
@@ -907,6 +917,52 @@ static size_t strategyCount(const ProgramModel &model, const Node &n) {
   return n.kind == Node::Op ? model.ops[n.index].strategies.size() : n.layouts.size();
 }
 
+LogicalResult Planner::explainUnhonouredPins() {
+  SmallVector<unsigned> pinned;
+  for (auto &entry : nodePins)
+    pinned.push_back(entry.first);
+  llvm::sort(pinned); // nodes are numbered in program order
+  for (unsigned n : pinned) {
+    bool honoured = false;
+    for (unsigned g = 0; g < grids.size() && !honoured; ++g) {
+      activateGrid(g);
+      for (size_t s = 0, e = strategyCount(*model, nodes[n]); s < e && !honoured; ++s)
+        honoured = honoursPins(n, s);
+    }
+    if (honoured)
+      continue;
+    // Reported at the first of its annotations, naming what it pins.
+    const Node &node = nodes[n];
+    const NodePins &np = nodePins[n];
+    Location loc = np.results.empty() ? np.operands.front().loc : np.results.front().loc;
+    InFlightDiagnostic diag = mlir::emitError(loc, "loom-plan: no strategy of ");
+    if (node.kind == Node::Op)
+      diag << model->ops[node.index].op->getName() << " at "
+           << model->ops[node.index].op->getLoc();
+    else if (node.kind == Node::Weight)
+      diag << "weight at " << model->weights[node.index]->getLoc();
+    else
+      diag << "input #" << node.index;
+    diag << " honours its pinned shardings on any grid (";
+    llvm::interleaveComma(np.results, diag, [&](const NodePin &pin) {
+      diag << "result " << pin.index << " " << layoutText(pin.layout);
+    });
+    if (!np.results.empty() && !np.operands.empty())
+      diag << ", ";
+    llvm::interleaveComma(np.operands, diag, [&](const NodePin &pin) {
+      diag << "operand " << pin.index << " " << layoutText(pin.layout);
+    });
+    diag << "): a pinned layout may split a dimension the grid does not divide, "
+            "list a dimension's axes out of order, or ask for a split the op "
+            "cannot compute locally";
+    return diag;
+  }
+  return error() << "no plan honours the pinned shardings on any grid: each "
+                    "pin alone is possible, but together they need a "
+                    "resharding the partitioner cannot do in one step, or "
+                    "exceed the memory limit";
+}
+
 void Planner::activateGrid(unsigned g) {
   if (activeGrid == static_cast<int>(g))
     return;
@@ -1009,7 +1065,7 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
     std::vector<double> small(pLayouts.size() * cLayouts.size());
     for (size_t a = 0; a < pLayouts.size(); ++a)
       for (size_t b = 0; b < cLayouts.size(); ++b) {
-        if (!upstreamReshardable(pLayouts[a], cLayouts[b].first)) {
+        if (!searchReshardable(pLayouts[a], cLayouts[b].first)) {
           small[a * cLayouts.size() + b] = kInfeasible;
           continue;
         }
@@ -1834,9 +1890,11 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
     shardings[key] = s;
     return s;
   };
+  DenseMap<Value, TensorLayout> produced; // each annotated value's layout
   auto annotateResult = [&](Value v, const TensorLayout &l) {
     if (!isa<RankedTensorType>(v.getType()))
       return;
+    produced[v] = l;
     OpBuilder::InsertionGuard guard(b);
     Value s = shardingFor(l);
     // An argument's annotation goes right after its (reused, top-of-entry)
@@ -1872,6 +1930,20 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
         continue;
       TensorLayout want = model->operandLayout(ro, s, k);
       b.setInsertionPoint(op);
+      // A resharding upstream does not do in one step (an axis moving
+      // between dimensions whose other axes differ) is written as the chain
+      // of steps it does; loom-partition fuses it back (Reshard.h).
+      SmallVector<SplitDims> steps;
+      if (auto have = produced.find(lookThroughShards(v));
+          have != produced.end() && !::loom::upstreamOneStep(have->second, want))
+        steps = ::loom::reshardPath(have->second.splitAxes, want.splitAxes);
+      if (!steps.empty())
+        steps.pop_back(); // the last is `want` itself
+      for (const SplitDims &dims : steps) {
+        TensorLayout step;
+        step.splitAxes = dims;
+        v = shard::ShardOp::create(b, op->getLoc(), v, shardingFor(step), true);
+      }
       auto sh = shard::ShardOp::create(b, op->getLoc(), v, shardingFor(want), true);
       op->setOperand(k, sh.getResult());
     }
@@ -2303,9 +2375,7 @@ LogicalResult Planner::run() {
     solveGrid(g);
   priceOtherBatchSizes();
   if (configs.empty() && pins.any())
-    return error() << "no plan honours the pinned shardings on any grid (a "
-                      "pinned layout may split a dimension the grid does not "
-                      "divide, or list a dimension's axes out of order)";
+    return explainUnhonouredPins();
   result.searchSeconds = secondsSince(searchStart) + result.foldSeconds;
   if (failed(chooseAndAnnotate()))
     return failure();

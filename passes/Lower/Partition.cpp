@@ -65,41 +65,6 @@ static ::loom::TensorLayout layoutOf(const shard::Sharding &sharding) {
   return layout;
 }
 
-/// The layouts a value passes through from `from` to `to`, each one axis
-/// away from the one before: the axes of each dimension past its common
-/// prefix with `to` are dropped one at a time (an all-gather each), then
-/// `to`'s are appended one at a time (local slices).
-static SmallVector<::loom::SplitDims> reshardPath(::loom::SplitDims cur,
-                                                 ::loom::SplitDims to) {
-  size_t rank = std::max(cur.size(), to.size());
-  cur.resize(rank);
-  to.resize(rank);
-  SmallVector<::loom::SplitDims> path;
-  for (size_t d = 0; d < rank; ++d) {
-    size_t common = 0;
-    while (common < cur[d].size() && common < to[d].size() &&
-           cur[d][common] == to[d][common])
-      ++common;
-    while (cur[d].size() > common) {
-      cur[d].pop_back();
-      path.push_back(cur);
-    }
-  }
-  for (size_t d = 0; d < rank; ++d)
-    while (cur[d].size() < to[d].size()) {
-      cur[d].push_back(to[d][cur[d].size()]);
-      path.push_back(cur);
-    }
-  return path;
-}
-
-static size_t axisCount(const ::loom::TensorLayout &layout) {
-  size_t n = 0;
-  for (const ::loom::GridAxes &axes : layout.splitAxes)
-    n += axes.size();
-  return n;
-}
-
 /// Upstream `shard-partition` reshards a value (its own annotation, then the
 /// one a user asks for) in one step of three kinds only: move the last axis
 /// of a dimension to another, append one axis, drop the last one. Built
@@ -107,7 +72,8 @@ static size_t axisCount(const ::loom::TensorLayout &layout) {
 /// the user, e.g. replicating a tensor split [[0, 1]] or [[1], [0]] (the
 /// replicated results ask for that after any 2-D data split). Every such
 /// resharding becomes a chain of annotations for users, one per layout of
-/// reshardPath, each one upstream step from the one before.
+/// reshardPath, each one upstream step from the one before (the strategy
+/// search writes its plans so already).
 static void splitReshardings(func::FuncOp func) {
   SmallVector<shard::ShardOp> users;
   func.walk([&](shard::ShardOp user) {
@@ -124,10 +90,9 @@ static void splitReshardings(func::FuncOp func) {
         !to.getStaticShardedDimsOffsets().empty())
       continue;
     ::loom::TensorLayout a = layoutOf(from), b = layoutOf(to);
-    // One upstream step (which drops a single axis, not several).
-    if (::loom::upstreamReshardable(a, b) && axisCount(a) <= axisCount(b) + 1)
+    if (::loom::upstreamOneStep(a, b))
       continue;
-    SmallVector<::loom::SplitDims> path = reshardPath(
+    SmallVector<::loom::SplitDims> path = ::loom::reshardPath(
         ::loom::trimmedDims(a.splitAxes), ::loom::trimmedDims(b.splitAxes));
     path.pop_back(); // the last layout is the user's own
     OpBuilder builder(user);
@@ -145,6 +110,40 @@ static void splitReshardings(func::FuncOp func) {
                                      /*annotate_for_users=*/true);
     }
     user.getSrcMutable().assign(value);
+  }
+}
+
+/// An all-gather over grid axes A along dimension s followed by a slice
+/// over the same axes along t is an all-to-all over A (split t, concat s):
+/// either way a device ends with its t-block of every peer's s-block, in
+/// axis order. reshardPath spells a move of an axis between dimensions as
+/// that pair (upstream moves one only when the two dimensions' other axes
+/// agree, e.g. not GShard's [[dp, ep]] -> [[dp], [ep]]); the fused form
+/// moves 1/|A| of the bytes the gather does, as the cost model prices it.
+/// With s == t the pair is the identity.
+static void fuseGatherSlice(func::FuncOp func) {
+  SmallVector<shard::AllSliceOp> slices;
+  func.walk([&](shard::AllSliceOp slice) { slices.push_back(slice); });
+  for (shard::AllSliceOp slice : slices) {
+    auto gather = slice.getInput().getDefiningOp<shard::AllGatherOp>();
+    if (!gather || !gather->hasOneUse() || gather.getGrid() != slice.getGrid() ||
+        gather.getGridAxes() != slice.getGridAxes())
+      continue;
+    int64_t concatAxis = gather.getGatherAxis().getSExtValue();
+    int64_t splitAxis = slice.getSliceAxis().getSExtValue();
+    Value fused = gather.getInput();
+    if (concatAxis != splitAxis) {
+      OpBuilder builder(slice);
+      fused = shard::AllToAllOp::create(
+          builder, slice.getLoc(), slice.getType(), gather.getGridAttr(),
+          gather.getGridAxesAttr(), gather.getInput(),
+          slice.getSliceAxisAttr(), gather.getGatherAxisAttr());
+    } else if (fused.getType() != slice.getType()) {
+      continue;
+    }
+    slice.replaceAllUsesWith(fused);
+    slice.erase();
+    gather.erase();
   }
 }
 
@@ -292,6 +291,8 @@ struct LoomPartitionPass
       splitReshardings(f);
     if (failed(runUpstream("func.func(shard-partition,canonicalize)")))
       return signalPassFailure();
+    for (auto f : module.getOps<func::FuncOp>())
+      fuseGatherSlice(f);
   }
 };
 } // namespace

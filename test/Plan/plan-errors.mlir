@@ -95,14 +95,32 @@ module {
 // -----
 
 // A pinned layout outside the search space: 6 rows do not split 8 ways.
-// expected-error @+1 {{no plan honours the pinned shardings on any grid}}
+// The error is at the annotation and names what it pins.
 module {
   shard.grid @g(shape = 8)
   func.func @main(%x: tensor<6x8xf32>) -> tensor<6x8xf32> {
     %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+    // expected-error @+1 {{no strategy of input #0 honours its pinned shardings on any grid (result 0 [[0]])}}
     %a = shard.shard %x to %s : tensor<6x8xf32>
     %y = loom.unary relu %a : tensor<6x8xf32>
     return %y : tensor<6x8xf32>
+  }
+}
+
+// -----
+
+// Pins each possible alone, impossible together: [[0, 1]] -> [[1], [0]]
+// swaps two axes between dimensions, which no partitioner step does.
+// expected-error @+1 {{no plan honours the pinned shardings on any grid: each pin alone is possible}}
+module {
+  shard.grid @g(shape = 2x4)
+  func.func @main(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    %rows = shard.sharding @g split_axes = [[0, 1]] : !shard.sharding
+    %a = shard.shard %x to %rows : tensor<8x8xf32>
+    %swapped = shard.sharding @g split_axes = [[1], [0]] : !shard.sharding
+    %b = shard.shard %a to %swapped annotate_for_users : tensor<8x8xf32>
+    %y = loom.unary relu %b : tensor<8x8xf32>
+    return %y : tensor<8x8xf32>
   }
 }
 

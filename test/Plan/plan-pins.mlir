@@ -18,6 +18,20 @@
 // RUN: FileCheck %s --check-prefix=GPTTEXT < %t.gpt.txt
 // RUN: loom-opt %t.gpt.planned.mlir --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition,canonicalize))' -o /dev/null
 
+// GShard's hand plan for an 8-layer MoE on dp=2 x ep=4: tokens group-split
+// over both axes as dispatched, expert-split for the expert matmuls, and
+// back. [[dp, ep]] -> [[dp], [ep]] is one all-to-all over ep that upstream
+// shard-partition does not do in one step; the plan spells it as the two
+// steps it does (drop ep, split dim 1 on it), upstream partitions that, and
+// loom-partition fuses it back into the all-to-all: 2 per MoE layer.
+// RUN: %python %loom_src/bench/model_ir.py --kind moe --layers 8 --moe-every 2 --hidden 1024 --heads 16 --ffn 4096 --seq 256 --vocab 8192 --batch 16 --experts 16 --top-k 2 --dtype bf16 -o %t.moe.mlir
+// RUN: %python %loom_src/test/Integration/Inputs/annotate_plans.py %t.moe.mlir -o %t.moe.d --name moe dp2xep4
+// RUN: loom-opt %t.moe.d/moe-dp2xep4.mlir --loom-plan="cluster=dgx-a100-80g mode=train global-batch=16 table=none" -o %t.moe.planned.mlir
+// RUN: FileCheck %s --check-prefix=MOE < %t.moe.planned.mlir
+// RUN: loom-opt %t.moe.planned.mlir --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition,canonicalize))' -o /dev/null
+// RUN: loom-opt %t.moe.planned.mlir --pass-pipeline="builtin.module(loom-partition)" -o %t.moe.part.mlir
+// RUN: FileCheck %s --check-prefix=MOE-PART < %t.moe.part.mlir
+
 // MLP: shard.grid @plan(shape = 8)
 // MLP: %[[COL:.*]] = shard.sharding @plan split_axes = {{\[\[\], \[0\]\]}}
 // MLP: loom.weight parameter "layers.1.weight"
@@ -27,6 +41,17 @@
 // MLPTEXT: plan:   grid tp=8,
 // MLPTEXT: block 0: 2 copies x 2 ops
 // MLPTEXT-NEXT: loom.matmul at plan-pins.mlir:{{[0-9]+}}: result [-, tp] weight [-, tp]
+
+// MOE-DAG: %[[GROUPS:.*]] = shard.sharding @plan split_axes = {{\[\[0, 1\]\]}}
+// MOE-DAG: %[[DP:.*]] = shard.sharding @plan split_axes = {{\[\[0\]\]}}
+// MOE-DAG: %[[EXPERTS:.*]] = shard.sharding @plan split_axes = {{\[\[0\], \[1\]\]}}
+// MOE: loom.moe_dispatch
+// MOE-NEXT: shard.shard %{{.*}} to %[[GROUPS]] : tensor<16x16x40x1024xbf16>
+// MOE: %[[STEP:.*]] = shard.shard %{{.*}} to %[[DP]] annotate_for_users : tensor<16x16x40x1024xbf16>
+// MOE-NEXT: %[[READ:.*]] = shard.shard %[[STEP]] to %[[EXPERTS]] annotate_for_users
+// MOE: loom.matmul %[[READ]],
+// MOE-PART-COUNT-8: shard.all_to_all {{.*}} grid_axes = [1]
+// MOE-PART-NOT: shard.all_slice {{.*}} : tensor<{{.*}}x40x1024xbf16>
 
 // GPT: shard.grid @plan(shape = 2x2x2) {loom.axis_names = ["dp", "tp", "pp"]
 // GPT-SAME: loom.pipeline_axis = 2

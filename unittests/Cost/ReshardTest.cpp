@@ -89,3 +89,55 @@ TEST(Reshard, PartialGatherAndKeep) {
   EXPECT_EQ(steps[1].kind, CollectiveKind::AllGather);
   EXPECT_DOUBLE_EQ(steps[1].bytes, 1024);
 }
+
+TEST(Reshard, UpstreamMovesAnAxisOnlyBetweenDimsWithEqualOtherAxes) {
+  // [[1]] -> [[], [1]]: upstream's own all-to-all.
+  EXPECT_TRUE(upstreamOneStep(layout({{1}}), layout({{}, {1}})));
+  EXPECT_TRUE(isAxisMove(layout({{1}}), layout({{}, {1}})));
+  // GShard's [[dp, ep]] -> [[dp], [ep]]: an all-to-all over ep, but the
+  // dimensions' other axes ([dp] and []) differ, so upstream cannot.
+  TensorLayout grouped = layout({{0, 1}}), expertSplit = layout({{0}, {1}});
+  EXPECT_FALSE(upstreamReshardable(grouped, expertSplit));
+  EXPECT_TRUE(isAxisMove(grouped, expertSplit));
+  EXPECT_TRUE(isAxisMove(expertSplit, grouped));
+  EXPECT_TRUE(searchReshardable(grouped, expertSplit));
+  auto steps = reshardSteps(1024, grouped, expertSplit, axisSize);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].kind, CollectiveKind::AllToAll);
+  EXPECT_EQ(steps[0].axes, GridAxes({1}));
+}
+
+TEST(Reshard, AxisMoveIsOneAxisBetweenTwoDims) {
+  // Not the last axis of its dimension.
+  EXPECT_FALSE(isAxisMove(layout({{1, 0}}), layout({{0}, {1}})));
+  // Lands before the target's own axes.
+  EXPECT_FALSE(isAxisMove(layout({{1}, {0}}), layout({{}, {1, 0}})));
+  EXPECT_TRUE(isAxisMove(layout({{1}, {0}}), layout({{}, {0, 1}})));
+  // Two axes change, or a third dimension changes too.
+  EXPECT_FALSE(isAxisMove(layout({{0, 1}}), layout({{}, {0, 1}})));
+  EXPECT_FALSE(isAxisMove(layout({{0, 1}, {}, {}}), layout({{0}, {1}, {0}})));
+  // No change, a gather, a slice.
+  EXPECT_FALSE(isAxisMove(layout({{1}}), layout({{1}})));
+  EXPECT_FALSE(isAxisMove(layout({{1}}), layout({{}})));
+  EXPECT_FALSE(isAxisMove(layout({{}}), layout({{1}})));
+}
+
+TEST(Reshard, PathDropsThenAppendsOneAxisAtATime) {
+  auto path = reshardPath({{0, 1}}, {{0}, {1}});
+  ASSERT_EQ(path.size(), 2u);
+  EXPECT_EQ(path[0], SplitDims({{0}}));
+  EXPECT_EQ(path[1], SplitDims({{0}, {1}}));
+  // Every step is one upstream step from the one before.
+  path = reshardPath({{1, 0}, {}}, {{}, {0, 1}});
+  ASSERT_EQ(path.size(), 4u);
+  SplitDims cur = {{1, 0}};
+  for (const SplitDims &next : path) {
+    TensorLayout a, b;
+    a.splitAxes = cur;
+    b.splitAxes = next;
+    EXPECT_TRUE(upstreamOneStep(a, b));
+    cur = next;
+  }
+  EXPECT_EQ(cur, SplitDims({{}, {0, 1}}));
+  EXPECT_TRUE(reshardPath({{1}}, {{1}, {}}).empty());
+}

@@ -59,8 +59,33 @@ SplitDims trimmedDims(const SplitDims &dims);
 /// Whether upstream `shard-partition` can reshard `from` into `to` in the one
 /// step it knows (split axes only), counting a drop of several trailing axes
 /// of one dimension (upstream drops one; loom-partition splits the rest into
-/// steps): the search offers only such edges.
+/// steps).
 bool upstreamReshardable(const TensorLayout &from, const TensorLayout &to);
+
+/// Whether `from` -> `to` is exactly one upstream step: upstreamReshardable
+/// and dropping at most one axis. Anything else is annotated as the chain of
+/// reshardPath, one step per annotation.
+bool upstreamOneStep(const TensorLayout &from, const TensorLayout &to);
+
+/// Whether `to` is `from` with the last axis of one dimension moved to the
+/// end of another, every other dimension unchanged: one all-to-all over that
+/// axis. Upstream recognizes it only when the two dimensions' other axes are
+/// equal; annotated as reshardPath's all-gather and slice, loom-partition
+/// fuses the pair back into the all-to-all (docs/lowering.md).
+bool isAxisMove(const TensorLayout &from, const TensorLayout &to);
+
+/// The reshardings the strategy search offers: what the partitioned program
+/// executes as the collectives reshardSteps prices (upstream's one step, or
+/// an axis move).
+inline bool searchReshardable(const TensorLayout &from, const TensorLayout &to) {
+  return upstreamReshardable(from, to) || isAxisMove(from, to);
+}
+
+/// The split axes a value passes through from `from` to `to`, `to` last, each
+/// one axis from the one before: the axes of each dimension past its common
+/// prefix with `to` are dropped one at a time (an all-gather each), then
+/// `to`'s are appended one at a time (local slices).
+llvm::SmallVector<SplitDims> reshardPath(SplitDims from, SplitDims to);
 
 } // namespace loom
 
