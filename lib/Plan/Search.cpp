@@ -116,6 +116,29 @@ struct Unit {
   double sendOut = 0;               // seconds to send them to the next stage
 };
 
+/// One pipeline stage's memory per device as its units are added: static
+/// state, the activations one micro-batch keeps (or, under full
+/// recomputation, the block boundaries if smaller), the largest region one
+/// recomputation re-creates, and the largest temporary working set. The
+/// stage partitioner and the step evaluation both count with it.
+struct StageMemory {
+  double staticBytes = 0, kept = 0, boundaries = 0, rerun = 0, temp = 0;
+  void add(const Unit &u, double unitStaticBytes, RecomputeMode mode) {
+    staticBytes += unitStaticBytes;
+    kept += u.keptBytes(mode);
+    boundaries += u.boundaryOut;
+    rerun = std::max(rerun, u.rerunBytes(mode));
+    temp = std::max(temp, u.footprint);
+  }
+  /// Everything but the temporaries, with `held` micro-batches in flight.
+  double bytes(int64_t held, RecomputeMode mode, bool training) const {
+    if (!training)
+      return staticBytes;
+    double perMicro = mode == RecomputeMode::Full ? std::min(boundaries, kept) : kept;
+    return staticBytes + static_cast<double>(held) * perMicro + rerun;
+  }
+};
+
 /// A solution's units at one micro-batch size (the IR's batch rescaled).
 struct BatchOption {
   int64_t irBatch;      // the batch of one micro-batch over all replicas
@@ -1449,26 +1472,6 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   double cap = cluster.device.memoryBytes * options.memoryFraction;
   const int64_t p = grid.pp, v = stages / std::max<int64_t>(1, p);
   // Memory of a stage, grown one unit at a time.
-  struct StageMemory {
-    StageMemory(const Planner &planner, const Config &cfg, int64_t dataParallel,
-                int64_t held)
-        : planner(planner), cfg(cfg), dataParallel(dataParallel), held(held) {}
-    double add(const Unit &u) {
-      st += planner.staticBytes(u, cfg, dataParallel);
-      act += u.keptBytes(cfg.recompute);
-      ckpt += u.boundaryOut;
-      seg = std::max(seg, u.rerunBytes(cfg.recompute));
-      temp = std::max(temp, u.footprint);
-      if (!planner.options.training)
-        return st + temp;
-      double perMicro = cfg.recompute == RecomputeMode::Full ? std::min(ckpt, act) : act;
-      return st + held * perMicro + temp + seg;
-    }
-    const Planner &planner;
-    const Config &cfg;
-    int64_t dataParallel, held;
-    double st = 0, act = 0, ckpt = 0, seg = 0, temp = 0;
-  };
   auto held = [&](int64_t s) {
     return options.training ? inFlight(cfg.schedule, cfg.microBatches, p, s % p, v, s / p) : 0;
   };
@@ -1499,12 +1502,14 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
       size_t maxEnd = std::min(n - left, firstLater[s]);
       size_t b = a;
       size_t best = a;
-      StageMemory mem(*this, cfg, sv.dataParallel, held(s));
+      StageMemory mem;
       while (b < maxEnd) {
         ++b;
         if (prefix[b] - prefix[a] > T)
           break;
-        if (mem.add(units[b - 1]) > stageCap)
+        mem.add(units[b - 1], staticBytes(units[b - 1], cfg, sv.dataParallel),
+                cfg.recompute);
+        if (mem.bytes(held(s), cfg.recompute, options.training) + mem.temp > stageCap)
           break;
         if (prefix[b] - prefix[a] + sendAt(b) <= T)
           best = b;
@@ -1546,8 +1551,8 @@ void Planner::evaluateConfig(Config &cfg) {
   const double m = static_cast<double>(cfg.microBatches);
   double zeroDiv = dpDivisor(sv.dataParallel);
   std::vector<double> stageTime(S, 0), stageBwd(S, 0), stageSync(S, 0),
-      stageParams(S, 0), stageStatic(S, 0), stageMovable(S, 0), stageAct(S, 0),
-      stageCkpt(S, 0), stageSeg(S, 0), stageTemp(S, 0);
+      stageParams(S, 0), stageMovable(S, 0);
+  std::vector<StageMemory> stageMem(S);
   for (size_t u = 0; u < units.size(); ++u) {
     unsigned s = cfg.stageOfUnit[u];
     const Unit &un = units[u];
@@ -1556,12 +1561,8 @@ void Planner::evaluateConfig(Config &cfg) {
     stageBwd[s] += options.training ? bwd : 0;
     stageSync[s] += un.gradSync;
     stageParams[s] += un.params;
-    stageStatic[s] += staticBytes(un, cfg, sv.dataParallel);
     stageMovable[s] += trainingStateBytes(un, cfg, sv.dataParallel);
-    stageAct[s] += un.keptBytes(cfg.recompute);
-    stageCkpt[s] += un.boundaryOut;
-    stageSeg[s] = std::max(stageSeg[s], un.rerunBytes(cfg.recompute));
-    stageTemp[s] = std::max(stageTemp[s], un.footprint);
+    stageMem[s].add(un, staticBytes(un, cfg, sv.dataParallel), cfg.recompute);
     if (u + 1 < units.size() && cfg.stageOfUnit[u + 1] != s)
       stageTime[s] += (options.training ? 2 : 1) * un.sendOut;
   }
@@ -1581,15 +1582,12 @@ void Planner::evaluateConfig(Config &cfg) {
       bwd += stageBwd[s];
       sync += stageSync[s];
       params += stageParams[s];
-      double perMicro = cfg.recompute == RecomputeMode::Full
-                            ? std::min(stageCkpt[s], stageAct[s])
-                            : stageAct[s];
       int64_t held = options.training
                          ? inFlight(cfg.schedule, cfg.microBatches, p, d, cfg.virtualStages, s / p)
                          : 0;
-      mem += stageStatic[s] + held * perMicro + stageSeg[s];
+      mem += stageMem[s].bytes(held, cfg.recompute, options.training);
       movable += stageMovable[s];
-      temp = std::max(temp, stageTemp[s]);
+      temp = std::max(temp, stageMem[s].temp);
     }
     mem += temp;
     peak = std::max(peak, mem);
