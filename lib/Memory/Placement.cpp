@@ -361,6 +361,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     p.otherDeviceBytes = std::max(p.otherDeviceBytes, dev.otherBytes);
   }
   p.unlimitedStepSeconds = e.stepTime;
+  p.modelFlops = e.modelFlops;
+  p.globalBatch = static_cast<double>(e.globalBatch);
+  p.peakFlopsPerDevice = e.peakFlopsPerDevice;
 
   const double h2d = cluster.host.copyBandwidth(), d2h = h2d;
   const double adamRate = cluster.host.cpuAdamBandwidth / perNode;

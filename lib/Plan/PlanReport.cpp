@@ -83,11 +83,15 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
                             ? *b.placedHostToDevice / *b.placedHostToDeviceBound
                             : 1.0)
        << " (loom.placement)\n";
+  std::optional<PlanResult::Throughput> rates = p.placedThroughput;
   if (p.estimate)
+    rates = {p.estimate->samplesPerSecond(), p.estimate->modelTflopsPerDevice(),
+             p.estimate->mfu()};
+  if (rates)
     os << llvm::formatv("  throughput: {0:F1} samples/s, {1:F1} TFLOP/s per device, "
-                        "MFU {2:F1}%\n",
-                        p.estimate->samplesPerSecond(),
-                        p.estimate->modelTflopsPerDevice(), 100 * p.estimate->mfu());
+                        "MFU {2:F1}%{3}\n",
+                        rates->samplesPerSecond, rates->tflopsPerDevice, 100 * rates->mfu,
+                        p.estimate ? "" : " (placed)");
   for (auto [i, blk] : llvm::enumerate(p.blocks)) {
     os << llvm::formatv("  block {0}: {1} copies x {2} ops\n", i, blk.copies, blk.opsPerCopy);
     for (const OpStrategy &s : blk.ops)
@@ -196,5 +200,10 @@ llvm::json::Value mlir::loom::planToJSON(const PlanResult &p) {
   };
   if (p.estimate)
     o["estimate"] = estimateToJSON(*p.estimate);
+  if (const auto &t = p.placedThroughput)
+    o["placed_throughput"] = llvm::json::Object{
+        {"samples_per_s", t->samplesPerSecond},
+        {"model_tflops_per_device", t->tflopsPerDevice},
+        {"mfu", t->mfu}};
   return o;
 }

@@ -2306,9 +2306,12 @@ LogicalResult Planner::chooseAndAnnotate() {
   if (placedWins) {
     // The same placement again, now written into the module.
     auto t1 = Clock::now();
-    if (failed(placeMemory(module, placementOptions(cfg))))
+    FailureOr<MemoryPlacement> placement = placeMemory(module, placementOptions(cfg));
+    if (failed(placement))
       return failure();
     result.placeSeconds += secondsSince(t1);
+    result.placedThroughput = {placement->samplesPerSecond(),
+                               placement->modelTflopsPerDevice(), placement->mfu()};
   }
 
   // The report's strategies: per block (representative ops), then the rest.

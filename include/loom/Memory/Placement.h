@@ -85,6 +85,9 @@ struct MemoryPlacement {
   /// The same with selective / full recomputation (-1: not priced).
   double otherDeviceBytesRecomputed[2] = {-1, -1};
   double unlimitedStepSeconds = 0; // the fastest ZeRO stage, no limits
+  /// Per step, as the estimator counts them (placement adds no model
+  /// FLOPs), for the placed plan's throughput.
+  double modelFlops = 0, globalBatch = 0, peakFlopsPerDevice = 0;
   bool delayedUpdate = false; // as asked; resident placements take it
   std::vector<PlacementCandidate> candidates; // in the order tried
   int chosen = -1;                            // index, -1 = nothing fits
@@ -103,6 +106,19 @@ struct MemoryPlacement {
 
   const PlacementCandidate *best() const {
     return chosen < 0 ? nullptr : &candidates[chosen];
+  }
+  /// The chosen placement's rates (0 when nothing fits).
+  double samplesPerSecond() const { return perStep(globalBatch); }
+  double modelTflopsPerDevice() const {
+    return perStep(modelFlops) / static_cast<double>(devices) / 1e12;
+  }
+  double mfu() const {
+    return peakFlopsPerDevice > 0 ? modelTflopsPerDevice() * 1e12 / peakFlopsPerDevice : 0;
+  }
+
+private:
+  double perStep(double amount) const {
+    return best() && best()->stepSeconds > 0 ? amount / best()->stepSeconds : 0;
   }
 };
 

@@ -117,6 +117,11 @@ struct PlanResult {
   size_t placed = 0;       // plans over memory placed (place-memory=true)
   double placeSeconds = 0; // their placement, and the winner's again
   std::optional<Estimate> estimate;    // of the chosen plan, when verified
+  /// Of a placed winner (which has no verified estimate): at its placed step.
+  struct Throughput {
+    double samplesPerSecond = 0, tflopsPerDevice = 0, mfu = 0;
+  };
+  std::optional<Throughput> placedThroughput;
   std::vector<std::string> notes;
   PlanOptions options;
   std::string clusterName;
