@@ -15,6 +15,7 @@
 #include "loom/Memory/Placement.h"
 
 #include "loom/Memory/Arena.h"
+#include "loom/Memory/Movement.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
@@ -822,6 +823,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       p.problem = s.problem;
       p.plan = s.plan;
       p.chunkOf = s.chunkOf;
+      for (const OpStep &step : dev0.steps)
+        p.forwardOps.push_back(step.op);
       if (llvm::Error err = lm::simulateChunks(p.problem, p.plan))
         return func.emitOpError("the chunk schedule failed its replay: ")
                << llvm::toString(std::move(err));
@@ -873,6 +876,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       func = f;
   if (!func)
     return module.emitError("loom-place-memory: no function with a body");
+  removeMovement(func);
 
   // Every ZeRO stage asked for (only 0 without data parallelism), each
   // without recomputation and (training) with selective recomputation (the
@@ -927,6 +931,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         p.problem = std::move(part->problem);
         p.plan = std::move(part->plan);
         p.chunkOf = std::move(part->chunkOf);
+        p.forwardOps = std::move(part->forwardOps);
         p.lowerBoundH2D = part->lowerBoundH2D;
         p.arenaBytes = part->arenaBytes;
         p.arenaLiveBound = part->arenaLiveBound;
@@ -959,6 +964,13 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       }
       op->setAttr("loom.placement", b.getDictionaryAttr(attrs));
     }
+    if (c->params != Tier::Device) {
+      MovementSchedule schedule{p.weights, p.chunkOf, p.forwardOps, &p.problem,
+                                &p.plan};
+      if (failed(writeMovement(func, schedule)) ||
+          failed(verifyMovement(func, p.problem.chunkBytes, p.problem.budgetBytes)))
+        return failure();
+    }
   }
   SmallVector<NamedAttribute> summary = {
       b.getNamedAttr("cluster", b.getStringAttr(p.clusterName)),
@@ -976,8 +988,14 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     summary.push_back(b.getNamedAttr("h2d_bytes", b.getF64FloatAttr(c->h2dBytes)));
     summary.push_back(b.getNamedAttr("d2h_bytes", b.getF64FloatAttr(c->d2hBytes)));
     summary.push_back(b.getNamedAttr("device_peak_bytes", b.getF64FloatAttr(c->devicePeak)));
-    if (c->chunkBytes)
+    if (c->chunkBytes) {
       summary.push_back(b.getNamedAttr("chunk_bytes", b.getI64IntegerAttr(c->chunkBytes)));
+      // What verifyMovement needs to replay the IR's fetches on its own.
+      summary.push_back(b.getNamedAttr("chunk_sizes",
+                                       b.getDenseI64ArrayAttr(p.problem.chunkBytes)));
+      summary.push_back(b.getNamedAttr("chunk_budget_bytes",
+                                       b.getF64FloatAttr(p.problem.budgetBytes)));
+    }
   }
   module->setAttr("loom.memory_plan", b.getDictionaryAttr(summary));
   return p;

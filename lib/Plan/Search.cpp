@@ -28,6 +28,7 @@
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Cost/Collectives.h"
 #include "loom/Cost/Pipeline.h"
+#include "loom/Memory/Movement.h"
 #include "loom/Memory/Placement.h"
 #include "loom/Plan/Fold.h"
 #include "loom/Plan/StrategyGraph.h"
@@ -2387,6 +2388,9 @@ LogicalResult Planner::run() {
 FailureOr<PlanResult> mlir::loom::planModule(ModuleOp module,
                                              const PlanOptions &options) {
   PlanResult result;
+  // So do the fetches and releases of an earlier placement (Movement.h).
+  for (auto func : module.getOps<func::FuncOp>())
+    removeMovement(func);
   // Marks an earlier plan wrote for its selective recomputation belong to
   // that plan; a user's own (unit) marks stay and bind every plan.
   module.walk([](Operation *op) {

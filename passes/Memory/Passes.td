@@ -64,4 +64,19 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::func::FuncDialect"];
 }
 
+def LoomVerifyMovement : Pass<"loom-verify-movement", "::mlir::ModuleOp"> {
+  let summary = "Check a placed program's loom.fetch / loom.release against its memory plan";
+  let description = [{
+    Replays the streamed parameters' movement written by
+    `--loom-place-memory` in program order, from the IR alone: every read of
+    a weight placed off the device goes through a live `loom.fetch`, no
+    weight is fetched while its copy is live or released twice, and the
+    chunks with a live fetch (sizes and budget from `loom.memory_plan`'s
+    `chunk_sizes` and `chunk_budget_bytes`) never exceed the budget. The
+    placement runs the same check on what it writes; this pass checks IR
+    edited or written by other tools. A module without streamed parameters
+    passes unchanged.
+  }];
+}
+
 #endif // LOOM_PASSES_MEMORY_PASSES_TD

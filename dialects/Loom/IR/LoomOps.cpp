@@ -121,6 +121,18 @@ LogicalResult WeightOp::verify() {
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+LogicalResult FetchOp::verify() {
+  if (getChunk() < 0)
+    return emitOpError("chunk must be non-negative, got ") << getChunk();
+  return success();
+}
+
+LogicalResult ReleaseOp::verify() {
+  if (!getFetched().getDefiningOp<FetchOp>())
+    return emitOpError("releases a value no loom.fetch produced");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

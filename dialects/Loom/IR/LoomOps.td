@@ -627,4 +627,55 @@ def Loom_MoeCombineOp : Loom_InferredOp<"moe_combine"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Memory movement (written by --loom-place-memory)
+//===----------------------------------------------------------------------===//
+
+// Not graph ops: they compute nothing, so they have no sharding or cost, and
+// their side effects keep CSE from merging two fetches of one weight and
+// passes from moving them across the reads they bracket.
+
+def Loom_FetchOp : Loom_Op<"fetch", [AllTypesMatch<["source", "result"]>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a weight's copy in device memory, fetched from its tier";
+  let description = [{
+    Memory placement streams parameters the device cannot hold from host
+    memory in chunks (docs/memory-placement.md). `loom.fetch` is where the
+    plan issues the copy of one weight of chunk `chunk` into device memory;
+    the copy overlaps the ops between it and the first op reading the
+    result, which waits for it. `carried` marks a weight whose chunk is
+    already on the device when the step starts (left there by the previous
+    step's backward or forward in the plan's steady state), so nothing moves.
+    The device copy lives until its `loom.release`, or past the forward
+    when it has none. On a CPU, where the tiers are one memory, it is the
+    source itself.
+
+    ```mlir
+    %w = loom.weight parameter "layers.3.weight" from "model.bin"[0] : tensor<512x512xf32>
+    %d = loom.fetch %w chunk 3 : tensor<512x512xf32>
+    %y = loom.matmul %x, %d : tensor<8x512xf32>, tensor<512x512xf32>
+    loom.release %d : tensor<512x512xf32>
+    ```
+  }];
+  let arguments = (ins Loom_Tensor:$source, Loom_I64Attr:$chunk,
+                       UnitAttr:$carried);
+  let results = (outs Loom_Tensor:$result);
+  let assemblyFormat = [{
+    $source `chunk` $chunk (`carried` $carried^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Loom_ReleaseOp : Loom_Op<"release", [MemoryEffects<[MemWrite]>]> {
+  let summary = "drops a fetched weight's device copy";
+  let description = [{
+    The device memory of a `loom.fetch` result is free from here: the plan
+    evicts its chunk to make room for another. Nothing is written back (the
+    master copy stays in its tier). The value must not be read after it.
+  }];
+  let arguments = (ins Loom_Tensor:$fetched);
+  let assemblyFormat = "$fetched attr-dict `:` type($fetched)";
+  let hasVerifier = 1;
+}
+
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD

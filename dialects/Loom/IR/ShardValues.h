@@ -1,30 +1,42 @@
 //===- ShardValues.h - looking through shard annotations --------*- C++ -*-===//
 //
-// Planned IR wraps values in chains of `shard.shard` annotations; analyses
-// (folding, the estimator, the search) reason about the value underneath.
+// Planned IR wraps values in chains of `shard.shard` annotations, and placed
+// IR reads streamed weights through `loom.fetch`; analyses (folding, the
+// estimator, the search) reason about the value underneath.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LOOM_DIALECTS_LOOM_IR_SHARDVALUES_H
 #define LOOM_DIALECTS_LOOM_IR_SHARDVALUES_H
 
+#include "dialects/Loom/IR/LoomOps.h"
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 namespace mlir::loom {
 
-/// The value `v` annotates, through any chain of shard.shard ops.
+/// The value `v` annotates, through any chain of shard.shard ops and
+/// loom.fetch copies.
 inline Value lookThroughShards(Value v) {
-  while (auto s = v.getDefiningOp<shard::ShardOp>())
-    v = s.getSrc();
-  return v;
+  while (true) {
+    if (auto s = v.getDefiningOp<shard::ShardOp>())
+      v = s.getSrc();
+    else if (auto f = v.getDefiningOp<FetchOp>())
+      v = f.getSource();
+    else
+      return v;
+  }
 }
 
-/// Calls `fn` on every op that reads `v`, looking through shard.shard ops.
+/// Calls `fn` on every op that reads `v`, looking through shard.shard ops
+/// and loom.fetch copies (a loom.release reads nothing).
 inline void forEachReader(Value v, llvm::function_ref<void(Operation *)> fn) {
   for (Operation *user : v.getUsers()) {
     if (auto s = dyn_cast<shard::ShardOp>(user))
       forEachReader(s.getResult(), fn);
-    else
+    else if (auto f = dyn_cast<FetchOp>(user))
+      forEachReader(f.getResult(), fn);
+    else if (!isa<ReleaseOp>(user))
       fn(user);
   }
 }

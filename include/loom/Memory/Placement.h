@@ -97,6 +97,7 @@ struct MemoryPlacement {
   /// ZeRO stage (1 without ZeRO).
   llvm::DenseMap<Operation *, double> stateShards;
   std::vector<int> chunkOf;                // per parameter
+  std::vector<Operation *> forwardOps;     // the schedule's forward steps
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
   double lowerBoundH2D = 0; // bytes per step, for the chosen placement
@@ -123,9 +124,11 @@ private:
 };
 
 /// Places the model state of the module's function on each device of its
-/// plan (trying each placement under each ZeRO stage, without and, in
-/// training, with full activation recomputation) and annotates each weight
-/// with `loom.placement` and the module with `loom.memory_plan`. Errors name
+/// plan (trying each placement under each ZeRO stage and, in training,
+/// activation policy) and annotates each weight with `loom.placement` and
+/// the module with `loom.memory_plan`; streamed parameters also get the
+/// forward's loom.fetch / loom.release ops (Movement.h), checked by
+/// verifyMovement. A placement from an earlier run is replaced. Errors name
 /// the function or weight at fault.
 FailureOr<MemoryPlacement> placeMemory(ModuleOp module,
                                        const PlacementOptions &options);

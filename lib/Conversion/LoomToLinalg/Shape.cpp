@@ -401,9 +401,30 @@ struct ExpandLowering : RankedResultConversion<ExpandOp> {
 
 } // namespace
 
+/// Memory placement's movement (loom.fetch / loom.release): on a CPU the
+/// device and host tiers are one memory, so a fetched weight is its source
+/// and a release frees nothing.
+struct FetchLowering : OpConversionPattern<FetchOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(FetchOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getSource());
+    return success();
+  }
+};
+
+struct ReleaseLowering : OpConversionPattern<ReleaseOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(ReleaseOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 void mlir::loom::populateLoomShapeToTensorPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ReshapeLowering, TransposeLowering, ConcatLowering,
-               SliceLowering, PadLowering, ExpandLowering>(
-      converter, patterns.getContext());
+               SliceLowering, PadLowering, ExpandLowering, FetchLowering,
+               ReleaseLowering>(converter, patterns.getContext());
 }

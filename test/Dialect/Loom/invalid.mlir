@@ -200,3 +200,19 @@ func.func @embedding_rows_smaller_than_block(%t: tensor<4x3xf32>, %i: tensor<2xi
   %0 = loom.embedding %t, %i offset %o {rows = 3 : i64} : tensor<4x3xf32>, tensor<2xi64>
   return
 }
+
+// -----
+
+func.func @release_not_fetched(%w: tensor<8x8xf32>) {
+  // expected-error @+1 {{'loom.release' op releases a value no loom.fetch produced}}
+  loom.release %w : tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @fetch_negative_chunk(%w: tensor<8x8xf32>) {
+  // expected-error @+1 {{'loom.fetch' op chunk must be non-negative, got -1}}
+  %d = loom.fetch %w chunk -1 : tensor<8x8xf32>
+  return
+}

@@ -1,6 +1,7 @@
 // RUN: loom-opt %s | FileCheck %s
 // RUN: loom-opt %s --verify-roundtrip
 // RUN: loom-opt %s -mlir-print-op-generic | loom-opt | FileCheck %s
+// RUN: loom-opt %s -cse | FileCheck %s --check-prefix=CSE
 
 // CHECK-LABEL: func @sources
 func.func @sources() -> (tensor<768x3072xf32>, tensor<64xf32>, tensor<2xf32>) {
@@ -116,4 +117,30 @@ func.func @routing(%logits: tensor<64x8xf32>, %x: tensor<64x32xf32>, %d: tensor<
   %s = loom.scatter %d, %di, %du reduction add {axis = 1 : i64}
       : tensor<4x8xf32>, tensor<4x2xi64>, tensor<4x2xf32>
   return
+}
+
+// CHECK-LABEL: func @movement
+func.func @movement(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w = loom.weight parameter "w" from "m.bin"[0] : tensor<8x8xf32>
+  // CHECK: %[[C:.*]] = loom.fetch %{{.*}} chunk 0 carried : tensor<8x8xf32>
+  %c = loom.fetch %w chunk 0 carried : tensor<8x8xf32>
+  // CHECK: loom.release %[[C]] : tensor<8x8xf32>
+  loom.release %c : tensor<8x8xf32>
+  // CHECK: %[[D:.*]] = loom.fetch %{{.*}} chunk 0 : tensor<8x8xf32>
+  %d = loom.fetch %w chunk 0 : tensor<8x8xf32>
+  %y = loom.matmul %x, %d : tensor<2x8xf32>, tensor<8x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// Two fetches of one weight are two copies: CSE must not merge them.
+// CSE-LABEL: func @movement_copies
+// CSE-COUNT-2: loom.fetch %{{.*}} chunk 0 :
+func.func @movement_copies(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w = loom.weight parameter "w" from "m.bin"[0] : tensor<8x8xf32>
+  %a = loom.fetch %w chunk 0 : tensor<8x8xf32>
+  %y = loom.matmul %x, %a : tensor<2x8xf32>, tensor<8x8xf32>
+  loom.release %a : tensor<8x8xf32>
+  %b = loom.fetch %w chunk 0 : tensor<8x8xf32>
+  %z = loom.matmul %y, %b : tensor<2x8xf32>, tensor<8x8xf32>
+  return %z : tensor<2x8xf32>
 }

@@ -1,0 +1,58 @@
+//===- Movement.h - a chunk schedule as fetch and release ops ----*- C++ -*-===//
+//
+// Streamed parameters move as the chunk schedule (ChunkSchedule.h) decides;
+// the lowering executes that schedule only if the IR says it. This writes
+// the forward part of a placed chunk schedule into the function as
+// `loom.fetch` (where each copy is issued; readers take its result) and
+// `loom.release` (where a chunk is evicted), and checks such IR on its own
+// terms: every read of a streamed weight comes from a live fetch, and the
+// fetched chunks never exceed the budget. docs/memory-placement.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_MEMORY_MOVEMENT_H
+#define LOOM_MEMORY_MOVEMENT_H
+
+#include "loom/Memory/ChunkSchedule.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <vector>
+
+namespace mlir::loom {
+
+/// The schedule to write: `weights[i]` (loom.weight ops) is in chunk
+/// `chunkOf[i]`; the problem's first `forwardOps.size()` steps are those
+/// ops, in program order, in `func`'s body.
+struct MovementSchedule {
+  std::vector<Operation *> weights;
+  std::vector<int> chunkOf;
+  std::vector<Operation *> forwardOps;
+  const ::loom::memory::ChunkProblem *problem = nullptr;
+  const ::loom::memory::ChunkPlan *plan = nullptr;
+};
+
+/// Removes every loom.fetch (its readers read the source again) and
+/// loom.release in `func`: a placement from an earlier run.
+void removeMovement(func::FuncOp func);
+
+/// Writes the first iteration's forward steps of the plan's period: chunks
+/// resident at its start as `loom.fetch ... carried` at the top, each fetch
+/// for a forward step after the last step that ends before the fetch
+/// starts, the chunks it evicts released just before it; readers of a
+/// streamed weight read the live fetch. Weight ops move up to their first
+/// fetch. Fails (naming the op) if a reader finds its weight not fetched.
+LogicalResult writeMovement(func::FuncOp func, const MovementSchedule &schedule);
+
+/// Replays `func`'s fetches and releases in program order against
+/// `chunkBytes` (per chunk) and `budgetBytes`: a weight whose
+/// loom.placement tier is not the device must be read through a live
+/// loom.fetch, a fetch must not repeat a live one nor a release a released
+/// one, and the chunks with a live fetch must fit the budget after every
+/// fetch. Errors name the op and the weight.
+LogicalResult verifyMovement(func::FuncOp func, llvm::ArrayRef<int64_t> chunkBytes,
+                             double budgetBytes);
+
+} // namespace mlir::loom
+
+#endif // LOOM_MEMORY_MOVEMENT_H

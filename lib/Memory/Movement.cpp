@@ -1,0 +1,189 @@
+//===- Movement.cpp - a chunk schedule as fetch and release ops -----------===//
+
+#include "loom/Memory/Movement.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+namespace lm = ::loom::memory;
+
+void mlir::loom::removeMovement(func::FuncOp func) {
+  SmallVector<Operation *> movement;
+  func.walk([&](Operation *op) {
+    if (isa<FetchOp, ReleaseOp>(op))
+      movement.push_back(op);
+  });
+  // Releases first: they read the fetches.
+  for (Operation *op : movement)
+    if (isa<ReleaseOp>(op))
+      op->erase();
+  for (Operation *op : movement)
+    if (auto fetch = dyn_cast<FetchOp>(op)) {
+      fetch.getResult().replaceAllUsesWith(fetch.getSource());
+      fetch->erase();
+    }
+}
+
+LogicalResult mlir::loom::writeMovement(func::FuncOp func,
+                                        const MovementSchedule &s) {
+  const lm::ChunkProblem &problem = *s.problem;
+  const lm::ChunkPlan &plan = *s.plan;
+  const size_t forward = s.forwardOps.size();
+  if (forward == 0)
+    return success();
+  Block *body = s.forwardOps.front()->getBlock();
+  for (Operation *op : s.forwardOps)
+    if (op->getBlock() != body)
+      return op->emitOpError("is a streamed step outside the function's body "
+                             "block; fetches cannot be placed around it");
+  std::vector<SmallVector<WeightOp>> weightsOf(problem.chunkBytes.size());
+  for (auto [i, op] : llvm::enumerate(s.weights))
+    weightsOf[s.chunkOf[i]].push_back(cast<WeightOp>(op));
+
+  // Each weight's live device copy while the forward is walked.
+  DenseMap<Operation *, Value> live;
+  OpBuilder b(func.getContext());
+  // A weight op (a pure source) moves to just before its first fetch,
+  // unless something before that reads it, so that the IR shows each weight
+  // where it starts to move, and placing again writes the same module.
+  DenseSet<Operation *> fetchedOnce;
+  auto readBefore = [&](WeightOp w, Operation *before) {
+    return llvm::any_of(w->getUsers(), [&](Operation *user) {
+      return user->getBlock() != body || user->isBeforeInBlock(before);
+    });
+  };
+  auto fetchChunk = [&](int chunk, Operation *before, bool carried) {
+    for (WeightOp w : weightsOf[chunk]) {
+      if (fetchedOnce.insert(w).second && w->getBlock() == body &&
+          !readBefore(w, before))
+        w->moveBefore(before);
+      b.setInsertionPoint(before);
+      live[w] = FetchOp::create(b, w.getLoc(), w.getType(), w.getResult(), chunk,
+                                carried)
+                    .getResult();
+    }
+  };
+  auto releaseChunk = [&](int chunk, Operation *before) {
+    for (WeightOp w : weightsOf[chunk])
+      if (Value fetched = live.lookup(w)) {
+        b.setInsertionPoint(before);
+        ReleaseOp::create(b, w.getLoc(), fetched);
+        live.erase(w);
+      }
+  };
+
+  // The fetches of the first iteration's forward steps, in issue order,
+  // each issued before forward step `position`: after the last step that
+  // ends before the fetch starts (the copy overlaps the steps from there to
+  // its reader).
+  struct Event {
+    size_t position;
+    const lm::Fetch *fetch;
+  };
+  SmallVector<Event> events;
+  for (const lm::Fetch &f : plan.fetches) {
+    if (f.forStep < 0 || static_cast<size_t>(f.forStep) >= forward)
+      break;
+    size_t position = 0;
+    while (position < static_cast<size_t>(f.forStep) &&
+           plan.stepEnds[position] <= f.start * (1 + 1e-12))
+      ++position;
+    events.push_back({position, &f});
+  }
+  std::vector<int> residentAtStart = plan.residentAtStart;
+  llvm::sort(residentAtStart);
+  for (int chunk : residentAtStart)
+    fetchChunk(chunk, s.forwardOps.front(), /*carried=*/true);
+  size_t next = 0;
+  for (auto [step, stepOp] : llvm::enumerate(s.forwardOps)) {
+    for (; next < events.size() && events[next].position == step; ++next) {
+      for (int victim : events[next].fetch->evicts)
+        releaseChunk(victim, stepOp);
+      fetchChunk(events[next].fetch->chunk, stepOp, /*carried=*/false);
+    }
+    for (OpOperand &operand : stepOp->getOpOperands()) {
+      auto w = operand.get().getDefiningOp<WeightOp>();
+      if (!w || !llvm::is_contained(s.weights, w.getOperation()))
+        continue;
+      Value fetched = live.lookup(w);
+      if (!fetched)
+        return stepOp->emitOpError("reads streamed weight '")
+               << w.getName() << "', which the chunk schedule has not fetched here";
+      operand.set(fetched);
+    }
+  }
+  return success();
+}
+
+LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
+                                         ArrayRef<int64_t> chunkBytes,
+                                         double budgetBytes) {
+  // Per chunk, how many of its weights have a live fetch.
+  std::vector<int> liveWeights(chunkBytes.size(), 0);
+  double onDevice = 0;
+  DenseSet<Value> live, released;
+  DenseMap<Operation *, Value> liveCopyOf; // weight -> its live fetch
+  auto nameOf = [](Value v) -> std::string {
+    if (auto w = v.getDefiningOp<WeightOp>())
+      return ("weight '" + w.getName() + "'").str();
+    return "a value";
+  };
+  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    if (auto f = dyn_cast<FetchOp>(op)) {
+      int64_t chunk = f.getChunk();
+      if (chunk >= static_cast<int64_t>(chunkBytes.size()))
+        return f.emitOpError("fetches chunk ")
+               << chunk << " of a plan with " << chunkBytes.size() << " chunks";
+      Operation *source = f.getSource().getDefiningOp();
+      if (source && liveCopyOf.count(source))
+        return f.emitOpError("fetches ")
+               << nameOf(f.getSource()) << " again while its copy from "
+               << liveCopyOf[source].getLoc() << " is live";
+      if (source)
+        liveCopyOf[source] = f.getResult();
+      live.insert(f.getResult());
+      if (liveWeights[chunk]++ == 0)
+        onDevice += static_cast<double>(chunkBytes[chunk]);
+      if (onDevice > budgetBytes * (1 + 1e-9))
+        return f.emitOpError("brings the streamed chunks on the device to ")
+               << static_cast<int64_t>(onDevice) << " bytes, over the budget of "
+               << static_cast<int64_t>(budgetBytes);
+      return WalkResult::advance();
+    }
+    if (auto r = dyn_cast<ReleaseOp>(op)) {
+      auto f = r.getFetched().getDefiningOp<FetchOp>();
+      if (!live.contains(r.getFetched()))
+        return r.emitOpError("releases ")
+               << nameOf(f.getSource()) << ", whose copy is already released";
+      live.erase(r.getFetched());
+      released.insert(r.getFetched());
+      liveCopyOf.erase(f.getSource().getDefiningOp());
+      if (--liveWeights[f.getChunk()] == 0)
+        onDevice -= static_cast<double>(chunkBytes[f.getChunk()]);
+      return WalkResult::advance();
+    }
+    for (Value v : op->getOperands()) {
+      if (auto f = v.getDefiningOp<FetchOp>()) {
+        if (released.contains(v))
+          return op->emitOpError("reads ")
+                 << nameOf(f.getSource()) << " after its device copy was released";
+        continue;
+      }
+      auto w = v.getDefiningOp<WeightOp>();
+      if (!w)
+        continue;
+      auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
+      auto tier = placement ? placement.getAs<StringAttr>("tier") : StringAttr();
+      if (tier && tier.getValue() != "device")
+        return op->emitOpError("reads ")
+               << nameOf(v) << ", placed in " << tier.getValue()
+               << " memory, without a loom.fetch";
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}

@@ -1,0 +1,109 @@
+// RUN: loom-opt %s -split-input-file --loom-verify-movement -verify-diagnostics -o /dev/null
+
+// Streamed movement as --loom-place-memory writes it, checked from the IR
+// alone against loom.memory_plan's chunk sizes and budget. First a correct
+// schedule: chunk 0 carried in, released after its last read to make room
+// for chunk 1.
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 256.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d0 : tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d1 = loom.fetch %w1 chunk 1 : tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 256.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried : tensor<8x8xf32>
+    loom.release %d0 : tensor<8x8xf32>
+    // expected-error @+1 {{reads weight 'w0' after its device copy was released}}
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 256.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    // expected-error @+1 {{reads weight 'w0', placed in host memory, without a loom.fetch}}
+    %y = loom.matmul %x, %w0 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// Both chunks at once: 512 bytes in a budget of 256.
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 256.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried : tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
+    // expected-error @+1 {{brings the streamed chunks on the device to 512 bytes, over the budget of 256}}
+    %d1 = loom.fetch %w1 chunk 1 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256>, chunk_budget_bytes = 1024.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 : tensor<8x8xf32>
+    // expected-error @+1 {{fetches weight 'w0' again while its copy from}}
+    %d1 = loom.fetch %w0 chunk 0 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256>, chunk_budget_bytes = 1024.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d0 : tensor<8x8xf32>
+    // expected-error @+1 {{releases weight 'w0', whose copy is already released}}
+    loom.release %d0 : tensor<8x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256>, chunk_budget_bytes = 1024.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] : tensor<8x8xf32>
+    // expected-error @+1 {{fetches chunk 3 of a plan with 1 chunks}}
+    %d0 = loom.fetch %w0 chunk 3 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{has loom.fetch or loom.release ops but its loom.memory_plan gives no chunk_sizes and chunk_budget_bytes}}
+module {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
