@@ -374,11 +374,14 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // The optimizer step away from the device for one tensor: CPU Adam over
   // its state, bounded by reading and writing the state when it lives on
   // NVMe.
-  auto hostUpdateSeconds = [&](double state, Tier tier) -> double {
+  // Parameters streamed from NVMe (`nvmeParams` bytes of the tensor) are
+  // also written back there once updated.
+  auto hostUpdateSeconds = [&](double state, Tier tier,
+                               double nvmeParams = 0) -> double {
     double adam = adamRate > 0 ? state / adamRate : INFINITY;
     if (tier == Tier::Nvme)
       adam = std::max(adam, nvmeRead > 0 && nvmeWrite > 0
-                                ? state / nvmeRead + state / nvmeWrite
+                                ? state / nvmeRead + (state + nvmeParams) / nvmeWrite
                                 : INFINITY);
     return adam;
   };
@@ -402,7 +405,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          ArrayRef<double> stepSeconds, bool framed,
                          const llvm::DenseSet<Operation *> &kept, Tier away,
                          double deviceUpdate, bool barrier,
-                         llvm::function_ref<double(size_t)> uploadOf) {
+                         llvm::function_ref<double(size_t)> uploadOf,
+                         Tier params = Tier::Device) {
     int64_t n = static_cast<int64_t>(dev.steps.size());
     auto forwardIndex = [&](int64_t i) { return (framed ? 1 : 0) + i; };
     auto backwardIndex = [&](int64_t i) {
@@ -431,7 +435,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       const HeldWeight &h = entry.second;
       if (!h.trainable || kept.contains(entry.first))
         continue;
-      double seconds = hostUpdateSeconds(h.state(), away);
+      double seconds = hostUpdateSeconds(h.state(), away,
+                                         params == Tier::Nvme ? h.held : 0);
       if (!std::isfinite(seconds)) {
         priced.why = "the cluster gives no rate for this tier's CPU optimizer";
         return priced;
@@ -670,7 +675,14 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     double stepSeconds = INFINITY, refreshBytes = 0;
     std::optional<lm::UpdateTimeline> update;
   };
-  std::optional<Streamed> bestStreamed[2]; // optimizer on the host, on NVMe
+  // Where streamed parameters and the optimizer live: parameters on the
+  // host with the optimizer there or on NVMe, or (ZeRO-Infinity) both on
+  // NVMe, each fetch staged through pinned host memory. Indexed by
+  // streamVariant.
+  std::optional<Streamed> bestStreamed[3];
+  auto streamVariant = [](Tier params, Tier optimizer) {
+    return params == Tier::Nvme ? 2 : optimizer == Tier::Nvme ? 1 : 0;
+  };
   std::string streamError;
   const DeviceProgram &dev0 = devices.front();
   double streamStaging = o.training && m == 1 ? stagingOf(dev0, /*kept=*/{}) : 0;
@@ -723,10 +735,18 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       streamError = shortfall("device (activations, temporaries and gradient "
                               "staging alone)",
                               dev0.otherBytes + streamStaging, p.deviceBytes);
+    for (Tier from : {Tier::Host, Tier::Nvme})
     for (int64_t size : budget > 0 ? sizes : SmallVector<int64_t>()) {
+      // From NVMe a chunk is read into a pinned host buffer and copied up,
+      // two buffers overlapping consecutive chunks: the slower stage sets
+      // the rate.
+      if (from == Tier::Nvme && !(nvmeRead > 0 && p.nvmeBytes > 0))
+        break;
       std::vector<int> chunkOf;
       lm::ChunkProblem cp = chunkProblem(size, chunkOf);
       cp.budgetBytes = budget;
+      if (from == Tier::Nvme)
+        cp.hostToDevice = std::min(h2d, nvmeRead);
       llvm::Expected<lm::ChunkPlan> plan = lm::planChunks(cp);
       if (!plan) {
         std::string message = llvm::toString(plan.takeError());
@@ -748,16 +768,22 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         for (int chunk : on)
           residentShare[chunk] += 1.0 / plan->iterations;
       for (Tier tier : {Tier::Host, Tier::Nvme}) {
+        // Inference has no optimizer; with parameters on NVMe, neither is
+        // it kept in host memory.
         if (!o.training && tier == Tier::Nvme)
           break;
+        if (o.training && from == Tier::Nvme && tier == Tier::Host)
+          continue;
         Streamed candidate;
         if (o.training) {
           PricedUpdate u = priceUpdate(
               dev0, stepSeconds, /*framed=*/false, /*kept=*/{}, tier,
-              /*deviceUpdate=*/0, /*barrier=*/true, [&](size_t i) {
+              /*deviceUpdate=*/0, /*barrier=*/true,
+              [&](size_t i) {
                 return residentShare[chunkOf[i]] *
                        (dev0.weights.begin() + i)->second.bytes;
-              });
+              },
+              from);
           if (!u.timeline) {
             if (streamError.empty())
               streamError = u.why;
@@ -769,7 +795,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         } else {
           candidate.stepSeconds = plan->iterationSeconds;
         }
-        std::optional<Streamed> &best = bestStreamed[tier == Tier::Nvme];
+        std::optional<Streamed> &best =
+            bestStreamed[streamVariant(from, o.training ? tier : Tier::Device)];
         if (best && candidate.stepSeconds >= best->stepSeconds)
           continue;
         candidate.size = size;
@@ -780,16 +807,20 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       }
     }
   }
-  for (Tier opt : {Tier::Host, Tier::Nvme}) {
-    if (!streamable || (!o.training && opt == Tier::Nvme))
+  const std::pair<Tier, Tier> streamedTiers[] = {
+      {Tier::Host, Tier::Host}, {Tier::Host, Tier::Nvme}, {Tier::Nvme, Tier::Nvme}};
+  for (auto [from, opt] : streamedTiers) {
+    if (!streamable)
       break;
+    if (!o.training && from == Tier::Host && opt == Tier::Nvme)
+      continue; // inference: one candidate per parameter tier
     PlacementCandidate c;
-    c.name = o.training ? ("parameters streamed, optimizer on the " +
-                           tierName(opt)).str()
-                        : "parameters streamed";
-    c.params = Tier::Host;
+    std::string params = from == Tier::Nvme ? "parameters streamed from NVMe"
+                                            : "parameters streamed";
+    c.name = o.training ? params + ", optimizer on the " + tierName(opt).str() : params;
+    c.params = from;
     c.optimizer = o.training ? opt : Tier::Device;
-    const std::optional<Streamed> &s = bestStreamed[opt == Tier::Nvme];
+    const std::optional<Streamed> &s = bestStreamed[streamVariant(from, c.optimizer)];
     if (!s) {
       c.why = streamError;
       c.stepSeconds = INFINITY;
@@ -803,10 +834,19 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     part.h2dBytes = s->plan.bytesFetched + s->refreshBytes;
     part.d2hBytes = dev0.gradientBytes;
     part.devicePeak = dev0.otherBytes + s->plan.peakBytes + streamStaging;
-    part.hostPeak = dev0.gradientBytes + dev0.parameterBytes +
+    // Host memory keeps the gradients for the CPU's step and either the
+    // parameters or, streamed from NVMe, two chunks of staging; NVMe is
+    // read for every fetch and written with the updated parameters.
+    bool nvmeParams = from == Tier::Nvme;
+    part.hostPeak = dev0.gradientBytes +
+                    (nvmeParams ? 2.0 * static_cast<double>(s->size) : dev0.parameterBytes) +
                     (c.optimizer == Tier::Host ? dev0.optimizerBytes : 0);
-    part.nvmeUsed = c.optimizer == Tier::Nvme ? dev0.optimizerBytes : 0;
-    part.nvmeBytes = c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0;
+    part.nvmeUsed = (c.optimizer == Tier::Nvme ? dev0.optimizerBytes : 0) +
+                    (nvmeParams ? dev0.parameterBytes : 0);
+    part.nvmeBytes = (c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0) +
+                     (nvmeParams ? s->plan.bytesFetched +
+                                       (o.training ? dev0.parameterBytes : 0)
+                                 : 0);
     check(c, dev0, part);
     p.candidates.push_back(c);
   }
@@ -819,7 +859,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
 
   if (const PlacementCandidate *c = p.best()) {
     if (c->params != Tier::Device) {
-      const Streamed &s = *bestStreamed[c->optimizer == Tier::Nvme];
+      const Streamed &s = *bestStreamed[streamVariant(c->params, c->optimizer)];
       p.problem = s.problem;
       p.plan = s.plan;
       p.chunkOf = s.chunkOf;

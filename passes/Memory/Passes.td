@@ -16,7 +16,7 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
     sharded again); everything on the device; the optimizer state and its
     step on the host (CPU Adam) or on NVMe, with gradients copied down as
     they are produced and updated parameters copied back; or (one-device
-    programs) parameters streamed from host memory in chunks as well,
+    programs) parameters streamed from host memory or NVMe in chunks as well,
     fetched ahead of use and dropped by furthest next use. Each placement is
     priced from the cost model's per-op times and memory breakdown and the
     cluster's host link, CPU Adam rate and NVMe bandwidth, with the
