@@ -173,8 +173,10 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
                  << nameOf(f.getSource()) << " after its device copy was released";
         continue;
       }
+      // Compute reads device memory; other readers (a return) may take the
+      // master copy where it lives.
       auto w = v.getDefiningOp<WeightOp>();
-      if (!w)
+      if (!w || !isa<CostOpInterface>(op))
         continue;
       auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
       auto tier = placement ? placement.getAs<StringAttr>("tier") : StringAttr();

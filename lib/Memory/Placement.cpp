@@ -272,7 +272,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // The chunk schedule follows one pass of forward and backward steps, so
   // parameters are streamed only in one-device programs of one micro-batch
   // (over several, each micro-batch would fetch the chunks again).
-  const bool streamable = e.devices == 1 && m == 1;
+  // Movement is written into the IR around the ops that read each weight,
+  // so a program whose weights are read through shard annotations (a
+  // one-device grid) keeps them resident.
+  bool annotated = false;
+  func.walk([&](shard::ShardOp) { annotated = true; });
+  const bool streamable = e.devices == 1 && m == 1 && !annotated;
 
   // Each pipeline device's steps in program order (the ops the estimator
   // costed), with the weights each reads.
@@ -374,16 +379,21 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // The optimizer step away from the device for one tensor: CPU Adam over
   // its state, bounded by reading and writing the state when it lives on
   // NVMe.
-  // Parameters streamed from NVMe (`nvmeParams` bytes of the tensor) are
-  // also written back there once updated.
-  auto hostUpdateSeconds = [&](double state, Tier tier,
-                               double nvmeParams = 0) -> double {
+  // Parameters streamed from NVMe are also written back there once
+  // updated (`paramsWritten` bytes), and read first when they are their own
+  // master copy (fp32: the state holds no other; `paramsRead`).
+  auto hostUpdateSeconds = [&](double state, Tier tier, double paramsWritten = 0,
+                               double paramsRead = 0) -> double {
     double adam = adamRate > 0 ? state / adamRate : INFINITY;
     if (tier == Tier::Nvme)
       adam = std::max(adam, nvmeRead > 0 && nvmeWrite > 0
-                                ? state / nvmeRead + (state + nvmeParams) / nvmeWrite
+                                ? (state + paramsRead) / nvmeRead +
+                                      (state + paramsWritten) / nvmeWrite
                                 : INFINITY);
     return adam;
+  };
+  auto nvmeParamReads = [](const HeldWeight &h) {
+    return h.elementBytes >= 4 ? h.held : 0.0;
   };
 
   // The offloaded update as a pipeline overlapping a device's steps
@@ -435,8 +445,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       const HeldWeight &h = entry.second;
       if (!h.trainable || kept.contains(entry.first))
         continue;
-      double seconds = hostUpdateSeconds(h.state(), away,
-                                         params == Tier::Nvme ? h.held : 0);
+      bool fromNvme = params == Tier::Nvme;
+      double seconds = hostUpdateSeconds(h.state(), away, fromNvme ? h.held : 0,
+                                         fromNvme ? nvmeParamReads(h) : 0);
       if (!std::isfinite(seconds)) {
         priced.why = "the cluster gives no rate for this tier's CPU optimizer";
         return priced;
@@ -838,15 +849,26 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // parameters or, streamed from NVMe, two chunks of staging; NVMe is
     // read for every fetch and written with the updated parameters.
     bool nvmeParams = from == Tier::Nvme;
-    part.hostPeak = dev0.gradientBytes +
-                    (nvmeParams ? 2.0 * static_cast<double>(s->size) : dev0.parameterBytes) +
+    // Staging: the two largest chunks (a tensor over the chunk size is a
+    // chunk of its own). NVMe: trainable parameters written back after
+    // their update, and read before it when they are their own master copy.
+    std::vector<int64_t> largest = s->problem.chunkBytes;
+    llvm::sort(largest, std::greater<int64_t>());
+    largest.resize(std::min<size_t>(largest.size(), 2));
+    double staging = 0, writtenBack = 0, readBack = 0;
+    for (int64_t bytes : largest)
+      staging += static_cast<double>(bytes);
+    for (const auto &entry : dev0.weights)
+      if (entry.second.trainable) {
+        writtenBack += entry.second.held;
+        readBack += nvmeParamReads(entry.second);
+      }
+    part.hostPeak = dev0.gradientBytes + (nvmeParams ? staging : dev0.parameterBytes) +
                     (c.optimizer == Tier::Host ? dev0.optimizerBytes : 0);
     part.nvmeUsed = (c.optimizer == Tier::Nvme ? dev0.optimizerBytes : 0) +
                     (nvmeParams ? dev0.parameterBytes : 0);
     part.nvmeBytes = (c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0) +
-                     (nvmeParams ? s->plan.bytesFetched +
-                                       (o.training ? dev0.parameterBytes : 0)
-                                 : 0);
+                     (nvmeParams ? s->plan.bytesFetched + writtenBack + readBack : 0);
     check(c, dev0, part);
     p.candidates.push_back(c);
   }

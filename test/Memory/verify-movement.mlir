@@ -19,6 +19,19 @@ module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk
 
 // -----
 
+// An op that computes nothing (the return) may take the master copy.
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256>, chunk_budget_bytes = 256.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<8x8xf32>) {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d0 : tensor<8x8xf32>
+    return %y, %w0 : tensor<2x8xf32>, tensor<8x8xf32>
+  }
+}
+
+// -----
+
 module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 256.0 : f64}} {
   func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
     %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>

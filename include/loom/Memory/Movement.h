@@ -45,9 +45,9 @@ void removeMovement(func::FuncOp func);
 LogicalResult writeMovement(func::FuncOp func, const MovementSchedule &schedule);
 
 /// Replays `func`'s fetches and releases in program order against
-/// `chunkBytes` (per chunk) and `budgetBytes`: a weight whose
-/// loom.placement tier is not the device must be read through a live
-/// loom.fetch, a fetch must not repeat a live one nor a release a released
+/// `chunkBytes` (per chunk) and `budgetBytes`: an op that computes on a
+/// weight whose loom.placement tier is not the device must read it through
+/// a live loom.fetch, a fetch must not repeat a live one nor a release a released
 /// one, and the chunks with a live fetch must fit the budget after every
 /// fetch. Errors name the op and the weight.
 LogicalResult verifyMovement(func::FuncOp func, llvm::ArrayRef<int64_t> chunkBytes,
