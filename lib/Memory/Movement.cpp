@@ -43,6 +43,7 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
   std::vector<SmallVector<WeightOp>> weightsOf(problem.chunkBytes.size());
   for (auto [i, op] : llvm::enumerate(s.weights))
     weightsOf[s.chunkOf[i]].push_back(cast<WeightOp>(op));
+  DenseSet<Operation *> streamed(s.weights.begin(), s.weights.end());
 
   // Each weight's live device copy while the forward is walked.
   DenseMap<Operation *, Value> live;
@@ -107,7 +108,7 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
     }
     for (OpOperand &operand : stepOp->getOpOperands()) {
       auto w = operand.get().getDefiningOp<WeightOp>();
-      if (!w || !llvm::is_contained(s.weights, w.getOperation()))
+      if (!w || !streamed.contains(w))
         continue;
       Value fetched = live.lookup(w);
       if (!fetched)
@@ -125,8 +126,8 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
   // Per chunk, how many of its weights have a live fetch.
   std::vector<int> liveWeights(chunkBytes.size(), 0);
   double onDevice = 0;
-  DenseSet<Value> live, released;
-  DenseMap<Operation *, Value> liveCopyOf; // weight -> its live fetch
+  DenseSet<Value> released;
+  DenseMap<Value, Value> liveCopyOf; // fetched source -> its live copy
   auto nameOf = [](Value v) -> std::string {
     if (auto w = v.getDefiningOp<WeightOp>())
       return ("weight '" + w.getName() + "'").str();
@@ -138,14 +139,11 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
       if (chunk >= static_cast<int64_t>(chunkBytes.size()))
         return f.emitOpError("fetches chunk ")
                << chunk << " of a plan with " << chunkBytes.size() << " chunks";
-      Operation *source = f.getSource().getDefiningOp();
-      if (source && liveCopyOf.count(source))
+      auto [copy, fresh] = liveCopyOf.try_emplace(f.getSource(), f.getResult());
+      if (!fresh)
         return f.emitOpError("fetches ")
                << nameOf(f.getSource()) << " again while its copy from "
-               << liveCopyOf[source].getLoc() << " is live";
-      if (source)
-        liveCopyOf[source] = f.getResult();
-      live.insert(f.getResult());
+               << copy->second.getLoc() << " is live";
       if (liveWeights[chunk]++ == 0)
         onDevice += static_cast<double>(chunkBytes[chunk]);
       if (onDevice > budgetBytes * (1 + 1e-9))
@@ -156,12 +154,11 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
     }
     if (auto r = dyn_cast<ReleaseOp>(op)) {
       auto f = r.getFetched().getDefiningOp<FetchOp>();
-      if (!live.contains(r.getFetched()))
+      if (liveCopyOf.lookup(f.getSource()) != r.getFetched())
         return r.emitOpError("releases ")
                << nameOf(f.getSource()) << ", whose copy is already released";
-      live.erase(r.getFetched());
+      liveCopyOf.erase(f.getSource());
       released.insert(r.getFetched());
-      liveCopyOf.erase(f.getSource().getDefiningOp());
       if (--liveWeights[f.getChunk()] == 0)
         onDevice -= static_cast<double>(chunkBytes[f.getChunk()]);
       return WalkResult::advance();
