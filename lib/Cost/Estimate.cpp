@@ -19,6 +19,8 @@
 
 #include "loom/Cost/Estimate.h"
 
+#include "loom/Cost/ActivationOffload.h"
+
 #include "loom/Cost/Recompute.h"
 #include "loom/Cost/Reshard.h"
 #include "dialects/Loom/IR/LoomOps.h"
@@ -90,6 +92,9 @@ struct OpInfo {
   double globalFwdFlops = 0, globalBwdFlops = 0;
   bool hasBackward = false;
   bool recompute = false; // in a recomputed region (selectRecomputation)
+  // Activation offload: waits for the host link before its forward (the
+  // stage's last op also holds the drain) and before its backward.
+  double offloadForwardStall = 0, offloadBackwardStall = 0;
   double gradSync = 0; // per step: gradients of parameters it reads
   double footprint = 0; // local bytes of operands + results
 };
@@ -185,6 +190,12 @@ LogicalResult Estimator::resolveCluster() {
   if (!parseRecomputeMode(options.recompute))
     return error(nullptr) << "unknown recompute mode '" << options.recompute
                           << "' (none, selective, full)";
+  if (options.activations != "device" && options.activations != "host")
+    return error(nullptr) << "activations must be 'device' or 'host', not '"
+                          << options.activations << "'";
+  if (options.activations == "host" && !(result.cluster.host.copyBandwidth() > 0))
+    return error(nullptr) << "activations=host: cluster " << result.clusterName
+                          << " gives no host link bandwidth";
   if (options.zeroStage < 0 || options.zeroStage > 3)
     return error(nullptr) << "zero must be 0, 1, 2 or 3";
   return success();
@@ -775,6 +786,8 @@ struct StageLiveness {
   double recomputeWorkingSet = 0; // largest segment's saved bytes
   double regionWorkingSet = 0;    // largest recomputed region's results
   double forwardTemporaries = 0;  // peak live bytes not kept for backward
+  double forwardLive = 0;         // peak live bytes, kept ones included
+  double offloadBuffers = 0;      // activation offload's staging, at most
   std::string peakTemporaryAt;
 };
 } // namespace
@@ -850,6 +863,61 @@ LogicalResult Estimator::assemble() {
 
   result.stageEstimates.assign(S, {});
   std::vector<StageLiveness> live(S);
+
+  // Activation offload (ActivationOffload.h): each kept activation goes to
+  // the host after its producer's forward (a stage input, before the first
+  // op) and comes back before the backward of its last reader in the stage,
+  // where its segment or region re-runs from it under recomputation.
+  const bool offload = training && options.activations == "host";
+  auto offloadActivations = [&](int64_t s, ArrayRef<Value> kept) -> LogicalResult {
+    StageEstimate &st = result.stageEstimates[s];
+    SmallVector<size_t> costed;           // indices into ops, program order
+    DenseMap<Operation *, size_t> stepOf; // op -> its index in costed
+    for (size_t idx : stageOps[s])
+      if (!isa<WeightOp, ConstantOp>(ops[idx].op)) {
+        stepOf[ops[idx].op] = costed.size();
+        costed.push_back(idx);
+      }
+    if (costed.empty())
+      return success();
+    std::vector<::loom::OffloadStep> forward(costed.size()), backward(costed.size());
+    for (auto [k, idx] : llvm::enumerate(costed)) {
+      const OpInfo &info = ops[idx];
+      forward[k].seconds = info.fwdTime + info.fwdComm;
+      if (info.hasBackward)
+        backward[k].seconds = info.bwdTime + info.bwdComm +
+                              (fullRecompute || info.recompute ? forward[k].seconds : 0);
+    }
+    for (Value v : kept) {
+      size_t producer = 0;
+      if (Operation *def = v.getDefiningOp(); def && stepOf.count(def))
+        producer = stepOf.lookup(def);
+      size_t consumer = producer;
+      forEachReader(v, [&](Operation *user) {
+        if (auto it = stepOf.find(user); it != stepOf.end())
+          consumer = std::max(consumer, it->second);
+      });
+      forward[producer].bytes += bytesOf(v);
+      backward[consumer].bytes += bytesOf(v);
+      st.offloadedActivationBytes += bytesOf(v);
+    }
+    const ::loom::HostSpec &host = result.cluster.host;
+    auto timeline = ::loom::simulateActivationOffload(
+        forward, backward, host.copyBandwidth(), host.copyBandwidth(), host.linkLatency);
+    if (!timeline)
+      return error(func) << "stage " << s << ": " << llvm::toString(timeline.takeError());
+    for (auto [k, idx] : llvm::enumerate(costed)) {
+      ops[idx].offloadForwardStall = timeline->forwardStall[k];
+      ops[idx].offloadBackwardStall = timeline->backwardStall[k];
+      st.offloadForwardStall += timeline->forwardStall[k];
+      st.offloadBackwardStall += timeline->backwardStall[k];
+    }
+    st.forward += st.offloadForwardStall;
+    st.backward += st.offloadBackwardStall;
+    live[s].offloadBuffers = timeline->peakBytes;
+    st.savedActivationBytes = 0; // on the device: only the staging buffers
+    return success();
+  };
   std::vector<double> stageWeights(S, 0), stageParams(S, 0), stageParamBytes(S, 0);
   std::vector<double> boundaryBytes(S, 0); // sent from stage s to s+1
 
@@ -942,6 +1010,7 @@ LogicalResult Estimator::assemble() {
     // checkpoints (positions where a single activation is live).
     double liveBytes = 0, liveNotSaved = 0, segmentSaved = 0;
     int64_t liveCount = 0;
+    SmallVector<Value> checkpoints; // what full recomputation keeps
     DenseMap<size_t, SmallVector<Value>> dies;
     for (auto &[v, pos] : lastUse)
       if (pos != SIZE_MAX)
@@ -956,6 +1025,7 @@ LogicalResult Estimator::assemble() {
         liveBytes += bytesOf(v);
         ++liveCount;
         live[s].checkpointBytes += bytesOf(v);
+        checkpoints.push_back(v);
         if (!saved.contains(v))
           liveNotSaved += bytesOf(v);
       }
@@ -978,6 +1048,7 @@ LogicalResult Estimator::assemble() {
         live[s].forwardTemporaries = liveNotSaved;
         live[s].peakTemporaryAt = describe(info.op);
       }
+      live[s].forwardLive = std::max(live[s].forwardLive, liveBytes);
       for (Value v : dies.lookup(pos)) {
         liveBytes -= bytesOf(v);
         --liveCount;
@@ -991,15 +1062,24 @@ LogicalResult Estimator::assemble() {
           lastUse.lookup(info.op->getResult(0)) != pos &&
           lastUse.lookup(info.op->getResult(0)) != SIZE_MAX) {
         live[s].checkpointBytes += bytesOf(info.op->getResult(0));
+        checkpoints.push_back(info.op->getResult(0));
         live[s].recomputeWorkingSet =
             std::max(live[s].recomputeWorkingSet, segmentSaved);
         segmentSaved = 0;
       }
     }
     live[s].recomputeWorkingSet = std::max(live[s].recomputeWorkingSet, segmentSaved);
+    const bool keepCheckpoints =
+        fullRecompute && live[s].checkpointBytes < live[s].savedBytes;
     st.savedActivationBytes =
-        fullRecompute ? std::min(live[s].checkpointBytes, live[s].savedBytes)
-                      : live[s].savedBytes;
+        keepCheckpoints ? live[s].checkpointBytes : live[s].savedBytes;
+    if (offload) {
+      SmallVector<Value> kept = keepCheckpoints
+                                    ? checkpoints
+                                    : SmallVector<Value>(saved.begin(), saved.end());
+      if (failed(offloadActivations(s, kept)))
+        return failure();
+    }
   }
 
   // Bytes re-run in the backward and live at once: the largest segment under
@@ -1107,7 +1187,8 @@ LogicalResult Estimator::assemble() {
       params += stageParams[s];
       paramBytes += stageParamBytes[s];
       weights += stageWeights[s];
-      double work = live[s].forwardTemporaries;
+      // Offloaded, the kept activations are temporaries of the forward too.
+      double work = offload ? live[s].forwardLive : live[s].forwardTemporaries;
       if (training)
         work = std::max(work, recomputeWorkingSet(live[s]));
       if (work > temp) {
@@ -1165,10 +1246,16 @@ LogicalResult Estimator::assemble() {
       for (auto [chunk, n] : llvm::enumerate(pipe->peakInFlight[d])) {
         int64_t s = d + static_cast<int64_t>(chunk) * P;
         inFlight += n;
-        if (s < S)
+        if (s < S) {
           actBytes += n * result.stageEstimates[s].savedActivationBytes;
+          mem.hostActivationBytes += n * result.stageEstimates[s].offloadedActivationBytes;
+        }
       }
     }
+    // Offloaded, the device holds one task's staging buffers at a time.
+    if (offload)
+      for (int64_t s = d; s < S; s += P)
+        actBytes = std::max(actBytes, live[s].offloadBuffers);
     mem.microBatchesInFlight = inFlight;
     mem.memory.activations = actBytes;
     mem.memory.temporaries = temp;
@@ -1182,7 +1269,8 @@ LogicalResult Estimator::assemble() {
 
     // Timeline: static memory plus activations held, at each task boundary.
     double base = mem.memory.weights + mem.memory.gradients +
-                  mem.memory.optimizer + mem.memory.commBuffers;
+                  mem.memory.optimizer + mem.memory.commBuffers +
+                  (offload ? mem.memory.activations : 0);
     double held = 0;
     mem.timeline.push_back({0.0, base});
     for (const ::loom::PipelineTask &t : pipe->tasks) {
@@ -1217,6 +1305,8 @@ LogicalResult Estimator::assemble() {
     OpFacts &facts = result.opFacts[info.op];
     facts.stage = info.stage;
     facts.forwardSeconds = info.fwdTime + info.fwdComm;
+    facts.forwardStall = info.offloadForwardStall;
+    facts.backwardStall = info.offloadBackwardStall;
     if (info.hasBackward) {
       facts.backwardSeconds = info.bwdTime + info.bwdComm;
       facts.recomputed = fullRecompute || info.recompute;

@@ -65,6 +65,7 @@ void mlir::loom::printEstimate(const Estimate &e, llvm::raw_ostream &os) {
      << " device(s), schedule "
      << ::loom::stringifyPipelineSchedule(e.options.schedule)
      << ", precision " << e.precisionName << ", recompute " << e.options.recompute
+     << (e.options.activations == "host" ? ", activations offloaded to host" : "")
      << ", zero " << e.options.zeroStage << "\n\n";
 
   os << "  per op class (per device, one micro-batch, all stages):\n";
@@ -94,6 +95,20 @@ void mlir::loom::printEstimate(const Estimate &e, llvm::raw_ostream &os) {
                         g4(d.memory.optimizer / kGiB), g4(d.memory.activations / kGiB),
                         g4(d.memory.temporaries / kGiB), g4(d.memory.commBuffers / kGiB),
                         g4(d.memory.total() / kGiB));
+
+  if (e.options.activations == "host" && e.options.training) {
+    os << "\n  activation offload (per micro-batch; host memory per device):\n";
+    os << llvm::formatv("    {0,5} {1,12} {2,14} {3,14}\n", "stage", "to host MB",
+                        "fwd stall ms", "bwd stall ms");
+    for (const StageEstimate &s : e.stageEstimates)
+      os << llvm::formatv("    {0,5} {1,12} {2,14} {3,14}\n", s.stage,
+                          g4(s.offloadedActivationBytes / 1e6),
+                          g4(s.offloadForwardStall * 1e3),
+                          g4(s.offloadBackwardStall * 1e3));
+    for (const DeviceMemory &d : e.deviceMemory)
+      os << llvm::formatv("    device {0}: {1} GiB of activations in host memory\n",
+                          d.device, g4(d.hostActivationBytes / kGiB));
+  }
 
   if (!e.collectives.empty()) {
     os << "\n  collectives per step (busiest device):\n";
@@ -169,6 +184,9 @@ llvm::json::Value mlir::loom::estimateToJSON(const Estimate &e) {
                             {"send_forward_s", s.sendForward},
                             {"send_backward_s", s.sendBackward},
                             {"saved_activation_bytes", s.savedActivationBytes},
+                            {"offloaded_activation_bytes", s.offloadedActivationBytes},
+                            {"offload_forward_stall_s", s.offloadForwardStall},
+                            {"offload_backward_stall_s", s.offloadBackwardStall},
                             {"parameters", s.parameters},
                             {"grad_sync_s", s.gradSync},
                             {"grad_sync_exposed_s", s.gradSyncExposed},
@@ -181,6 +199,7 @@ llvm::json::Value mlir::loom::estimateToJSON(const Estimate &e) {
     devices.push_back(Object{{"device", d.device},
                              {"memory", memoryJSON(d.memory)},
                              {"micro_batches_in_flight", d.microBatchesInFlight},
+                             {"host_activation_bytes", d.hostActivationBytes},
                              {"peak_at", d.peakAt},
                              {"timeline", std::move(timeline)}});
   }

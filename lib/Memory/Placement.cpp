@@ -100,6 +100,9 @@ struct DeviceProgram {
   llvm::MapVector<Operation *, HeldWeight> weights; // first-use order
   double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
   double otherBytes = 0;    // activations, temporaries, comm buffers
+  /// Activation offload: what host memory holds, and what crosses the link
+  /// each way per step.
+  double hostActivationBytes = 0, activationTraffic = 0;
   double gatherBuffer = 0;  // ZeRO-3: the gathered weights of two ops
   DeviceTimes times;
   double padding = 0;       // waiting for the pipeline's last device
@@ -223,8 +226,19 @@ static LogicalResult planDeviceArena(func::FuncOp func, MemoryPlacement &p,
         int64_t base = it * perIteration, def = static_cast<int64_t>(i);
         int64_t end = lastUse + 1;
         const bool recomputed = training && s.recomputed;
-        if (training && !recomputed && firstUser < n)
+        const bool kept = training && !recomputed && firstUser < n;
+        if (kept && c.activations == Tier::Host) {
+          // Offloaded: held until its copy down (a step) and its last
+          // forward read, then fetched back a step before its last
+          // reader's backward and held through its first reader's.
+          end = std::max(end, def + 2);
+          buffers.push_back({"offloaded activation (fetched back)",
+                             static_cast<int64_t>(bytes),
+                             base + std::max(end, 2 * n - 2 - lastUse),
+                             base + 2 * n - firstUser});
+        } else if (kept) {
           end = 2 * n - firstUser; // through the backward of its first reader
+        }
         buffers.push_back({"activation", static_cast<int64_t>(bytes),
                            base + def, base + end});
         // Recomputed just before its last reader's backward, kept through
@@ -252,8 +266,11 @@ static LogicalResult planDeviceArena(func::FuncOp func, MemoryPlacement &p,
 /// slowest device's. Nothing is written to the IR.
 static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                            const PlacementOptions &o,
-                                           StringRef recompute, int zero) {
+                                           StringRef recompute, int zero,
+                                           Tier activations) {
+  const bool offloaded = activations == Tier::Host;
   EstimateOptions eo;
+  eo.activations = offloaded ? "host" : "device";
   eo.cluster = o.cluster;
   eo.training = o.training;
   eo.globalBatch = o.globalBatch;
@@ -277,7 +294,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // one-device grid) keeps them resident.
   bool annotated = false;
   func.walk([&](shard::ShardOp) { annotated = true; });
-  const bool streamable = e.devices == 1 && m == 1 && !annotated;
+  // Offloaded activations would share the host-to-device link with the
+  // chunks' fetches in the backward, which the chunk schedule does not
+  // model, so they are not combined.
+  const bool streamable = e.devices == 1 && m == 1 && !annotated && !offloaded;
 
   // Each pipeline device's steps in program order (the ops the estimator
   // costed), with the weights each reads.
@@ -287,21 +307,25 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     dev.times = e.deviceTimes[d];
     const MemoryBreakdown &mem = e.deviceMemory[d].memory;
     dev.otherBytes = mem.activations + mem.temporaries + mem.commBuffers;
+    dev.hostActivationBytes = e.deviceMemory[d].hostActivationBytes;
   }
+  for (const StageEstimate &st : e.stageEstimates)
+    devices[st.device].activationTraffic +=
+        static_cast<double>(m) * st.offloadedActivationBytes;
   func.walk([&](Operation *op) {
     auto found = e.opFacts.find(op);
     if (found == e.opFacts.end())
       return;
     const OpFacts &facts = found->second;
     OpStep s{op};
-    s.forward = facts.forwardSeconds;
-    s.backward = o.training ? facts.backwardSeconds : 0;
+    s.forward = facts.forwardSeconds + facts.forwardStall;
+    s.backward = o.training ? facts.backwardSeconds + facts.backwardStall : 0;
     // A recomputed op re-runs its forward just before its backward, reading
     // the same weights (full recomputation: the estimator keeps a few cut
     // points; this counts every op, slightly pessimistic).
     s.recomputed = o.training && facts.recomputed;
     if (s.recomputed)
-      s.backward += s.forward;
+      s.backward += facts.forwardSeconds;
     s.resultBytes.assign(facts.resultBytes.begin(), facts.resultBytes.end());
     DeviceProgram &dev = devices[facts.stage % P];
     for (Value v : op->getOperands())
@@ -438,7 +462,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // chunks are still being fetched from, so only resident placements
     // take it.
     up.staleness = o.delayedUpdate && !barrier ? 1 : 0;
-    up.uploadsAfterLastStep = barrier;
+    // Offloaded activations come back up the link during the backward;
+    // the uploads follow them.
+    up.uploadsAfterLastStep = barrier || offloaded;
     DenseMap<Operation *, int> tensorOf;
     for (auto [i, entry] : llvm::enumerate(dev.weights)) {
       auto w = cast<WeightOp>(entry.first);
@@ -513,6 +539,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // folded into the placement (the slowest step, the fullest tiers).
   auto check = [&](PlacementCandidate &c, const DeviceProgram &dev,
                    PlacementCandidate &part, StringRef whyNoTime = "") {
+    c.activations = activations;
+    part.hostPeak += dev.hostActivationBytes;
+    part.activationBytes = dev.activationTraffic;
     std::string where =
         P > 1 ? llvm::formatv("pipeline device {0}: ", dev.device).str() : "";
     std::string why;
@@ -539,6 +568,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     c.h2dBytes = std::max(c.h2dBytes, part.h2dBytes);
     c.d2hBytes = std::max(c.d2hBytes, part.d2hBytes);
     c.nvmeBytes = std::max(c.nvmeBytes, part.nvmeBytes);
+    c.activationBytes = std::max(c.activationBytes, part.activationBytes);
   };
 
   // 1. Everything on the device.
@@ -873,10 +903,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     p.candidates.push_back(c);
   }
 
-  // The fastest feasible placement.
+  // The fastest feasible placement; as across policies, a later (less
+  // simple) one must be faster beyond the model's resolution.
   for (auto [i, c] : llvm::enumerate(p.candidates))
     if (c.feasible &&
-        (p.chosen < 0 || c.stepSeconds < p.candidates[p.chosen].stepSeconds))
+        (p.chosen < 0 || c.stepSeconds * kStepTimesEqualWithin <
+                             p.candidates[p.chosen].stepSeconds))
       p.chosen = static_cast<int>(i);
 
   if (const PlacementCandidate *c = p.best()) {
@@ -923,6 +955,17 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     if (z < 0 || z > 3)
       return module.emitError("loom-place-memory: ZeRO stage ")
              << z << " does not exist (0, 1, 2 or 3)";
+  for (const std::string &t : o.activationTiers)
+    if (t != "device" && t != "host")
+      return module.emitError("loom-place-memory: activations go to 'device' "
+                              "or 'host', not '")
+             << t << "'";
+  if (llvm::find(o.activationTiers, "device") == o.activationTiers.end() &&
+      !o.training)
+    return module.emitError("loom-place-memory: inference keeps no activations "
+                            "for a backward: activations=host has nothing to place");
+  if (o.activationTiers.empty())
+    return module.emitError("loom-place-memory: activations lists no tier");
   for (const std::string &r : o.recomputeModes)
     if (!parseRecomputeMode(r))
       return module.emitError("loom-place-memory: unknown activation policy '")
@@ -947,29 +990,54 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   // fastest wins.
   MemoryPlacement p;
   bool first = true;
+  // The best placement with activations on the device under the policy
+  // being tried, if that tier was priced.
+  std::optional<PlacementCandidate> keptOnDevice;
+  SmallVector<Tier, 2> tiers; // the device first
+  for (Tier t : {Tier::Device, Tier::Host})
+    if (llvm::is_contained(o.activationTiers, tierName(t)))
+      tiers.push_back(t);
   SmallVector<int> stages(o.zeroStages.begin(), o.zeroStages.end());
   llvm::sort(stages);
   stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
   for (int zero : stages) {
     if (!first && p.dataParallel == 1)
       break; // ZeRO has no replicas to shard over
-    for (StringRef name : o.recomputeModes) {
+    for (StringRef name : o.recomputeModes)
+    for (Tier activations : tiers) {
       RecomputeMode recompute = *parseRecomputeMode(name);
       if (recompute != RecomputeMode::None && !o.training)
         continue;
-      FailureOr<MemoryPlacement> part = evaluate(module, func, o, name, zero);
+      if (activations == tiers.front())
+        keptOnDevice.reset();
+      if (activations == Tier::Host && !o.training)
+        continue; // inference keeps nothing for a backward
+      // Offload only adds transfers: priced when keeping the activations
+      // on the device (under the same policy and ZeRO stage) does not fit
+      // as it is, or was not priced.
+      if (activations == Tier::Host && keptOnDevice &&
+          keptOnDevice->feasible && keptOnDevice->params == Tier::Device &&
+          keptOnDevice->optimizer == Tier::Device)
+        continue;
+      FailureOr<MemoryPlacement> part =
+          evaluate(module, func, o, name, zero, activations);
       if (failed(part))
         return failure();
+      if (activations == Tier::Device)
+        if (const PlacementCandidate *c = part->best())
+          keptOnDevice = *c;
       if (first) {
         p = *part;
         p.candidates.clear();
         p.chosen = -1;
         first = false;
       }
-      if (recompute != RecomputeMode::None && zero == stages.front())
+      // The summary line's figures keep the activations on the device.
+      if (recompute != RecomputeMode::None && zero == stages.front() &&
+          activations == Tier::Device)
         p.otherDeviceBytesRecomputed[recompute == RecomputeMode::Full] =
             part->otherDeviceBytes;
-      if (recompute == RecomputeMode::None)
+      if (recompute == RecomputeMode::None && activations == Tier::Device)
         p.unlimitedStepSeconds =
             std::min(p.unlimitedStepSeconds, part->unlimitedStepSeconds);
       size_t offset = p.candidates.size();
@@ -979,6 +1047,8 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
           c.name += " + recompute";
         else if (recompute == RecomputeMode::Selective)
           c.name += " + selective recompute";
+        if (activations == Tier::Host)
+          c.name += " + activations on the host";
         if (part->dataParallel > 1)
           c.name += llvm::formatv(" + ZeRO-{0}", zero).str();
         p.candidates.push_back(std::move(c));
@@ -1041,6 +1111,11 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     summary.push_back(b.getNamedAttr("placement", b.getStringAttr(c->name)));
     summary.push_back(
         b.getNamedAttr("recompute", b.getStringAttr(recomputeModeName(c->recompute))));
+    summary.push_back(
+        b.getNamedAttr("activations", b.getStringAttr(tierName(c->activations))));
+    if (c->activationBytes > 0)
+      summary.push_back(b.getNamedAttr("activation_bytes",
+                                       b.getF64FloatAttr(c->activationBytes)));
     if (p.dataParallel > 1)
       summary.push_back(b.getNamedAttr("zero_stage", b.getI64IntegerAttr(p.zeroStage)));
     if (c->update && c->d2hBytes > 0 && p.delayedUpdate &&
@@ -1125,6 +1200,10 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                       bytesText(c->h2dBytes), bytesText(p.lowerBoundH2D),
                       p.lowerBoundH2D > 0 ? c->h2dBytes / p.lowerBoundH2D : 1.0,
                       bytesText(c->d2hBytes), bytesText(c->nvmeBytes));
+  if (c->activations == Tier::Host)
+    os << llvm::formatv("  activations offloaded: {0} down and back up per step "
+                        "(beside the model state above)\n",
+                        bytesText(c->activationBytes));
   if (p.arenaBuffers == 0)
     os << "  device arena: not planned (it follows one micro-batch on one "
           "pipeline device)\n";

@@ -1966,6 +1966,7 @@ PlacementOptions Planner::placementOptions(const Config &cfg) const {
   for (const std::string &name : options.recomputeModes)
     if (*parseRecomputeMode(name) >= cfg.recompute)
       po.recomputeModes.push_back(name);
+  po.activationTiers = options.activationTiers;
   return po;
 }
 

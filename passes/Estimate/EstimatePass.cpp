@@ -66,6 +66,7 @@ struct LoomEstimatePass : mlir::loom::impl::LoomEstimateBase<LoomEstimatePass> {
     opts.kfkbGroup = kfkbGroup;
     opts.precision = precision;
     opts.recompute = recompute;
+    opts.activations = activations;
     opts.zeroStage = zero;
     opts.overlapGradSync = overlapGradSync;
     opts.tokensPerSample = tokensPerSample;

@@ -43,6 +43,9 @@ def LoomEstimate : Pass<"loom-estimate", "::mlir::ModuleOp"> {
            "ir (element types as written) or fp32, tf32, bf16, fp16, fp8 for all floats">,
     Option<"recompute", "recompute", "std::string", "\"none\"",
            "Activation recomputation: none, selective or full">,
+    Option<"activations", "activations", "std::string", "\"device\"",
+           "Where kept activations wait for their backward: device, or host "
+           "(offloaded as produced, fetched back before their backward)">,
     Option<"zero", "zero", "int", "0", "ZeRO stage over data parallelism (0-3)">,
     Option<"overlapGradSync", "overlap-grad-sync", "bool", "true",
            "Overlap gradient synchronisation with the last backward">,

@@ -57,6 +57,11 @@ struct LoomPlaceMemoryPass
       }
       o.zeroStages.push_back(static_cast<int>(z));
     }
+    o.activationTiers.clear();
+    items.clear();
+    StringRef(activations).split(items, ',', -1, false);
+    for (StringRef item : items)
+      o.activationTiers.push_back(item.trim().str());
     FailureOr<MemoryPlacement> placement = placeMemory(module, o);
     if (failed(placement))
       return signalPassFailure();

@@ -62,6 +62,9 @@ def LoomPlan : Pass<"loom-plan", "::mlir::ModuleOp"> {
     Option<"zero", "zero", "std::string", "\"0,1,2,3\"", "ZeRO stages to consider">,
     Option<"recompute", "recompute", "std::string", "\"none,selective,full\"",
            "Recomputation modes to consider">,
+    Option<"activations", "activations", "std::string", "\"device,host\"",
+           "With place-memory: where kept activations may wait for their "
+           "backward (device, host)">,
     Option<"memoryFraction", "memory-fraction", "double", "1.0",
            "Fraction of device memory a plan may use">,
     Option<"runnersUp", "runners-up", "unsigned", "5", "Runner-up plans to report">,

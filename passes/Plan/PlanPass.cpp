@@ -72,6 +72,7 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
     opts.schedules.clear();
     opts.zeroStages.clear();
     opts.recomputeModes.clear();
+    opts.activationTiers.clear();
     if (failed(parseList("schedules", schedules, "gpipe, 1f1b, interleaved, kfkb",
                          [&](StringRef item) {
                            auto s = ::loom::parsePipelineSchedule(item);
@@ -90,6 +91,12 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
           if (!parseRecomputeMode(item))
             return false;
           opts.recomputeModes.push_back(item.str());
+          return true;
+        })) ||
+        failed(parseList("activations", activations, "device, host", [&](StringRef item) {
+          if (item != "device" && item != "host")
+            return false;
+          opts.activationTiers.push_back(item.str());
           return true;
         })))
       return failure();

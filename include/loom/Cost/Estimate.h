@@ -52,6 +52,10 @@ struct EstimateOptions {
   /// segments, recompute the rest); ops carrying `loom.recompute` are
   /// recomputed in any mode (Recompute.h).
   std::string recompute = "none";
+  /// Where the activations kept for the backward live between their
+  /// forward and backward: "device", or "host" (offloaded as produced and
+  /// fetched back before their backward; ActivationOffload.h).
+  std::string activations = "device";
   int zeroStage = 0;
   bool overlapGradSync = true;
   int64_t tokensPerSample = 0; // 0 = from a [batch, seq] integer input
@@ -92,7 +96,12 @@ struct StageEstimate {
   double forwardComm = 0, backwardComm = 0;
   double recompute = 0;
   double sendForward = 0, sendBackward = 0;
-  double savedActivationBytes = 0;   // per micro-batch
+  double savedActivationBytes = 0;   // per micro-batch, on the device
+  /// Activation offload: the kept bytes per micro-batch in host memory, and
+  /// the forward and backward stalls waiting for the link (included in
+  /// `forward` and `backward`).
+  double offloadedActivationBytes = 0;
+  double offloadForwardStall = 0, offloadBackwardStall = 0;
   double gradSync = 0, gradSyncExposed = 0, optimizerStep = 0; // per step
   double parameters = 0;             // parameters held per device
 };
@@ -101,6 +110,9 @@ struct DeviceMemory {
   int64_t device = 0; // position along the pipeline axis
   MemoryBreakdown memory;
   int64_t microBatchesInFlight = 0;
+  /// Activation offload: the kept activations of the micro-batches in
+  /// flight, held in (pinned) host memory instead.
+  double hostActivationBytes = 0;
   std::string peakAt; // what is running when the peak occurs
   std::vector<std::pair<double, double>> timeline; // (seconds, bytes)
 };
@@ -132,6 +144,9 @@ struct OpFacts {
   int64_t stage = 0;
   /// Per micro-batch, collectives included; backward 0 without one.
   double forwardSeconds = 0, backwardSeconds = 0;
+  /// Activation offload's waits for the host link before the op's forward
+  /// and backward (not in the seconds above).
+  double forwardStall = 0, backwardStall = 0;
   std::vector<double> resultBytes; // local bytes of each result
   /// Re-runs its forward in the backward (full recomputation, or a region
   /// of selective recomputation) instead of keeping its results.

@@ -46,6 +46,10 @@ struct PlacementOptions {
   /// Activation policies to consider in training (none, selective, full); the
   /// strategy search passes the one its plan was priced with.
   std::vector<std::string> recomputeModes = {"none", "selective", "full"};
+  /// Where training's kept activations may wait for their backward: on the
+  /// device, or offloaded to host memory (device, host). Offload is priced
+  /// only where keeping them leaves the device short or slower.
+  std::vector<std::string> activationTiers = {"device", "host"};
   /// The pipeline schedule of a pipelined plan (as for the estimator).
   ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
 };
@@ -62,12 +66,15 @@ struct PlacementCandidate {
   /// per device.
   llvm::DenseSet<Operation *> deviceOptimizerWeights;
   RecomputeMode recompute = RecomputeMode::None; // its activation policy
+  /// Where its kept activations wait for the backward (Device or Host).
+  Tier activations = Tier::Device;
 
   bool feasible = false;
   std::string why;       // when infeasible: the first tier short, by how much
   int64_t chunkBytes = 0;
   double stepSeconds = 0;
   double h2dBytes = 0, d2hBytes = 0, nvmeBytes = 0; // per step
+  double activationBytes = 0; // offloaded activations, each way per step
   double devicePeak = 0, hostPeak = 0, nvmeUsed = 0;
   /// The offloaded update pipeline beside the device's steps (training
   /// with the optimizer off the device).

@@ -41,6 +41,9 @@ struct PlanOptions {
       ::loom::PipelineSchedule::GPipe, ::loom::PipelineSchedule::KFKB};
   std::vector<int> zeroStages = {0, 1, 2, 3};
   std::vector<std::string> recomputeModes = {"none", "selective", "full"};
+  /// With place-memory: where kept activations may wait for their backward
+  /// (device, host; PlacementOptions::activationTiers).
+  std::vector<std::string> activationTiers = {"device", "host"};
   double memoryFraction = 1.0;
   unsigned runnersUp = 5;
   bool verify = true; // re-price the finalists with estimateModule
