@@ -20,7 +20,6 @@
 #include "loom/Cost/Estimate.h"
 
 #include "loom/Cost/ActivationOffload.h"
-
 #include "loom/Cost/Recompute.h"
 #include "loom/Cost/Reshard.h"
 #include "dialects/Loom/IR/LoomOps.h"

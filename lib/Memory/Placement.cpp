@@ -539,7 +539,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // folded into the placement (the slowest step, the fullest tiers).
   auto check = [&](PlacementCandidate &c, const DeviceProgram &dev,
                    PlacementCandidate &part, StringRef whyNoTime = "") {
-    c.activations = activations;
     part.hostPeak += dev.hostActivationBytes;
     part.activationBytes = dev.activationTraffic;
     std::string where =
@@ -903,6 +902,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     p.candidates.push_back(c);
   }
 
+  for (PlacementCandidate &c : p.candidates)
+    c.activations = activations;
   // The fastest feasible placement; as across policies, a later (less
   // simple) one must be faster beyond the model's resolution.
   for (auto [i, c] : llvm::enumerate(p.candidates))
@@ -960,12 +961,11 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       return module.emitError("loom-place-memory: activations go to 'device' "
                               "or 'host', not '")
              << t << "'";
-  if (llvm::find(o.activationTiers, "device") == o.activationTiers.end() &&
-      !o.training)
-    return module.emitError("loom-place-memory: inference keeps no activations "
-                            "for a backward: activations=host has nothing to place");
   if (o.activationTiers.empty())
     return module.emitError("loom-place-memory: activations lists no tier");
+  if (!llvm::is_contained(o.activationTiers, "device") && !o.training)
+    return module.emitError("loom-place-memory: inference keeps no activations "
+                            "for a backward: activations=host has nothing to place");
   for (const std::string &r : o.recomputeModes)
     if (!parseRecomputeMode(r))
       return module.emitError("loom-place-memory: unknown activation policy '")
@@ -990,9 +990,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   // fastest wins.
   MemoryPlacement p;
   bool first = true;
-  // The best placement with activations on the device under the policy
-  // being tried, if that tier was priced.
-  std::optional<PlacementCandidate> keptOnDevice;
+  // Whether, under the policy being tried, keeping the activations on the
+  // device fits with everything else there too.
+  bool keptFitsAsIs = false;
   SmallVector<Tier, 2> tiers; // the device first
   for (Tier t : {Tier::Device, Tier::Host})
     if (llvm::is_contained(o.activationTiers, tierName(t)))
@@ -1009,23 +1009,20 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       if (recompute != RecomputeMode::None && !o.training)
         continue;
       if (activations == tiers.front())
-        keptOnDevice.reset();
+        keptFitsAsIs = false;
       if (activations == Tier::Host && !o.training)
         continue; // inference keeps nothing for a backward
       // Offload only adds transfers: priced when keeping the activations
       // on the device (under the same policy and ZeRO stage) does not fit
       // as it is, or was not priced.
-      if (activations == Tier::Host && keptOnDevice &&
-          keptOnDevice->feasible && keptOnDevice->params == Tier::Device &&
-          keptOnDevice->optimizer == Tier::Device)
+      if (activations == Tier::Host && keptFitsAsIs)
         continue;
       FailureOr<MemoryPlacement> part =
           evaluate(module, func, o, name, zero, activations);
       if (failed(part))
         return failure();
-      if (activations == Tier::Device)
-        if (const PlacementCandidate *c = part->best())
-          keptOnDevice = *c;
+      if (const PlacementCandidate *c = part->best(); c && activations == Tier::Device)
+        keptFitsAsIs = c->params == Tier::Device && c->optimizer == Tier::Device;
       if (first) {
         p = *part;
         p.candidates.clear();
