@@ -16,7 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
+#include <map>
 #include <set>
 
 using namespace loom::memory;
@@ -48,13 +48,36 @@ ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
                                       int64_t alignment) {
   ArenaPlan plan;
   plan.offsets.assign(buffers.size(), 0);
-  std::vector<size_t> order(buffers.size());
-  std::iota(order.begin(), order.end(), 0);
-  llvm::stable_sort(order, [&](size_t x, size_t y) {
-    const Buffer &a = buffers[x], &b = buffers[y];
-    if (a.bytes != b.bytes)
-      return a.bytes > b.bytes;
-    return a.end - a.start > b.end - b.start;
+  // Units placed at one offset: a buffer, or a group's members. A unit
+  // sorts by its largest member and its summed lifetime.
+  std::vector<std::vector<size_t>> units;
+  std::map<int, size_t> unitOfGroup;
+  for (auto [i, b] : llvm::enumerate(buffers)) {
+    if (b.group < 0) {
+      units.push_back({i});
+      continue;
+    }
+    auto [it, fresh] = unitOfGroup.try_emplace(b.group, units.size());
+    if (fresh)
+      units.emplace_back();
+    units[it->second].push_back(i);
+  }
+  auto bytesOf = [&](const std::vector<size_t> &u) {
+    int64_t bytes = 0;
+    for (size_t i : u)
+      bytes = std::max(bytes, buffers[i].bytes);
+    return bytes;
+  };
+  auto lifetimeOf = [&](const std::vector<size_t> &u) {
+    int64_t positions = 0;
+    for (size_t i : u)
+      positions += std::max<int64_t>(0, buffers[i].end - buffers[i].start);
+    return positions;
+  };
+  llvm::stable_sort(units, [&](const auto &x, const auto &y) {
+    if (bytesOf(x) != bytesOf(y))
+      return bytesOf(x) > bytesOf(y);
+    return lifetimeOf(x) > lifetimeOf(y);
   });
   // Placed buffers by blocks of schedule positions, so that finding those
   // live at the same time as a new one does not scan every buffer.
@@ -74,37 +97,41 @@ ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
   // Buffers live over the whole schedule share with nothing: they stack at
   // the bottom, and the rest is placed above them.
   int64_t floor = 0;
-  std::vector<bool> permanent(buffers.size(), false);
-  for (size_t i : order) {
-    const Buffer &b = buffers[i];
-    if (b.bytes > 0 && b.start <= first && b.end >= last) {
-      permanent[i] = true;
-      plan.offsets[i] = floor;
+  std::vector<bool> permanent(units.size(), false);
+  for (auto [u, members] : llvm::enumerate(units)) {
+    const Buffer &b = buffers[members.front()];
+    if (members.size() == 1 && b.bytes > 0 && b.start <= first && b.end >= last) {
+      permanent[u] = true;
+      plan.offsets[members.front()] = floor;
       floor += aligned(b.bytes, alignment);
     }
   }
   plan.arenaBytes = floor;
-  for (size_t i : order) {
-    const Buffer &b = buffers[i];
-    int64_t size = aligned(b.bytes, alignment);
-    if (size == 0 || b.end <= b.start || permanent[i]) {
+  for (auto [u, members] : llvm::enumerate(units)) {
+    int64_t size = aligned(bytesOf(members), alignment);
+    if (size == 0 || permanent[u])
       continue; // never live (offset 0, takes no room), or placed above
-    }
-    // Occupied ranges of buffers live at the same time, by offset.
+    // Occupied ranges of placed buffers live at the same time as a member,
+    // by offset. `seenAt` marks those found for this unit.
     std::vector<std::pair<int64_t, int64_t>> busy;
-    int64_t lo = (b.start - first) / blockSize, hi = (b.end - 1 - first) / blockSize;
-    auto consider = [&](size_t j) {
-      if (seenAt[j] != i && overlapInTime(b, buffers[j])) {
-        seenAt[j] = i;
-        busy.push_back({plan.offsets[j],
-                        plan.offsets[j] + aligned(buffers[j].bytes, alignment)});
-      }
-    };
-    for (size_t j : longLived)
-      consider(j);
-    for (int64_t k = lo; k <= hi; ++k)
-      for (size_t j : blocks[k])
+    for (size_t i : members) {
+      const Buffer &b = buffers[i];
+      if (b.end <= b.start)
+        continue;
+      int64_t lo = (b.start - first) / blockSize, hi = (b.end - 1 - first) / blockSize;
+      auto consider = [&](size_t j) {
+        if (seenAt[j] != u && overlapInTime(b, buffers[j])) {
+          seenAt[j] = u;
+          busy.push_back({plan.offsets[j],
+                          plan.offsets[j] + aligned(buffers[j].bytes, alignment)});
+        }
+      };
+      for (size_t j : longLived)
         consider(j);
+      for (int64_t k = lo; k <= hi; ++k)
+        for (size_t j : blocks[k])
+          consider(j);
+    }
     llvm::sort(busy);
     int64_t offset = floor;
     for (auto [lo, hi] : busy) {
@@ -112,13 +139,20 @@ ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
         break;
       offset = std::max(offset, hi);
     }
-    plan.offsets[i] = offset;
-    plan.arenaBytes = std::max(plan.arenaBytes, offset + size);
-    if (hi - lo >= kLongBlocks)
-      longLived.push_back(i);
-    else
-      for (int64_t k = lo; k <= hi; ++k)
-        blocks[k].push_back(i);
+    for (size_t i : members) {
+      const Buffer &b = buffers[i];
+      plan.offsets[i] = offset;
+      if (b.end <= b.start || b.bytes <= 0)
+        continue;
+      plan.arenaBytes =
+          std::max(plan.arenaBytes, offset + aligned(b.bytes, alignment));
+      int64_t lo = (b.start - first) / blockSize, hi = (b.end - 1 - first) / blockSize;
+      if (hi - lo >= kLongBlocks)
+        longLived.push_back(i);
+      else
+        for (int64_t k = lo; k <= hi; ++k)
+          blocks[k].push_back(i);
+    }
   }
   plan.liveBound = liveBound(buffers, alignment);
   return plan;
@@ -132,7 +166,16 @@ llvm::Error loom::memory::checkArena(const std::vector<Buffer> &buffers,
   if (plan.offsets.size() != buffers.size())
     return fail(llvm::formatv("the plan has {0} offsets for {1} buffers",
                               plan.offsets.size(), buffers.size()));
+  std::map<int, size_t> firstOfGroup;
   for (auto [i, b] : llvm::enumerate(buffers)) {
+    if (b.group >= 0) {
+      auto [it, fresh] = firstOfGroup.try_emplace(b.group, i);
+      if (!fresh && plan.offsets[it->second] != plan.offsets[i])
+        return fail(llvm::formatv("buffers '{0}' and '{1}' are one allocation "
+                                  "(group {2}) at two offsets, {3} and {4}",
+                                  buffers[it->second].name, b.name, b.group,
+                                  plan.offsets[it->second], plan.offsets[i]));
+    }
     if (b.bytes <= 0 || b.end <= b.start)
       continue; // never live: takes no room
     int64_t off = plan.offsets[i];

@@ -1,9 +1,10 @@
 //===- ArenaTest.cpp - static buffer offsets and their check --------------===//
 //
 // Hand-checked cases (buffers never live together share an offset; ones
-// live together stack; alignment), the checker catching an overlap, and a
-// property test: on random lifetimes every plan checks clean and never
-// beats the live bound; the mean and worst fragmentation are printed.
+// live together stack; alignment; a group of intervals at one offset), the
+// checker catching an overlap and a split group, and a property test: on
+// random lifetimes (some grouped) every plan checks clean and never beats
+// the live bound; the mean and worst fragmentation are printed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,7 +67,33 @@ TEST(Arena, CheckerCatchesOverlap) {
             "buffers 'a' and 'b' are live together and share bytes");
 }
 
-TEST(Arena, RandomLifetimesCheckCleanAboveTheBound) {
+TEST(Arena, GroupSharesOneOffsetAcrossTheBoundary) {
+  // A repeating schedule of 10 positions: "carried" is one allocation live
+  // at both ends ([0, 2) and [8, 10)). "early" fills the low bytes over
+  // [0, 4) so that placed alone, "carried"'s start would go above it, and
+  // "late" takes the low bytes at the end: the group must find one offset
+  // free in both intervals.
+  std::vector<Buffer> buffers = {{"early", 4096, 0, 4},
+                                 {"carried (start)", 1024, 0, 2, 7},
+                                 {"late", 2048, 6, 10},
+                                 {"carried (end)", 1024, 8, 10, 7}};
+  ArenaPlan plan = assignOffsets(buffers);
+  EXPECT_EQ(plan.offsets[1], plan.offsets[3]);
+  EXPECT_GE(plan.offsets[1], 4096);
+  expectClean(buffers, plan);
+  // The check rejects a group split over two offsets.
+  plan.offsets[3] = plan.offsets[1] + 1024;
+  plan.arenaBytes = std::max(plan.arenaBytes, plan.offsets[3] + 1024);
+  llvm::Error e = checkArena(buffers, plan);
+  ASSERT_TRUE(!!e);
+  EXPECT_NE(llvm::toString(std::move(e)).find("one allocation (group 7) at two offsets"),
+            std::string::npos);
+}
+
+/// Random schedules: up to 60 buffers over 100 positions; with `grouped`,
+/// every fifth one is also live at the schedule's start (one allocation
+/// across the boundary of a repeating schedule).
+void randomSchedules(bool grouped) {
   std::mt19937 rng(3);
   double worst = 0, sum = 0;
   const int trials = 300;
@@ -78,6 +105,12 @@ TEST(Arena, RandomLifetimesCheckCleanAboveTheBound) {
       int start = pos(rng);
       buffers.push_back({"b" + std::to_string(i), size(rng), start,
                          start + len(rng)});
+      if (grouped && i % 5 == 0 && start > 1) {
+        buffers.back().group = i;
+        buffers.push_back({"b" + std::to_string(i) + " (start)",
+                           buffers.back().bytes, 0,
+                           std::min(start, 1 + len(rng) / 4), i});
+      }
     }
     ArenaPlan plan = assignOffsets(buffers);
     if (llvm::Error e = checkArena(buffers, plan))
@@ -86,9 +119,14 @@ TEST(Arena, RandomLifetimesCheckCleanAboveTheBound) {
     worst = std::max(worst, plan.fragmentation());
     sum += plan.fragmentation();
   }
-  printf("arena over the live bound on %d random schedules: mean %.1f%%, "
+  printf("arena over the live bound on %d random schedules%s: mean %.1f%%, "
          "worst %.1f%%\n",
-         trials, 100 * sum / trials, 100 * worst);
+         trials, grouped ? " (a fifth of the buffers grouped)" : "",
+         100 * sum / trials, 100 * worst);
 }
+
+TEST(Arena, RandomLifetimesCheckCleanAboveTheBound) { randomSchedules(false); }
+
+TEST(Arena, RandomGroupsCheckCleanAboveTheBound) { randomSchedules(true); }
 
 } // namespace

@@ -20,11 +20,15 @@
 
 namespace loom::memory {
 
-/// Live over schedule positions [start, end).
+/// Live over schedule positions [start, end). Buffers of one `group`
+/// (>= 0) are one allocation live over several disjoint intervals, and get
+/// one offset: in a schedule that repeats, a buffer live across the
+/// boundary is its end interval and its start interval.
 struct Buffer {
   std::string name;
   int64_t bytes = 0;
   int64_t start = 0, end = 0;
+  int group = -1;
 };
 
 struct ArenaPlan {
@@ -38,13 +42,15 @@ struct ArenaPlan {
 
 /// Assigns offsets: buffers in decreasing size (longer lifetimes first on
 /// ties), each at the lowest offset where it fits between the buffers
-/// already placed that overlap it in time. Sizes round up to `alignment`.
+/// already placed that overlap it in time; a group at once, at the lowest
+/// offset where all its members fit. Sizes round up to `alignment`.
 ArenaPlan assignOffsets(const std::vector<Buffer> &buffers,
                         int64_t alignment = 256);
 
 /// Checks a plan independently: every buffer aligned and inside the arena,
-/// no two buffers live at the same position sharing a byte, and the bound
-/// recomputed. The first violation names both buffers.
+/// a group's buffers at one offset, no two buffers live at the same
+/// position sharing a byte, and the bound recomputed. The first violation
+/// names both buffers.
 llvm::Error checkArena(const std::vector<Buffer> &buffers,
                        const ArenaPlan &plan, int64_t alignment = 256);
 
