@@ -25,8 +25,13 @@ NVMe serve one GPU:
                 parallel over the 8 (Megatron's dp=8 layout from
                 bench/gpt_plan.py), so placement also chooses the ZeRO stage
 
+For the largest model it also prints the chosen placement's static memory
+plan: each tier's arena against the most bytes live at once (one-GPU
+setups; the data-parallel node's plan covers one GPU too). `--model
+LAYERSxHIDDEN` places that one model per setup instead of searching.
+
 Usage: bench/memory_placement.py [--setups a,b] [--seq 1024]
-       [--micro-batch 4] [--loom-opt PATH]
+       [--micro-batch 4] [--loom-opt PATH] [--model 295x2048]
 """
 
 import argparse
@@ -117,6 +122,9 @@ def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp, extra
                       fraction=float(m.group(3)) / 100)
         m = re.search(r"host->device ([0-9.]+ \w+) \(lower bound ([0-9.]+ \w+), ([0-9.]+)x\)", text)
         result.update(h2d=m.group(1), bound=m.group(2), ratio=float(m.group(3)))
+    result["arenas"] = re.findall(
+        r"(device|host|NVMe) arena: (\d+) buffers in ([0-9.]+ \w+), ([0-9.]+)% over the "
+        r"([0-9.]+ \w+) most live", text)
     return result
 
 
@@ -143,7 +151,16 @@ def main():
     ap.add_argument("--micro-batch", type=int, default=4)
     ap.add_argument("--max-layers", type=int, default=512)
     ap.add_argument("--loom-opt", default=os.path.join(ROOT, "build", "bin", "loom-opt"))
+    ap.add_argument("--model", help="LAYERSxHIDDEN: place this model only")
     args = ap.parse_args()
+    only = None
+    if args.model:
+        m = re.fullmatch(r"(\d+)x(\d+)", args.model)
+        heads = dict(WIDTHS).get(int(m.group(2))) if m else None
+        if not heads:
+            sys.exit("--model wants LAYERSxHIDDEN with a hidden size of %s, not '%s'"
+                     % ("/".join(str(h) for h, _ in WIDTHS), args.model))
+        only = (int(m.group(1)), int(m.group(2)), heads)
     print(f"GPT, sequence {args.seq}, micro-batch {args.micro_batch}, 16-bit, Adam; "
           f"deepest fitting model per width by bisection")
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,7 +171,14 @@ def main():
             with open(cluster_path, "w") as f:
                 json.dump(spec, f)
             best, seconds = None, []
-            for hidden, heads in WIDTHS:
+            if only:
+                layers, hidden, heads = only
+                best = place(args.loom_opt, cluster_path, DTYPE.get(setup, "bf16"),
+                             hidden, heads, layers, args, tmp, dp=dp)
+                seconds.append(best["seconds"])
+                if not best["fits"]:
+                    best = None
+            for hidden, heads in WIDTHS if not only else []:
                 def run(layers):
                     r = place(args.loom_opt, cluster_path, DTYPE.get(setup, "bf16"),
                               hidden, heads, layers, args, tmp, dp=dp)
@@ -178,6 +202,11 @@ def main():
                   f"{best['ratio']:.2f}x)")
             print(f"  placement time: {max(seconds):.2f} s at most, {sum(seconds) / len(seconds):.2f} s "
                   f"on average over {runs} placements (loom-opt, including the estimate)")
+            for tier, buffers, size, over, bound in best["arenas"]:
+                print(f"  {tier} arena: {buffers} buffers in {size}, {over}% over the "
+                      f"{bound} most live at once")
+            if only:
+                continue
             if best["layers"] == args.max_layers:
                 print(f"  (the search's depth limit, --max-layers {args.max_layers}: "
                       f"larger models may fit)")

@@ -1072,13 +1072,13 @@ LogicalResult Estimator::assemble() {
         fullRecompute && live[s].checkpointBytes < live[s].savedBytes;
     st.savedActivationBytes =
         keepCheckpoints ? live[s].checkpointBytes : live[s].savedBytes;
-    if (offload) {
-      SmallVector<Value> kept = keepCheckpoints
-                                    ? checkpoints
-                                    : SmallVector<Value>(saved.begin(), saved.end());
-      if (failed(offloadActivations(s, kept)))
-        return failure();
-    }
+    SmallVector<Value> kept = keepCheckpoints
+                                  ? checkpoints
+                                  : SmallVector<Value>(saved.begin(), saved.end());
+    if (training)
+      result.keptActivations.insert(kept.begin(), kept.end());
+    if (offload && failed(offloadActivations(s, kept)))
+      return failure();
   }
 
   // Bytes re-run in the backward and live at once: the largest segment under
@@ -1313,6 +1313,8 @@ LogicalResult Estimator::assemble() {
     for (Value r : info.op->getResults())
       facts.resultBytes.push_back(bytesOf(r));
   }
+  for (BlockArgument arg : func.getArguments())
+    result.argumentBytes.push_back(bytesOf(arg));
 
   // FLOPs: model FLOPs count forward and backward once; hardware FLOPs add
   // the recomputed forward.

@@ -7,6 +7,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::loom;
 namespace lm = ::loom::memory;
@@ -57,16 +59,28 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
       return user->getBlock() != body || user->isBeforeInBlock(before);
     });
   };
-  auto fetchChunk = [&](int chunk, Operation *before, bool carried) {
+  DenseMap<Operation *, int64_t> offsetInChunk;
+  for (auto [i, op] : llvm::enumerate(s.weights))
+    if (i < s.offsetInChunk.size())
+      offsetInChunk[op] = s.offsetInChunk[i];
+  // `copyAt`: the chunk copy's device offset, -1 when none was planned.
+  auto fetchChunk = [&](int chunk, Operation *before, bool carried,
+                        int64_t copyAt) {
     for (WeightOp w : weightsOf[chunk]) {
       if (fetchedOnce.insert(w).second && w->getBlock() == body &&
           !readBefore(w, before))
         w->moveBefore(before);
       b.setInsertionPoint(before);
-      live[w] = FetchOp::create(b, w.getLoc(), w.getType(), w.getResult(), chunk,
-                                carried)
+      IntegerAttr at;
+      if (copyAt >= 0)
+        at = b.getI64IntegerAttr(copyAt + offsetInChunk.lookup(w));
+      live[w] = FetchOp::create(b, w.getLoc(), w.getType(), w.getResult(),
+                                chunk, carried, at)
                     .getResult();
     }
+  };
+  auto planned = [](const std::vector<int64_t> &offsets, size_t i) {
+    return i < offsets.size() ? offsets[i] : int64_t(-1);
   };
   auto releaseChunk = [&](int chunk, Operation *before) {
     for (WeightOp w : weightsOf[chunk])
@@ -84,27 +98,30 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
   struct Event {
     size_t position;
     const lm::Fetch *fetch;
+    size_t index; // in the plan's fetches
   };
   SmallVector<Event> events;
-  for (const lm::Fetch &f : plan.fetches) {
+  for (auto [index, f] : llvm::enumerate(plan.fetches)) {
     if (f.forStep < 0 || static_cast<size_t>(f.forStep) >= forward)
       break;
     size_t position = 0;
     while (position < static_cast<size_t>(f.forStep) &&
            plan.stepEnds[position] <= f.start * (1 + 1e-12))
       ++position;
-    events.push_back({position, &f});
+    events.push_back({position, &f, index});
   }
   std::vector<int> residentAtStart = plan.residentAtStart;
   llvm::sort(residentAtStart);
   for (int chunk : residentAtStart)
-    fetchChunk(chunk, s.forwardOps.front(), /*carried=*/true);
+    fetchChunk(chunk, s.forwardOps.front(), /*carried=*/true,
+               planned(s.carriedOffsets, chunk));
   size_t next = 0;
   for (auto [step, stepOp] : llvm::enumerate(s.forwardOps)) {
     for (; next < events.size() && events[next].position == step; ++next) {
       for (int victim : events[next].fetch->evicts)
         releaseChunk(victim, stepOp);
-      fetchChunk(events[next].fetch->chunk, stepOp, /*carried=*/false);
+      fetchChunk(events[next].fetch->chunk, stepOp, /*carried=*/false,
+                 planned(s.fetchOffsets, events[next].index));
     }
     for (OpOperand &operand : stepOp->getOpOperands()) {
       auto w = operand.get().getDefiningOp<WeightOp>();
@@ -122,9 +139,12 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
 
 LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
                                          ArrayRef<int64_t> chunkBytes,
-                                         double budgetBytes) {
-  // Per chunk, how many of its weights have a live fetch.
+                                         double budgetBytes, int64_t arenaBytes) {
+  // Per chunk, how many of its weights have a live fetch, and where its
+  // copy starts in the device arena (planned offsets only).
   std::vector<int> liveWeights(chunkBytes.size(), 0);
+  std::vector<int64_t> copyAt(chunkBytes.size(), -1);
+  std::optional<bool> withOffsets; // as the first fetch says
   double onDevice = 0;
   DenseSet<Value> released;
   DenseMap<Value, Value> liveCopyOf; // fetched source -> its live copy
@@ -144,6 +164,36 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
         return f.emitOpError("fetches ")
                << nameOf(f.getSource()) << " again while its copy from "
                << copy->second.getLoc() << " is live";
+      if (!withOffsets)
+        withOffsets = f.getOffset().has_value();
+      if (*withOffsets != f.getOffset().has_value())
+        return f.emitOpError("fetches ")
+               << nameOf(f.getSource())
+               << (*withOffsets ? " without" : " with")
+               << " an arena offset, unlike the function's first fetch";
+      if (std::optional<int64_t> at = f.getOffset()) {
+        if (liveWeights[chunk] == 0) {
+          int64_t end = *at + chunkBytes[chunk];
+          if (arenaBytes >= 0 && end > arenaBytes)
+            return f.emitOpError("puts chunk ")
+                   << chunk << " at [" << *at << ", " << end
+                   << "), past the device arena's " << arenaBytes << " bytes";
+          for (auto [other, start] : llvm::enumerate(copyAt))
+            if (liveWeights[other] > 0 && start < end &&
+                *at < start + chunkBytes[other])
+              return f.emitOpError("puts chunk ")
+                     << chunk << " at [" << *at << ", " << end
+                     << "), over live chunk " << other << " at [" << start
+                     << ", " << start + chunkBytes[other] << ")";
+          copyAt[chunk] = *at;
+        } else if (*at < copyAt[chunk] ||
+                   *at >= copyAt[chunk] + chunkBytes[chunk]) {
+          return f.emitOpError("puts ")
+                 << nameOf(f.getSource()) << " at " << *at
+                 << ", outside its chunk's copy at [" << copyAt[chunk] << ", "
+                 << copyAt[chunk] + chunkBytes[chunk] << ")";
+        }
+      }
       if (liveWeights[chunk]++ == 0)
         onDevice += static_cast<double>(chunkBytes[chunk]);
       if (onDevice > budgetBytes * (1 + 1e-9))

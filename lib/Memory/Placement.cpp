@@ -14,8 +14,9 @@
 
 #include "loom/Memory/Placement.h"
 
-#include "loom/Memory/Arena.h"
 #include "loom/Memory/Movement.h"
+
+#include "DeviceProgram.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
@@ -48,68 +49,10 @@ llvm::StringRef mlir::loom::tierName(Tier t) {
   return "?";
 }
 
-namespace {
-
-/// Whether training updates `w` (and so keeps a gradient and optimizer
-/// state for it).
-bool isTrainable(WeightOp w, bool training) {
-  return training && w.getRole() == WeightRole::parameter &&
-         isa<FloatType>(w.getType().getElementType());
-}
-
-/// Adam's state for `bytes` of a tensor stored `elementBytes` to an element.
-double optimizerStateBytes(double bytes, double elementBytes) {
-  return bytes / elementBytes * adamStateBytesPerParameter(elementBytes);
-}
-
-/// What the step reads, in program order.
-struct OpStep {
-  Operation *op;
-  double forward = 0, backward = 0; // per micro-batch
-  SmallVector<WeightOp> weights;
-  SmallVector<double> resultBytes; // local bytes of each result
-  bool recomputed = false; // re-runs its forward in the backward
-};
-
-/// A weight as one device holds it under the plan and a ZeRO stage.
-struct HeldWeight {
-  double bytes = 0;       // its shard under the plan's sharding (TP, EP)
-  double held = 0;        // of those, held on the device (ZeRO-3 shards them)
-  double stateShards = 1; // devices dividing its gradient and update (ZeRO)
-  double gradientShards = 1;
-  double elementBytes = 4;
-  bool trainable = false;
-  WeightFacts facts;
-
-  /// Its gradient as the device keeps it (ZeRO-2 shards it).
-  double gradient() const { return bytes / gradientShards; }
-  /// Its Adam state as the device keeps it (ZeRO-1 shards it).
-  double state() const {
-    return optimizerStateBytes(bytes, elementBytes) / stateShards;
-  }
-  /// This device's part of the update when it runs off the device: the
-  /// gradient copied down and the parameters copied back up.
-  double offloaded() const { return bytes / stateShards; }
-};
-
-/// One pipeline device's part of the program: its ops (of every stage it
-/// runs), the weights they read, and its iteration as the schedule runs it.
-struct DeviceProgram {
-  int64_t device = 0;
-  SmallVector<OpStep> steps;
-  llvm::MapVector<Operation *, HeldWeight> weights; // first-use order
-  double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
-  double otherBytes = 0;    // activations, temporaries, comm buffers
-  /// Activation offload: what host memory holds, and what crosses the link
-  /// each way per step.
-  double hostActivationBytes = 0, activationTraffic = 0;
-  double gatherBuffer = 0;  // ZeRO-3: the gathered weights of two ops
-  DeviceTimes times;
-  double padding = 0;       // waiting for the pipeline's last device
-};
+using namespace mlir::loom::placement;
 
 /// Bytes in the largest binary unit that keeps the number at least 1.
-std::string bytesText(double b) {
+std::string mlir::loom::placement::bytesText(double b) {
   static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   while (u < 4 && std::abs(b) >= 1024) {
@@ -119,145 +62,6 @@ std::string bytesText(double b) {
   return llvm::formatv("{0:F2} {1}", b, units[u]).str();
 }
 
-} // namespace
-
-/// The device's static memory plan for placement `c`: every buffer it holds
-/// over the schedule's positions (forward steps, then backward steps, for
-/// each iteration of the chunk plan's period) gets an arena offset.
-///  * parameters: resident ones all along; streamed chunks from the
-///    position after the last read of the chunks their fetch evicts (when
-///    the fetch may start) until their own eviction;
-///  * gradients and optimizer state kept on the device, the gradient
-///    staging buffers and ZeRO-3's gather buffer: all along;
-///  * activations (op results): from their op to their last forward read,
-///    and, kept, until the backward of their first reader; a recomputed op's
-///    again from just before its last reader's backward to its own backward.
-static LogicalResult planDeviceArena(func::FuncOp func, MemoryPlacement &p,
-                                     const PlacementCandidate &c,
-                                     const DeviceProgram &dev, bool training,
-                                     double staging) {
-  ArrayRef<OpStep> steps = dev.steps;
-  int64_t n = static_cast<int64_t>(steps.size());
-  int64_t perIteration = training ? 2 * n : n;
-  int64_t iterations = c.params == Tier::Device ? 1 : p.plan.iterations;
-  int64_t total = perIteration * iterations;
-  std::vector<lm::Buffer> buffers;
-  auto whole = [&](std::string name, double bytes) {
-    if (bytes > 0)
-      buffers.push_back({std::move(name), static_cast<int64_t>(bytes), 0, total});
-  };
-  // Parameters.
-  if (c.params == Tier::Device) {
-    for (auto &[op, w] : dev.weights)
-      whole(cast<WeightOp>(op).getName().str(), w.held);
-    whole("ZeRO-3 gather buffer", dev.gatherBuffer);
-  } else {
-    const lm::ChunkProblem &cp = p.problem;
-    std::vector<std::vector<int>> readsAt(total);
-    for (int64_t k = 0; k < total; ++k)
-      readsAt[k] = cp.steps[k % perIteration].reads;
-    auto lastReadBefore = [&](int chunk, int64_t step) -> int64_t {
-      for (int64_t k = step - 1; k >= 0; --k)
-        if (llvm::is_contained(readsAt[k], chunk))
-          return k;
-      return -1;
-    };
-    std::vector<int64_t> since(cp.chunkBytes.size(), -1);
-    for (int chunk : p.plan.residentAtStart)
-      since[chunk] = 0;
-    auto close = [&](int chunk, int64_t end) {
-      buffers.push_back({llvm::formatv("chunk {0}", chunk).str(),
-                         cp.chunkBytes[chunk], since[chunk], end});
-      since[chunk] = -1;
-    };
-    // Fetches start in issue order, each once its victims' last reads are
-    // over, so a chunk's bytes are never claimed before they are free.
-    int64_t previousStart = 0;
-    for (const lm::Fetch &f : p.plan.fetches) {
-      int64_t start = previousStart;
-      for (int v : f.evicts) {
-        int64_t last = lastReadBefore(v, f.forStep);
-        close(v, std::max<int64_t>(last + 1, since[v]));
-        start = std::max(start, last + 1);
-      }
-      since[f.chunk] = start = std::min<int64_t>(start, f.forStep);
-      previousStart = start;
-    }
-    for (auto [chunk, from] : llvm::enumerate(since))
-      if (from >= 0)
-        close(static_cast<int>(chunk), total);
-  }
-  // Gradients and optimizer state on the device, and gradient staging.
-  if (training) {
-    double gradients = 0, state = 0;
-    for (auto &[op, w] : dev.weights)
-      if (w.trainable && (c.optimizer == Tier::Device ||
-                          c.deviceOptimizerWeights.contains(op))) {
-        gradients += w.gradient();
-        state += w.state();
-      }
-    whole("gradients on the device", gradients);
-    whole("optimizer state on the device", state);
-    if (c.optimizer != Tier::Device) {
-      whole("gradient staging 0", staging / 2);
-      whole("gradient staging 1", staging / 2);
-    }
-  }
-  // Activations.
-  DenseMap<Operation *, int64_t> index;
-  for (auto [i, s] : llvm::enumerate(steps))
-    index[s.op] = static_cast<int64_t>(i);
-  for (auto [i, s] : llvm::enumerate(steps)) {
-    for (auto [r, v] : llvm::enumerate(s.op->getResults())) {
-      double bytes = r < s.resultBytes.size() ? s.resultBytes[r] : 0;
-      if (bytes <= 0)
-        continue;
-      int64_t lastUse = static_cast<int64_t>(i), firstUser = n;
-      for (Operation *user : v.getUsers()) {
-        Operation *u = user;
-        while (u && !index.count(u))
-          u = u->getParentOp();
-        if (!u)
-          continue;
-        lastUse = std::max(lastUse, index.lookup(u));
-        firstUser = std::min(firstUser, index.lookup(u));
-      }
-      for (int64_t it = 0; it < iterations; ++it) {
-        int64_t base = it * perIteration, def = static_cast<int64_t>(i);
-        int64_t end = lastUse + 1;
-        const bool recomputed = training && s.recomputed;
-        const bool kept = training && !recomputed && firstUser < n;
-        if (kept && c.activations == Tier::Host) {
-          // Offloaded: held until its copy down (a step) and its last
-          // forward read, then fetched back a step before its last
-          // reader's backward and held through its first reader's.
-          end = std::max(end, def + 2);
-          buffers.push_back({"offloaded activation (fetched back)",
-                             static_cast<int64_t>(bytes),
-                             base + std::max(end, 2 * n - 2 - lastUse),
-                             base + 2 * n - firstUser});
-        } else if (kept) {
-          end = 2 * n - firstUser; // through the backward of its first reader
-        }
-        buffers.push_back({"activation", static_cast<int64_t>(bytes),
-                           base + def, base + end});
-        // Recomputed just before its last reader's backward, kept through
-        // its own op's backward.
-        if (recomputed)
-          buffers.push_back({"recomputed activation", static_cast<int64_t>(bytes),
-                             base + 2 * n - 1 - lastUse, base + 2 * n - def});
-      }
-    }
-  }
-  lm::ArenaPlan arena = lm::assignOffsets(buffers);
-  if (llvm::Error err = lm::checkArena(buffers, arena))
-    return func.emitOpError("the device arena failed its check: ")
-           << llvm::toString(std::move(err));
-  p.arenaBytes = static_cast<double>(arena.arenaBytes);
-  p.arenaLiveBound = static_cast<double>(arena.liveBound);
-  p.arenaBuffers = static_cast<int64_t>(buffers.size());
-  return success();
-}
 
 /// Every placement under one activation policy (`recompute`: none,
 /// selective or full, as the estimator models it) and one ZeRO stage, with the chosen one's
@@ -309,6 +113,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     dev.otherBytes = mem.activations + mem.temporaries + mem.commBuffers;
     dev.hostActivationBytes = e.deviceMemory[d].hostActivationBytes;
   }
+  devices.front().argumentBytes = e.argumentBytes;
+  devices.front().keptActivations = e.keptActivations;
   for (const StageEstimate &st : e.stageEstimates)
     devices[st.device].activationTraffic +=
         static_cast<double>(m) * st.offloadedActivationBytes;
@@ -927,13 +733,20 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
-    // The static arena follows one micro-batch through one device's steps.
-    if (P == 1 && m == 1 &&
-        failed(planDeviceArena(func, p, *c, dev0, o.training,
-                               c->optimizer == Tier::Device
-                                   ? 0
-                                   : stagingOf(dev0, c->deviceOptimizerWeights))))
-      return failure();
+    // The static plan follows one micro-batch through one device's steps:
+    // one pipeline device, whose micro-batches run one after another (1F1B
+    // on one device runs each one's backward before the next forward).
+    if (P == 1 && (m == 1 || o.schedule == ::loom::PipelineSchedule::OneFOneB ||
+                   !o.training)) {
+      FailureOr<StaticMemoryPlan> memory = planStaticMemory(
+          func, p, *c, dev0, o.training,
+          c->optimizer == Tier::Device
+              ? 0
+              : stagingOf(dev0, c->deviceOptimizerWeights));
+      if (failed(memory))
+        return failure();
+      p.memoryPlan = std::move(*memory);
+    }
   }
   for (const DeviceProgram &dev : devices)
     for (auto &[op, w] : dev.weights)
@@ -981,7 +794,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       func = f;
   if (!func)
     return module.emitError("loom-place-memory: no function with a body");
-  removeMovement(func);
+  removePlacement(module);
 
   // Every ZeRO stage asked for (only 0 without data parallelism), each
   // without recomputation and (training) with selective recomputation (the
@@ -1062,9 +875,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         p.chunkOf = std::move(part->chunkOf);
         p.forwardOps = std::move(part->forwardOps);
         p.lowerBoundH2D = part->lowerBoundH2D;
-        p.arenaBytes = part->arenaBytes;
-        p.arenaLiveBound = part->arenaLiveBound;
-        p.arenaBuffers = part->arenaBuffers;
+        p.memoryPlan = std::move(part->memoryPlan);
         p.weights = std::move(part->weights);
         p.stateShards = std::move(part->stateShards);
       }
@@ -1091,13 +902,34 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
           attrs.push_back(b.getNamedAttr(
               "zero_shards", b.getI64IntegerAttr(static_cast<int64_t>(shards))));
       }
+      // Its buffers in the static memory plan, each in its tier's arena.
+      if (p.memoryPlan) {
+        WeightOffsets at = p.memoryPlan->weights.lookup(op);
+        auto offset = [&](StringRef key, int64_t value) {
+          if (value >= 0)
+            attrs.push_back(b.getNamedAttr(key, b.getI64IntegerAttr(value)));
+        };
+        offset("offset", at.parameter);
+        offset("copy_offset", at.parameterCopy);
+        offset("gradient_offset", at.gradient);
+        offset("optimizer_offset", at.optimizer);
+      }
       op->setAttr("loom.placement", b.getDictionaryAttr(attrs));
     }
+    if (p.memoryPlan)
+      writeResultOffsets(func, *p.memoryPlan);
     if (c->params != Tier::Device) {
       MovementSchedule schedule{p.weights, p.chunkOf, p.forwardOps, &p.problem,
                                 &p.plan};
+      if (p.memoryPlan) {
+        schedule.fetchOffsets = p.memoryPlan->fetchOffsets;
+        schedule.carriedOffsets = p.memoryPlan->carriedOffsets;
+        schedule.offsetInChunk = p.memoryPlan->offsetInChunk;
+      }
       if (failed(writeMovement(func, schedule)) ||
-          failed(verifyMovement(func, p.problem.chunkBytes, p.problem.budgetBytes)))
+          failed(verifyMovement(func, p.problem.chunkBytes, p.problem.budgetBytes,
+                                p.memoryPlan ? p.memoryPlan->arena(Tier::Device).bytes
+                                             : -1)))
         return failure();
     }
   }
@@ -1113,6 +945,8 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     if (c->activationBytes > 0)
       summary.push_back(b.getNamedAttr("activation_bytes",
                                        b.getF64FloatAttr(c->activationBytes)));
+    if (p.memoryPlan)
+      summary.push_back(b.getNamedAttr("arenas", arenasAttr(b, *p.memoryPlan)));
     if (p.dataParallel > 1)
       summary.push_back(b.getNamedAttr("zero_stage", b.getI64IntegerAttr(p.zeroStage)));
     if (c->update && c->d2hBytes > 0 && p.delayedUpdate &&
@@ -1133,6 +967,15 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   }
   module->setAttr("loom.memory_plan", b.getDictionaryAttr(summary));
   return p;
+}
+
+void mlir::loom::removePlacement(ModuleOp module) {
+  module->removeAttr("loom.memory_plan");
+  module.walk([](WeightOp w) { w->removeAttr("loom.placement"); });
+  for (auto func : module.getOps<func::FuncOp>()) {
+    removeMovement(func);
+    removeStaticMemoryPlan(func);
+  }
 }
 
 void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os) {
@@ -1201,16 +1044,31 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
     os << llvm::formatv("  activations offloaded: {0} down and back up per step "
                         "(beside the model state above)\n",
                         bytesText(c->activationBytes));
-  if (p.arenaBuffers == 0)
-    os << "  device arena: not planned (it follows one micro-batch on one "
-          "pipeline device)\n";
-  else
-  os << llvm::formatv("  device arena: {0} buffers in {1}, {2:P1} over the "
-                      "{3} most live at once\n",
-                      p.arenaBuffers, bytesText(p.arenaBytes),
-                      p.arenaLiveBound > 0 ? p.arenaBytes / p.arenaLiveBound - 1
-                                           : 0.0,
-                      bytesText(p.arenaLiveBound));
+  if (!p.memoryPlan) {
+    os << "  static memory plan: not planned (it follows the micro-batches of "
+          "one pipeline device, one after another)\n";
+  } else {
+    for (Tier t : {Tier::Device, Tier::Host, Tier::Nvme}) {
+      const TierArena &a = p.memoryPlan->arena(t);
+      if (a.buffers == 0)
+        continue;
+      os << llvm::formatv("  {0} arena: {1} buffers in {2}, {3:P1} over the "
+                          "{4} most live at once",
+                          t == Tier::Nvme ? "NVMe" : tierName(t), a.buffers,
+                          bytesText(a.bytes), a.fragmentation(),
+                          bytesText(a.liveBound));
+      // The placement fits by the estimator's figures; an arena that does
+      // not fit its tier (gaps, or a liveness the estimator counts apart)
+      // is worth knowing before running it.
+      double capacity = t == Tier::Device ? p.deviceBytes
+                        : t == Tier::Host ? p.hostBytes
+                                          : p.nvmeBytes;
+      if (static_cast<double>(a.bytes) > capacity)
+        os << llvm::formatv(" (over the tier's {0} by {1})", bytesText(capacity),
+                            bytesText(static_cast<double>(a.bytes) - capacity));
+      os << "\n";
+    }
+  }
   if (c->update)
     os << llvm::formatv(
         "  optimizer step off the device{0}: gradients down {1:F3} ms, CPU "

@@ -2302,8 +2302,7 @@ LogicalResult Planner::chooseAndAnnotate() {
   if (placedWins)
     cfg.recompute = *parseRecomputeMode(placed[bestPlaced].second.recompute);
   // A placement from an earlier run belongs to another plan.
-  module->removeAttr("loom.memory_plan");
-  module.walk([](WeightOp w) { w->removeAttr("loom.placement"); });
+  removePlacement(module);
   annotate(module, cfg);
   if (placedWins) {
     // The same placement again, now written into the module.

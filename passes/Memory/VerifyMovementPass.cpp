@@ -38,10 +38,16 @@ struct LoomVerifyMovementPass
                        "chunk_sizes and chunk_budget_bytes");
       return signalPassFailure();
     }
+    // The device arena's size, where the plan has a static memory plan.
+    int64_t arenaBytes = -1;
+    if (auto arenas = plan.getAs<DictionaryAttr>("arenas"))
+      if (auto device = arenas.getAs<DictionaryAttr>("device"))
+        if (auto bytes = device.getAs<IntegerAttr>("bytes"))
+          arenaBytes = bytes.getInt();
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() &&
           failed(verifyMovement(func, sizes.asArrayRef(),
-                                budget.getValueAsDouble())))
+                                budget.getValueAsDouble(), arenaBytes)))
         return signalPassFailure();
   }
 };

@@ -120,3 +120,78 @@ module {
     return %y : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// Offsets in the device arena (loom.memory_plan's arenas): chunk 1's copy
+// may take chunk 0's bytes once chunk 0 is released.
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 512 : i64, live_bound = 512 : i64}}, chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 512.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried at 256 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d0 : tensor<8x8xf32>
+    %d1 = loom.fetch %w1 chunk 1 at 256 : tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 512 : i64, live_bound = 512 : i64}}, chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 512.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried at 0 : tensor<8x8xf32>
+    // expected-error @+1 {{puts chunk 1 at [128, 384), over live chunk 0 at [0, 256)}}
+    %d1 = loom.fetch %w1 chunk 1 at 128 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 512 : i64, live_bound = 512 : i64}}, chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 512.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    // expected-error @+1 {{puts chunk 0 at [384, 640), past the device arena's 512 bytes}}
+    %d0 = loom.fetch %w0 chunk 0 carried at 384 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// A chunk of two weights: the second must lie inside the first's copy.
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 512>, chunk_budget_bytes = 512.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried at 0 : tensor<8x8xf32>
+    // expected-error @+1 {{puts weight 'w1' at 512, outside its chunk's copy at [0, 512)}}
+    %d1 = loom.fetch %w1 chunk 0 carried at 512 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 512.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried at 0 : tensor<8x8xf32>
+    // expected-error @+1 {{fetches weight 'w1' without an arena offset, unlike the function's first fetch}}
+    %d1 = loom.fetch %w1 chunk 1 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}

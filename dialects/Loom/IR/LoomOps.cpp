@@ -124,6 +124,8 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 LogicalResult FetchOp::verify() {
   if (getChunk() < 0)
     return emitOpError("chunk must be non-negative, got ") << getChunk();
+  if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
+    return emitOpError("offset must be non-negative, got ") << *offset;
   return success();
 }
 

@@ -647,21 +647,24 @@ def Loom_FetchOp : Loom_Op<"fetch", [AllTypesMatch<["source", "result"]>,
     already on the device when the step starts (left there by the previous
     step's backward or forward in the plan's steady state), so nothing moves.
     The device copy lives until its `loom.release`, or past the forward
-    when it has none. On a CPU, where the tiers are one memory, it is the
-    source itself.
+    when it has none. `at` is the copy's byte offset in the device's arena
+    of the static memory plan, where placement planned one: the chunk's
+    copy starts at its first weight's offset, the others follow in order.
+    On a CPU, where the tiers are one memory, it is the source itself.
 
     ```mlir
     %w = loom.weight parameter "layers.3.weight" from "model.bin"[0] : tensor<512x512xf32>
-    %d = loom.fetch %w chunk 3 : tensor<512x512xf32>
+    %d = loom.fetch %w chunk 3 at 1048576 : tensor<512x512xf32>
     %y = loom.matmul %x, %d : tensor<8x512xf32>, tensor<512x512xf32>
     loom.release %d : tensor<512x512xf32>
     ```
   }];
   let arguments = (ins Loom_Tensor:$source, Loom_I64Attr:$chunk,
-                       UnitAttr:$carried);
+                       UnitAttr:$carried, OptionalAttr<Loom_I64Attr>:$offset);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = [{
-    $source `chunk` $chunk (`carried` $carried^)? attr-dict `:` type($result)
+    $source `chunk` $chunk (`carried` $carried^)? (`at` $offset^)? attr-dict
+    `:` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -17,6 +17,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/JSON.h"
 
 #include <map>
@@ -181,6 +182,12 @@ struct Estimate {
   std::vector<DeviceTimes> deviceTimes;   // one per pipeline position
   llvm::DenseMap<Operation *, WeightFacts> weightFacts; // the caller's weights
   llvm::DenseMap<Operation *, OpFacts> opFacts;         // the caller's ops
+  std::vector<double> argumentBytes; // local bytes of each function argument
+  /// Training: the activations (op results, function arguments) kept from
+  /// the forward for the backward under the activation policy: what the
+  /// backward reads, less recomputed regions' results, or full
+  /// recomputation's checkpoints. Offloaded under activations=host.
+  llvm::DenseSet<Value> keptActivations;
   std::map<std::string, OpClassTotals> opClasses;
   std::map<std::string, CollectiveTotals> collectives;
   std::vector<std::string> notes;

@@ -30,6 +30,10 @@ struct MovementSchedule {
   std::vector<Operation *> forwardOps;
   const ::loom::memory::ChunkProblem *problem = nullptr;
   const ::loom::memory::ChunkPlan *plan = nullptr;
+  /// The static memory plan's device offsets (StaticMemoryPlan), written as
+  /// each fetch's `at`; empty when none was planned. By index in the plan's
+  /// fetches, by chunk for those resident at the start, by weight index.
+  std::vector<int64_t> fetchOffsets, carriedOffsets, offsetInChunk;
 };
 
 /// Removes every loom.fetch (its readers read the source again) and
@@ -49,9 +53,13 @@ LogicalResult writeMovement(func::FuncOp func, const MovementSchedule &schedule)
 /// weight whose loom.placement tier is not the device must read it through
 /// a live loom.fetch, a fetch must not repeat a live one nor a release a released
 /// one, and the chunks with a live fetch must fit the budget after every
-/// fetch. Errors name the op and the weight.
+/// fetch. Fetches with an `at` offset must all have one; a chunk's copy
+/// then spans its chunk size from its first fetched weight's offset, holds
+/// its other weights' offsets, lies inside `arenaBytes` (when >= 0) and
+/// shares no byte with another live chunk's copy. Errors name the op and
+/// the weight.
 LogicalResult verifyMovement(func::FuncOp func, llvm::ArrayRef<int64_t> chunkBytes,
-                             double budgetBytes);
+                             double budgetBytes, int64_t arenaBytes = -1);
 
 } // namespace mlir::loom
 

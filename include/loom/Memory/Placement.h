@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -56,6 +57,53 @@ struct PlacementOptions {
 
 enum class Tier { Device, Host, Nvme };
 llvm::StringRef tierName(Tier t);
+
+/// One tier's arena (Arena.h): its size against the most bytes live at one
+/// schedule position, which no assignment can beat.
+struct TierArena {
+  int64_t bytes = 0, liveBound = 0, buffers = 0;
+  /// Buffers no op or weight owns (staging, ZeRO-3's gather buffer), as
+  /// (identifier, offset).
+  std::vector<std::pair<std::string, int64_t>> scratch;
+  double fragmentation() const {
+    return liveBound ? double(bytes) / double(liveBound) - 1 : 0;
+  }
+};
+
+/// Where a weight's buffers start, each in its tier's arena (-1: none).
+/// The parameter's home copy is in its placement tier; the gradient is on
+/// the device when the weight's optimizer is, in host memory otherwise; the
+/// optimizer state is in the optimizer's tier. A resident parameter whose
+/// update runs off the device also has a copy in host memory, which the
+/// CPU updates and the device's copy is refreshed from.
+struct WeightOffsets {
+  int64_t parameter = -1, parameterCopy = -1, gradient = -1, optimizer = -1;
+};
+
+/// An op's result buffers, per result (-1: none): the device buffer its
+/// forward writes; offloaded, the host copy it waits in; and the device
+/// buffer the backward reads when that is another one (fetched back from
+/// the host, or recomputed).
+struct ResultOffsets {
+  llvm::SmallVector<int64_t> forward, host, backward;
+};
+
+/// Every buffer one device holds over the first iteration of its schedule
+/// (the chunk plan's period when parameters stream), at a fixed offset in
+/// its tier's arena, checked for overlaps (checkArena).
+struct StaticMemoryPlan {
+  TierArena arenas[3]; // indexed by Tier
+  llvm::DenseMap<Operation *, WeightOffsets> weights;
+  llvm::DenseMap<Operation *, ResultOffsets> results;
+  /// The function's arguments (the inputs), one slot each.
+  std::vector<ResultOffsets> arguments;
+  /// Streamed parameters: the device offset of each fetch's chunk copy (by
+  /// index in the chunk plan's fetches), and of each chunk resident at the
+  /// period's start (-1 for the others); a weight's copy sits at its
+  /// chunk's plus `offsetInChunk` (by first-use index).
+  std::vector<int64_t> fetchOffsets, carriedOffsets, offsetInChunk;
+  const TierArena &arena(Tier t) const { return arenas[static_cast<int>(t)]; }
+};
 
 /// One way of placing the model state, priced.
 struct PlacementCandidate {
@@ -108,9 +156,9 @@ struct MemoryPlacement {
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
   double lowerBoundH2D = 0; // bytes per step, for the chosen placement
-  // The chosen placement's static device memory plan (Arena.h).
-  double arenaBytes = 0, arenaLiveBound = 0;
-  int64_t arenaBuffers = 0;
+  /// The chosen placement's buffers at fixed offsets in each tier (planned
+  /// for programs on one pipeline device).
+  std::optional<StaticMemoryPlan> memoryPlan;
 
   const PlacementCandidate *best() const {
     return chosen < 0 ? nullptr : &candidates[chosen];
@@ -141,6 +189,11 @@ FailureOr<MemoryPlacement> placeMemory(ModuleOp module,
                                        const PlacementOptions &options);
 
 void printPlacement(const MemoryPlacement &placement, llvm::raw_ostream &os);
+
+/// Removes everything an earlier placeMemory wrote: `loom.memory_plan`,
+/// each weight's `loom.placement`, the static memory plan's `loom.offsets`
+/// and the movement ops.
+void removePlacement(ModuleOp module);
 
 } // namespace mlir::loom
 

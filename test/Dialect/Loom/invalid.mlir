@@ -216,3 +216,11 @@ func.func @fetch_negative_chunk(%w: tensor<8x8xf32>) {
   %d = loom.fetch %w chunk -1 : tensor<8x8xf32>
   return
 }
+
+// -----
+
+func.func @fetch_negative_offset(%w: tensor<8x8xf32>) {
+  // expected-error @+1 {{'loom.fetch' op offset must be non-negative, got -256}}
+  %d = loom.fetch %w chunk 0 at -256 : tensor<8x8xf32>
+  return
+}

@@ -129,6 +129,12 @@ func.func @movement(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   // CHECK: %[[D:.*]] = loom.fetch %{{.*}} chunk 0 : tensor<8x8xf32>
   %d = loom.fetch %w chunk 0 : tensor<8x8xf32>
   %y = loom.matmul %x, %d : tensor<2x8xf32>, tensor<8x8xf32>
+  loom.release %d : tensor<8x8xf32>
+  // The copy's offset in the device arena of the static memory plan.
+  // CHECK: loom.fetch %{{.*}} chunk 0 carried at 4096 : tensor<8x8xf32>
+  %e = loom.fetch %w chunk 0 carried at 4096 : tensor<8x8xf32>
+  // CHECK: loom.fetch %{{.*}} chunk 0 at 0 : tensor<8x8xf32>
+  %f = loom.fetch %w chunk 0 at 0 : tensor<8x8xf32>
   return %y : tensor<2x8xf32>
 }
 

@@ -1,0 +1,127 @@
+//===- DeviceProgram.h - one device's steps as placement sees them -*- C++ -*-===//
+//
+// Private to lib/Memory: the per-device program the placement prices
+// (Placement.cpp) and lays out in its tiers' arenas (StaticMemoryPlan.cpp),
+// read from the estimator's per-op and per-weight facts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_LIB_MEMORY_DEVICEPROGRAM_H
+#define LOOM_LIB_MEMORY_DEVICEPROGRAM_H
+
+#include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Cost/Estimate.h"
+#include "loom/Memory/Placement.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace mlir::loom::placement {
+
+/// Whether training updates `w` (and so keeps a gradient and optimizer
+/// state for it).
+inline bool isTrainable(WeightOp w, bool training) {
+  return training && w.getRole() == WeightRole::parameter &&
+         isa<FloatType>(w.getType().getElementType());
+}
+
+/// Adam's state for `bytes` of a tensor stored `elementBytes` to an element.
+inline double optimizerStateBytes(double bytes, double elementBytes) {
+  return bytes / elementBytes * adamStateBytesPerParameter(elementBytes);
+}
+
+/// What the step reads, in program order.
+struct OpStep {
+  Operation *op;
+  double forward = 0, backward = 0; // per micro-batch
+  SmallVector<WeightOp> weights;
+  SmallVector<double> resultBytes; // local bytes of each result
+  bool recomputed = false; // re-runs its forward in the backward
+};
+
+/// A weight as one device holds it under the plan and a ZeRO stage.
+struct HeldWeight {
+  double bytes = 0;       // its shard under the plan's sharding (TP, EP)
+  double held = 0;        // of those, held on the device (ZeRO-3 shards them)
+  double stateShards = 1; // devices dividing its gradient and update (ZeRO)
+  double gradientShards = 1;
+  double elementBytes = 4;
+  bool trainable = false;
+  WeightFacts facts;
+
+  /// Its gradient as the device keeps it (ZeRO-2 shards it).
+  double gradient() const { return bytes / gradientShards; }
+  /// Its Adam state as the device keeps it (ZeRO-1 shards it).
+  double state() const {
+    return optimizerStateBytes(bytes, elementBytes) / stateShards;
+  }
+  /// This device's part of the update when it runs off the device: the
+  /// gradient copied down and the parameters copied back up.
+  double offloaded() const { return bytes / stateShards; }
+};
+
+/// One pipeline device's part of the program: its ops (of every stage it
+/// runs), the weights they read, and its iteration as the schedule runs it.
+struct DeviceProgram {
+  int64_t device = 0;
+  SmallVector<OpStep> steps;
+  llvm::MapVector<Operation *, HeldWeight> weights; // first-use order
+  double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
+  double otherBytes = 0;    // activations, temporaries, comm buffers
+  /// Activation offload: what host memory holds, and what crosses the link
+  /// each way per step.
+  double hostActivationBytes = 0, activationTraffic = 0;
+  double gatherBuffer = 0;  // ZeRO-3: the gathered weights of two ops
+  /// Local bytes of the function's arguments (the inputs), read by the
+  /// first pipeline device.
+  std::vector<double> argumentBytes;
+  /// Training: what the estimator keeps for the backward (Estimate's
+  /// keptActivations), for the first pipeline device's static plan.
+  llvm::DenseSet<Value> keptActivations;
+  DeviceTimes times;
+  double padding = 0;       // waiting for the pipeline's last device
+};
+
+/// Bytes in the largest binary unit that keeps the number at least 1.
+std::string bytesText(double bytes);
+
+/// The op attribute holding its results' offsets (ResultOffsets).
+inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
+
+/// The static memory plan of placement `c` on `dev`, a program on one
+/// pipeline device whose chosen chunk schedule (streamed parameters) is in
+/// `p`: every buffer over the positions of the schedule (forward steps,
+/// then backward steps, for each iteration of the chunk plan's period),
+/// at an offset in its tier's arena. `gradientStaging` is the device's
+/// room for gradients on their way to the host (accumulated over `p`'s
+/// micro-batches when it has several). Fails, naming the function, if an
+/// arena fails its check.
+FailureOr<StaticMemoryPlan> planStaticMemory(func::FuncOp func,
+                                             const MemoryPlacement &p,
+                                             const PlacementCandidate &c,
+                                             const DeviceProgram &dev,
+                                             bool training,
+                                             double gradientStaging);
+
+/// Writes each op's ResultOffsets as `loom.offsets = {backward, forward,
+/// host}` (arrays by result; -1 where it has no buffer), and each function
+/// argument's as the same argument attribute.
+void writeResultOffsets(func::FuncOp func, const StaticMemoryPlan &plan);
+
+/// Removes every `loom.offsets` (ops and arguments): a plan from an
+/// earlier run.
+void removeStaticMemoryPlan(func::FuncOp func);
+
+/// The arenas as `{device = {bytes, live_bound, <scratch> = offset...},
+/// host = ..., nvme = ...}`, tiers without buffers left out.
+DictionaryAttr arenasAttr(Builder &b, const StaticMemoryPlan &plan);
+
+} // namespace mlir::loom::placement
+
+#endif // LOOM_LIB_MEMORY_DEVICEPROGRAM_H

@@ -1,0 +1,386 @@
+//===- StaticMemoryPlan.cpp - every buffer at a fixed offset, per tier ----===//
+//
+// Buffer assignment for a placed program on one pipeline device: the device,
+// host and NVMe arenas (Arena.h) of every buffer the placement holds, over
+// the positions of its schedule, and the offsets written back to the IR so
+// that a lowering allocates three arenas once and never calls an allocator
+// inside the step. docs/memory-placement.md, "The static memory plan".
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceProgram.h"
+
+#include "dialects/Loom/IR/ShardValues.h"
+#include "loom/Memory/Arena.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::placement;
+namespace lm = ::loom::memory;
+
+namespace {
+
+/// What a buffer holds, so that its offset can be written where the IR
+/// names it.
+struct Owner {
+  enum Kind {
+    Scratch,   // named in the module's plan
+    Parameter, // a weight's home copy
+    ParameterCopy, // the host copy the CPU's update writes
+    Gradient,
+    OptimizerState,
+    ChunkHome,  // `index`: the chunk's copy in its home tier
+    ChunkCopy,  // `index`: the fetch (>= 0) or resident chunk (-1 - chunk)
+    Forward,    // `op` result `index` as the forward writes it
+    HostCopy,   // ... offloaded
+    Backward,   // ... fetched back or recomputed for the backward
+    Other,      // later iterations of the period
+  } kind;
+  Operation *op = nullptr;
+  int64_t index = 0;
+};
+
+/// One tier's buffers and what each holds.
+struct TierBuffers {
+  std::vector<lm::Buffer> buffers;
+  std::vector<Owner> owners;
+};
+
+} // namespace
+
+FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
+    func::FuncOp func, const MemoryPlacement &p, const PlacementCandidate &c,
+    const DeviceProgram &dev, bool training, double gradientStaging) {
+  ArrayRef<OpStep> steps = dev.steps;
+  const int64_t n = static_cast<int64_t>(steps.size());
+  const int64_t perIteration = training ? 2 * n : n;
+  const int64_t iterations = c.params == Tier::Device ? 1 : p.plan.iterations;
+  const int64_t total = perIteration * iterations;
+  TierBuffers tiers[3];
+  auto add = [&](Tier t, Owner owner, std::string name, double bytes,
+                 int64_t start, int64_t end, int group = -1) {
+    if (bytes <= 0)
+      return;
+    TierBuffers &tb = tiers[static_cast<int>(t)];
+    tb.buffers.push_back(
+        {std::move(name), static_cast<int64_t>(bytes), start, end, group});
+    tb.owners.push_back(owner);
+  };
+  auto whole = [&](Tier t, Owner owner, std::string name, double bytes) {
+    add(t, owner, std::move(name), bytes, 0, total);
+  };
+  auto scratch = [&](Tier t, StringRef id, double bytes) {
+    whole(t, {Owner::Scratch}, id.str(), bytes);
+  };
+  auto weightName = [](Operation *op) {
+    return cast<WeightOp>(op).getName().str();
+  };
+
+  // Parameters: resident on the device all along, or streamed in chunks
+  // whose home copies (host or NVMe) are held all along.
+  StaticMemoryPlan plan;
+  if (c.params == Tier::Device) {
+    for (auto &[op, w] : dev.weights)
+      whole(Tier::Device, {Owner::Parameter, op}, weightName(op), w.held);
+    scratch(Tier::Device, "zero3_gather", dev.gatherBuffer);
+  } else {
+    const lm::ChunkProblem &cp = p.problem;
+    const int chunks = static_cast<int>(cp.chunkBytes.size());
+    for (int chunk = 0; chunk < chunks; ++chunk)
+      whole(c.params, {Owner::ChunkHome, nullptr, chunk},
+            llvm::formatv("chunk {0} (home)", chunk).str(),
+            static_cast<double>(cp.chunkBytes[chunk]));
+    // From NVMe each fetch is staged through pinned host memory, two
+    // buffers overlapping consecutive chunks.
+    if (c.params == Tier::Nvme) {
+      std::vector<int64_t> largest = cp.chunkBytes;
+      llvm::sort(largest, std::greater<int64_t>());
+      for (size_t k = 0; k < std::min<size_t>(2, largest.size()); ++k)
+        scratch(Tier::Host, llvm::formatv("nvme_staging_{0}", k).str(),
+                static_cast<double>(largest[k]));
+    }
+    // Device copies: a chunk's from the position after the last read of
+    // the chunks its fetch evicts (when the fetch may start) until its own
+    // eviction.
+    std::vector<std::vector<int>> readsAt(total);
+    for (int64_t k = 0; k < total; ++k)
+      readsAt[k] = cp.steps[k % perIteration].reads;
+    auto lastReadBefore = [&](int chunk, int64_t step) -> int64_t {
+      for (int64_t k = step - 1; k >= 0; --k)
+        if (llvm::is_contained(readsAt[k], chunk))
+          return k;
+      return -1;
+    };
+    std::vector<int64_t> since(chunks, -1), openedBy(chunks, 0);
+    for (int chunk : p.plan.residentAtStart) {
+      since[chunk] = 0;
+      openedBy[chunk] = -1 - chunk;
+    }
+    // The period repeats: a chunk resident at its start is the copy left
+    // at its end, so those two intervals are one allocation.
+    auto close = [&](int chunk, int64_t end) {
+      bool acrossBoundary = openedBy[chunk] < 0 || end == total;
+      add(Tier::Device, {Owner::ChunkCopy, nullptr, openedBy[chunk]},
+          llvm::formatv("chunk {0}", chunk).str(),
+          static_cast<double>(cp.chunkBytes[chunk]), since[chunk], end,
+          acrossBoundary ? chunk : -1);
+      since[chunk] = -1;
+    };
+    // Fetches start in issue order, each once its victims' last reads are
+    // over, so a chunk's bytes are never claimed before they are free.
+    int64_t previousStart = 0;
+    for (auto [index, f] : llvm::enumerate(p.plan.fetches)) {
+      int64_t start = previousStart;
+      for (int v : f.evicts) {
+        int64_t last = lastReadBefore(v, f.forStep);
+        close(v, std::max<int64_t>(last + 1, since[v]));
+        start = std::max(start, last + 1);
+      }
+      since[f.chunk] = start = std::min<int64_t>(start, f.forStep);
+      openedBy[f.chunk] = static_cast<int64_t>(index);
+      previousStart = start;
+    }
+    for (auto [chunk, from] : llvm::enumerate(since))
+      if (from >= 0)
+        close(static_cast<int>(chunk), total);
+  }
+
+  // Gradients and optimizer state, per trainable weight: on the device
+  // when its optimizer is; otherwise the gradient and (for resident
+  // parameters) a parameter copy in host memory, the state in the
+  // optimizer's tier, and the device stages gradients on their way down.
+  // The CPU's update overlaps the next iteration, so all live throughout.
+  if (training) {
+    for (auto &[op, w] : dev.weights) {
+      if (!w.trainable)
+        continue;
+      std::string name = weightName(op);
+      if (c.optimizer == Tier::Device || c.deviceOptimizerWeights.contains(op)) {
+        whole(Tier::Device, {Owner::Gradient, op}, name + " gradient",
+              w.gradient());
+        whole(Tier::Device, {Owner::OptimizerState, op}, name + " state",
+              w.state());
+        continue;
+      }
+      if (c.params == Tier::Device) {
+        whole(Tier::Host, {Owner::Gradient, op}, name + " gradient",
+              w.offloaded());
+        whole(Tier::Host, {Owner::ParameterCopy, op}, name + " parameter copy",
+              w.offloaded());
+      } else {
+        whole(Tier::Host, {Owner::Gradient, op}, name + " gradient",
+              w.gradient());
+      }
+      whole(c.optimizer, {Owner::OptimizerState, op}, name + " state",
+            w.state());
+    }
+    if (c.optimizer != Tier::Device) {
+      if (p.microBatches > 1) {
+        scratch(Tier::Device, "gradient_accumulation", gradientStaging);
+      } else {
+        scratch(Tier::Device, "gradient_staging_0", gradientStaging / 2);
+        scratch(Tier::Device, "gradient_staging_1", gradientStaging / 2);
+      }
+    }
+  }
+
+  // Activations (op results and the inputs): from their op to their last
+  // forward read, and, kept, until the backward of their first reader;
+  // offloaded, copied down after their op and fetched back a step before
+  // their last reader's backward; recomputed, again from just before their
+  // last reader's backward through their own op's.
+  DenseMap<Operation *, int64_t> index;
+  for (auto [i, s] : llvm::enumerate(steps))
+    index[s.op] = static_cast<int64_t>(i);
+  // `v` (result `result` of `op`, or function argument `result` when `op`
+  // is null) is written at step `def`.
+  auto placeValue = [&](Value v, Operation *op, int64_t result, double bytes,
+                        int64_t def, bool recomputed) {
+    if (bytes <= 0)
+      return;
+    int64_t lastUse = def, firstUser = n;
+    // Readers through shard annotations and fetches, by the step that
+    // contains them.
+    forEachReader(v, [&](Operation *user) {
+      Operation *u = user;
+      while (u && !index.count(u))
+        u = u->getParentOp();
+      if (!u)
+        return;
+      lastUse = std::max(lastUse, index.lookup(u));
+      firstUser = std::min(firstUser, index.lookup(u));
+    });
+    // As the estimator decides: kept for the backward, else re-run by it
+    // (recomputed ops), else dead after the forward's last read.
+    const bool kept =
+        training && firstUser < n && dev.keptActivations.contains(v);
+    recomputed = training && !kept && recomputed;
+    for (int64_t it = 0; it < iterations; ++it) {
+      auto owner = [&](Owner::Kind kind) {
+        return it == 0 ? Owner{kind, op, result} : Owner{Owner::Other};
+      };
+      const int64_t base = it * perIteration;
+      int64_t end = lastUse + 1;
+      if (kept && c.activations == Tier::Host) {
+        end = std::max(end, def + 2);
+        const int64_t back = std::max(end, 2 * n - 2 - lastUse);
+        add(Tier::Host, owner(Owner::HostCopy), "offloaded activation", bytes,
+            base + def + 1, base + back + 1);
+        add(Tier::Device, owner(Owner::Backward),
+            "offloaded activation (fetched back)", bytes, base + back,
+            base + 2 * n - firstUser);
+      } else if (kept) {
+        end = 2 * n - firstUser;
+      }
+      add(Tier::Device, owner(Owner::Forward), "activation", bytes, base + def,
+          base + end);
+      if (recomputed)
+        add(Tier::Device, owner(Owner::Backward), "recomputed activation",
+            bytes, base + 2 * n - 1 - lastUse, base + 2 * n - def);
+    }
+  };
+  // The function's inputs arrive before its first step.
+  for (auto [a, arg] : llvm::enumerate(func.getArguments()))
+    if (a < dev.argumentBytes.size())
+      placeValue(arg, nullptr, static_cast<int64_t>(a), dev.argumentBytes[a],
+                 0, /*recomputed=*/false);
+  for (auto [i, s] : llvm::enumerate(steps))
+    for (auto [r, v] : llvm::enumerate(s.op->getResults()))
+      placeValue(v, s.op, static_cast<int64_t>(r),
+                 r < s.resultBytes.size() ? s.resultBytes[r] : 0,
+                 static_cast<int64_t>(i), s.recomputed);
+
+  // Offsets per tier, each checked on its own.
+  std::vector<int64_t> chunkHome(p.problem.chunkBytes.size(), -1);
+  if (c.params != Tier::Device) {
+    plan.fetchOffsets.assign(p.plan.fetches.size(), -1);
+    plan.carriedOffsets.assign(p.problem.chunkBytes.size(), -1);
+  }
+  plan.arguments.resize(func.getNumArguments());
+  // An op result's slot, or a function argument's (one slot each).
+  auto resultSlot = [&](Owner owner, Owner::Kind kind) -> int64_t & {
+    ResultOffsets &offsets =
+        owner.op ? plan.results[owner.op] : plan.arguments[owner.index];
+    SmallVector<int64_t> &slots = kind == Owner::Forward    ? offsets.forward
+                                  : kind == Owner::HostCopy ? offsets.host
+                                                            : offsets.backward;
+    if (slots.empty())
+      slots.assign(owner.op ? owner.op->getNumResults() : 1, -1);
+    return slots[owner.op ? owner.index : 0];
+  };
+  for (Tier t : {Tier::Device, Tier::Host, Tier::Nvme}) {
+    const TierBuffers &tb = tiers[static_cast<int>(t)];
+    lm::ArenaPlan arena = lm::assignOffsets(tb.buffers);
+    if (llvm::Error err = lm::checkArena(tb.buffers, arena))
+      return func.emitOpError("the ")
+             << tierName(t) << " arena failed its check: "
+             << llvm::toString(std::move(err));
+    TierArena &out = plan.arenas[static_cast<int>(t)];
+    out.bytes = arena.arenaBytes;
+    out.liveBound = arena.liveBound;
+    out.buffers = static_cast<int64_t>(tb.buffers.size());
+    for (auto [k, owner] : llvm::enumerate(tb.owners)) {
+      int64_t offset = arena.offsets[k];
+      switch (owner.kind) {
+      case Owner::Scratch:
+        out.scratch.push_back({tb.buffers[k].name, offset});
+        break;
+      case Owner::Parameter:
+        plan.weights[owner.op].parameter = offset;
+        break;
+      case Owner::ParameterCopy:
+        plan.weights[owner.op].parameterCopy = offset;
+        break;
+      case Owner::Gradient:
+        plan.weights[owner.op].gradient = offset;
+        break;
+      case Owner::OptimizerState:
+        plan.weights[owner.op].optimizer = offset;
+        break;
+      case Owner::ChunkHome:
+        chunkHome[owner.index] = offset;
+        break;
+      case Owner::ChunkCopy:
+        if (owner.index >= 0)
+          plan.fetchOffsets[owner.index] = offset;
+        else
+          plan.carriedOffsets[-1 - owner.index] = offset;
+        break;
+      case Owner::Forward:
+      case Owner::HostCopy:
+      case Owner::Backward:
+        resultSlot(owner, owner.kind) = offset;
+        break;
+      case Owner::Other:
+        break;
+      }
+    }
+  }
+  // A streamed weight sits in its chunk, home and device copies alike, in
+  // first-use order (groupIntoChunks packs consecutive weights).
+  if (c.params != Tier::Device) {
+    std::vector<int64_t> filled(chunkHome.size(), 0);
+    for (auto [i, entry] : llvm::enumerate(dev.weights)) {
+      int chunk = p.chunkOf[i];
+      int64_t inChunk = filled[chunk];
+      filled[chunk] += static_cast<int64_t>(entry.second.bytes);
+      plan.offsetInChunk.push_back(inChunk);
+      plan.weights[entry.first].parameter = chunkHome[chunk] + inChunk;
+    }
+  }
+  return plan;
+}
+
+void mlir::loom::placement::removeStaticMemoryPlan(func::FuncOp func) {
+  func.walk([](Operation *op) { op->removeAttr(kOffsetsAttr); });
+  for (unsigned a = 0; a < func.getNumArguments(); ++a)
+    func.removeArgAttr(a, kOffsetsAttr);
+}
+
+void mlir::loom::placement::writeResultOffsets(func::FuncOp func,
+                                               const StaticMemoryPlan &plan) {
+  Builder b(func.getContext());
+  auto attr = [&](const ResultOffsets &offsets) -> DictionaryAttr {
+    SmallVector<NamedAttribute> entries;
+    auto put = [&](StringRef key, ArrayRef<int64_t> slots) {
+      if (!slots.empty())
+        entries.push_back(b.getNamedAttr(key, b.getDenseI64ArrayAttr(slots)));
+    };
+    put("backward", offsets.backward);
+    put("forward", offsets.forward);
+    put("host", offsets.host);
+    return entries.empty() ? DictionaryAttr() : b.getDictionaryAttr(entries);
+  };
+  for (auto [a, offsets] : llvm::enumerate(plan.arguments))
+    if (DictionaryAttr d = attr(offsets); d && a < func.getNumArguments())
+      func.setArgAttr(static_cast<unsigned>(a), kOffsetsAttr, d);
+  func.walk([&](Operation *op) {
+    auto found = plan.results.find(op);
+    if (found != plan.results.end())
+      if (DictionaryAttr d = attr(found->second))
+        op->setAttr(kOffsetsAttr, d);
+  });
+}
+
+DictionaryAttr mlir::loom::placement::arenasAttr(Builder &b,
+                                                 const StaticMemoryPlan &plan) {
+  SmallVector<NamedAttribute> tiers;
+  for (Tier t : {Tier::Device, Tier::Host, Tier::Nvme}) {
+    const TierArena &a = plan.arena(t);
+    if (a.buffers == 0)
+      continue;
+    SmallVector<NamedAttribute> entries = {
+        b.getNamedAttr("bytes", b.getI64IntegerAttr(a.bytes)),
+        b.getNamedAttr("live_bound", b.getI64IntegerAttr(a.liveBound))};
+    for (auto &[id, offset] : a.scratch)
+      entries.push_back(b.getNamedAttr(id, b.getI64IntegerAttr(offset)));
+    tiers.push_back(b.getNamedAttr(tierName(t), b.getDictionaryAttr(entries)));
+  }
+  return b.getDictionaryAttr(tiers);
+}
