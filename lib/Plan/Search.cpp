@@ -61,10 +61,12 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// place-memory=true places plans whose peak without gradients and
-/// optimizer state is within this factor of device memory, in the order of
-/// the search's step and up to kModelsAgreeWithin past the fastest placed
-/// step, until kMaxPlacedPlans fit or kMaxPlacementTries were tried.
+/// place-memory=true places plans whose peak without gradients, optimizer
+/// state and (when they may go to the host) kept activations is within this
+/// factor of device memory, in the order of the least step each can have
+/// placed (the search's, or the host link's time for offloaded
+/// activations) and up to kModelsAgreeWithin past the fastest placed step,
+/// until kMaxPlacedPlans fit or kMaxPlacementTries were tried.
 constexpr double kPlacementMargin = 1.1;
 constexpr double kModelsAgreeWithin = 1.05;
 constexpr size_t kMaxPlacedPlans = 16, kMaxPlacementTries = 32;
@@ -133,10 +135,15 @@ struct StageMemory {
   }
   /// Everything but the temporaries, with `held` micro-batches in flight.
   double bytes(int64_t held, RecomputeMode mode, bool training) const {
+    return staticBytes + keptBytes(held, mode, training) + (training ? rerun : 0);
+  }
+  /// The activations `held` micro-batches keep for their backward (what
+  /// activation offload can move to host memory).
+  double keptBytes(int64_t held, RecomputeMode mode, bool training) const {
     if (!training)
-      return staticBytes;
+      return 0;
     double perMicro = mode == RecomputeMode::Full ? std::min(boundaries, kept) : kept;
-    return staticBytes + static_cast<double>(held) * perMicro + rerun;
+    return static_cast<double>(held) * perMicro;
   }
 };
 
@@ -171,8 +178,12 @@ struct Config {
   std::vector<unsigned> stageOfUnit;
   double stepTime = 0, peakMemory = 0;
   /// The busiest device's peak with its gradients and optimizer state off
-  /// it: what memory placement could reach at best.
+  /// it: what memory placement could reach at best keeping the activations.
   double peakWithoutTrainingState = 0;
+  /// The same with the kept activations offloaded too (where placement may),
+  /// and the least step that takes: the kept bytes of every micro-batch
+  /// cross the host link each way.
+  double peakWithActivationsOffloaded = 0, offloadStepBound = 0;
   bool fits = false;
 };
 
@@ -1570,9 +1581,14 @@ void Planner::evaluateConfig(Config &cfg) {
   // Per pipeline device.
   const ::loom::DeviceSpec &dev = cluster.device;
   double adamRate = dev.memoryBandwidth * dev.eff(::loom::OpClass::Elementwise).memory;
-  double worstWork = 0, tail = 0, peak = 0, peakUnmoved = 0;
+  double worstWork = 0, tail = 0, peak = 0, peakUnmoved = 0, peakOffloaded = 0;
+  double offloadSeconds = 0;
+  const bool offloadable =
+      options.training && llvm::is_contained(options.activationTiers, "host") &&
+      cluster.host.copyBandwidth() > 0;
   for (int64_t d = 0; d < p; ++d) {
-    double work = 0, bwd = 0, sync = 0, params = 0, mem = 0, temp = 0, movable = 0;
+    double work = 0, bwd = 0, sync = 0, params = 0, mem = 0, temp = 0, movable = 0,
+           kept = 0, keptPerStep = 0;
     for (int64_t s = d; s < S; s += p) {
       double t = stageTime[s];
       // ZeRO-3 gathers the stage's parameters every micro-batch; prefetch
@@ -1588,11 +1604,21 @@ void Planner::evaluateConfig(Config &cfg) {
                          : 0;
       mem += stageMem[s].bytes(held, cfg.recompute, options.training);
       movable += stageMovable[s];
+      kept += stageMem[s].keptBytes(held, cfg.recompute, options.training);
+      keptPerStep += stageMem[s].keptBytes(cfg.microBatches, cfg.recompute,
+                                           options.training);
       temp = std::max(temp, stageMem[s].temp);
     }
     mem += temp;
     peak = std::max(peak, mem);
     peakUnmoved = std::max(peakUnmoved, mem - movable);
+    // Placement may also offload the kept activations to host memory; each
+    // micro-batch's then cross the host link each way.
+    if (offloadable) {
+      peakOffloaded = std::max(peakOffloaded, mem - movable - kept);
+      offloadSeconds =
+          std::max(offloadSeconds, keptPerStep / cluster.host.copyBandwidth());
+    }
     worstWork = std::max(worstWork, work);
     double exposed = std::max(0.0, sync - bwd);
     double opt = options.training
@@ -1614,6 +1640,9 @@ void Planner::evaluateConfig(Config &cfg) {
   }
   cfg.peakMemory = peak;
   cfg.peakWithoutTrainingState = peakUnmoved;
+  cfg.peakWithActivationsOffloaded = offloadable ? peakOffloaded : peakUnmoved;
+  cfg.offloadStepBound = offloadable ? std::max(cfg.stepTime, offloadSeconds)
+                                     : cfg.stepTime;
   cfg.fits = peak <= dev.memoryBytes * options.memoryFraction;
 }
 
@@ -1973,19 +2002,28 @@ PlacementOptions Planner::placementOptions(const Config &cfg) const {
 std::vector<std::pair<unsigned, PlanCandidate>>
 Planner::placeOverMemory(double fasterThan) {
   auto t0 = Clock::now();
-  // Only plans that could fit once their gradients and optimizer state are
-  // off the device are worth placing (unless their parameters can be
-  // streamed: one device, one micro-batch); the search's memory model is
-  // coarser than placement's, hence the margin.
+  // Only plans that could fit once their gradients and optimizer state
+  // (and, where allowed, their kept activations) are off the device are
+  // worth placing (unless their parameters can be streamed: one device,
+  // one micro-batch); the search's memory model is coarser than
+  // placement's, hence the margin.
   double cap = cluster.device.memoryBytes * options.memoryFraction;
+  // The least step a plan can have placed: a plan that could fit only with
+  // its activations offloaded waits for the host link at least.
+  std::vector<double> floorOf(configs.size(), 0);
   std::vector<unsigned> over;
-  for (unsigned i = 0; i < configs.size(); ++i)
-    if (!configs[i].fits && configs[i].stepTime < fasterThan * kModelsAgreeWithin &&
-        ((devices == 1 && configs[i].microBatches == 1) ||
-         configs[i].peakWithoutTrainingState <= kPlacementMargin * cap))
+  for (unsigned i = 0; i < configs.size(); ++i) {
+    const Config &cfg = configs[i];
+    bool streamable = devices == 1 && cfg.microBatches == 1;
+    bool keeping = cfg.peakWithoutTrainingState <= kPlacementMargin * cap;
+    bool offloading = cfg.peakWithActivationsOffloaded <= kPlacementMargin * cap;
+    floorOf[i] = streamable || keeping ? cfg.stepTime : cfg.offloadStepBound;
+    if (!cfg.fits && floorOf[i] < fasterThan * kModelsAgreeWithin &&
+        (streamable || keeping || offloading))
       over.push_back(i);
+  }
   std::stable_sort(over.begin(), over.end(), [&](unsigned a, unsigned b) {
-    return configs[a].stepTime < configs[b].stepTime;
+    return floorOf[a] < floorOf[b];
   });
   // Placement adds transfers and waits to a plan's step and takes off at
   // most the device's own optimizer step (a few percent), so once the
@@ -2001,7 +2039,7 @@ Planner::placeOverMemory(double fasterThan) {
   double fastestPlaced = std::numeric_limits<double>::infinity();
   size_t fitted = 0;
   for (unsigned i : over) {
-    if (configs[i].stepTime >= fastestPlaced * kModelsAgreeWithin ||
+    if (floorOf[i] >= fastestPlaced * kModelsAgreeWithin ||
         fitted >= kMaxPlacedPlans || placed.size() >= kMaxPlacementTries)
       break;
     PlanCandidate c = toCandidate(configs[i]);
