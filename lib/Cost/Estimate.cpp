@@ -1159,7 +1159,11 @@ LogicalResult Estimator::assemble() {
   result.deviceTimes.assign(P, {});
   for (DeviceTimes &times : result.deviceTimes)
     times.firstForwardStart = INFINITY;
+  result.deviceOrders.assign(P, {});
   for (const ::loom::PipelineTask &t : pipe->tasks) {
+    result.deviceOrders[t.device].push_back(
+        {static_cast<int32_t>(t.stage / P), static_cast<int32_t>(t.microBatch),
+         t.backward});
     finish[t.device] = std::max(finish[t.device], t.end);
     if (!t.backward) {
       DeviceTimes &times = result.deviceTimes[t.device];

@@ -43,6 +43,7 @@ struct OpStep {
   SmallVector<WeightOp> weights;
   SmallVector<double> resultBytes; // local bytes of each result
   bool recomputed = false; // re-runs its forward in the backward
+  int64_t stage = 0;       // its pipeline stage
 };
 
 /// A weight as one device holds it under the plan and a ZeRO stage.
@@ -82,8 +83,13 @@ struct DeviceProgram {
   /// first pipeline device.
   std::vector<double> argumentBytes;
   /// Training: what the estimator keeps for the backward (Estimate's
-  /// keptActivations), for the first pipeline device's static plan.
+  /// keptActivations).
   llvm::DenseSet<Value> keptActivations;
+  /// Its tasks in the pipeline schedule's order (Estimate's deviceOrders).
+  std::vector<::loom::PipelineStep> order;
+  /// Local bytes of the values its stages receive from another device's
+  /// stage (activations crossing a pipeline boundary).
+  llvm::DenseMap<Value, double> receivedBytes;
   DeviceTimes times;
   double padding = 0;       // waiting for the pipeline's last device
 };
@@ -94,20 +100,22 @@ std::string bytesText(double bytes);
 /// The op attribute holding its results' offsets (ResultOffsets).
 inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
 
-/// The static memory plan of placement `c` on `dev`, a program on one
-/// pipeline device whose chosen chunk schedule (streamed parameters) is in
-/// `p`: every buffer over the positions of the schedule (forward steps,
-/// then backward steps, for each iteration of the chunk plan's period),
-/// at an offset in its tier's arena. `gradientStaging` is the device's
-/// room for gradients on their way to the host (accumulated over `p`'s
-/// micro-batches when it has several). Fails, naming the function, if an
-/// arena fails its check.
-FailureOr<StaticMemoryPlan> planStaticMemory(func::FuncOp func,
-                                             const MemoryPlacement &p,
-                                             const PlacementCandidate &c,
-                                             const DeviceProgram &dev,
-                                             bool training,
-                                             double gradientStaging);
+/// The static memory plan of placement `c` on pipeline device `dev`
+/// (`p` holds the chosen chunk schedule of streamed parameters): every
+/// buffer over the positions of the schedule, at an offset in its tier's
+/// arena. With `sequentialMicroBatches` on one pipeline device, the
+/// positions are one micro-batch's forward steps then backward steps, for
+/// each iteration of the chunk plan's period, and the first iteration's
+/// offsets are the ones to write to the IR; otherwise they follow the
+/// device's task order, every micro-batch with its own buffers.
+/// `gradientStaging` is the device's room for gradients on their way to
+/// the host (accumulated over `p`'s micro-batches when it has several).
+/// Fails, naming the function, if an arena fails its check.
+FailureOr<StaticMemoryPlan>
+planStaticMemory(func::FuncOp func, const MemoryPlacement &p,
+                 const PlacementCandidate &c, const DeviceProgram &dev,
+                 bool training, double gradientStaging,
+                 bool sequentialMicroBatches);
 
 /// Writes each op's ResultOffsets as `loom.offsets = {backward, forward,
 /// host}` (arrays by result; -1 where it has no buffer), and each function

@@ -7,6 +7,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <limits>
 #include <optional>
 
 using namespace mlir;
@@ -172,6 +173,9 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
                << (*withOffsets ? " without" : " with")
                << " an arena offset, unlike the function's first fetch";
       if (std::optional<int64_t> at = f.getOffset()) {
+        if (*at > std::numeric_limits<int64_t>::max() - chunkBytes[chunk])
+          return f.emitOpError("puts chunk ")
+                 << chunk << " at " << *at << ", past any arena";
         if (liveWeights[chunk] == 0) {
           int64_t end = *at + chunkBytes[chunk];
           if (arenaBytes >= 0 && end > arenaBytes)

@@ -114,7 +114,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     dev.hostActivationBytes = e.deviceMemory[d].hostActivationBytes;
   }
   devices.front().argumentBytes = e.argumentBytes;
-  devices.front().keptActivations = e.keptActivations;
+  for (auto [d, dev] : llvm::enumerate(devices)) {
+    dev.keptActivations = e.keptActivations;
+    if (d < e.deviceOrders.size())
+      dev.order = e.deviceOrders[d];
+  }
   for (const StageEstimate &st : e.stageEstimates)
     devices[st.device].activationTraffic +=
         static_cast<double>(m) * st.offloadedActivationBytes;
@@ -133,7 +137,19 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     if (s.recomputed)
       s.backward += facts.forwardSeconds;
     s.resultBytes.assign(facts.resultBytes.begin(), facts.resultBytes.end());
+    s.stage = facts.stage;
     DeviceProgram &dev = devices[facts.stage % P];
+    // What its stage receives from another stage's ops.
+    for (Value v : op->getOperands()) {
+      Value source = lookThroughShards(v);
+      auto r = dyn_cast<OpResult>(source);
+      if (!r)
+        continue;
+      auto producer = e.opFacts.find(r.getOwner());
+      if (producer != e.opFacts.end() && producer->second.stage != facts.stage &&
+          r.getResultNumber() < producer->second.resultBytes.size())
+        dev.receivedBytes[source] = producer->second.resultBytes[r.getResultNumber()];
+    }
     for (Value v : op->getOperands())
       if (auto w = lookThroughShards(v).getDefiningOp<WeightOp>()) {
         if (!llvm::is_contained(s.weights, w))
@@ -733,19 +749,25 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
-    // The static plan follows one micro-batch through one device's steps:
-    // one pipeline device, whose micro-batches run one after another (1F1B
-    // on one device runs each one's backward before the next forward).
-    if (P == 1 && (m == 1 || o.schedule == ::loom::PipelineSchedule::OneFOneB ||
-                   !o.training)) {
+    // The static memory plan of each pipeline device. On one pipeline
+    // device whose micro-batches run one after another (1F1B runs each
+    // one's backward before the next forward; inference keeps nothing), it
+    // follows one micro-batch and its offsets go into the IR.
+    const bool sequential =
+        P == 1 && (m == 1 || o.schedule == ::loom::PipelineSchedule::OneFOneB ||
+                   !o.training);
+    for (const DeviceProgram &dev : devices) {
       FailureOr<StaticMemoryPlan> memory = planStaticMemory(
-          func, p, *c, dev0, o.training,
-          c->optimizer == Tier::Device
-              ? 0
-              : stagingOf(dev0, c->deviceOptimizerWeights));
+          func, p, *c, dev, o.training,
+          c->optimizer == Tier::Device ? 0
+                                       : stagingOf(dev, c->deviceOptimizerWeights),
+          sequential);
       if (failed(memory))
         return failure();
-      p.memoryPlan = std::move(*memory);
+      if (sequential)
+        p.memoryPlan = std::move(*memory);
+      else
+        p.pipelineMemoryPlans.push_back(std::move(*memory));
     }
   }
   for (const DeviceProgram &dev : devices)
@@ -876,6 +898,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         p.forwardOps = std::move(part->forwardOps);
         p.lowerBoundH2D = part->lowerBoundH2D;
         p.memoryPlan = std::move(part->memoryPlan);
+        p.pipelineMemoryPlans = std::move(part->pipelineMemoryPlans);
         p.weights = std::move(part->weights);
         p.stateShards = std::move(part->stateShards);
       }
@@ -1044,17 +1067,27 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
     os << llvm::formatv("  activations offloaded: {0} down and back up per step "
                         "(beside the model state above)\n",
                         bytesText(c->activationBytes));
-  if (!p.memoryPlan) {
-    os << "  static memory plan: not planned (it follows the micro-batches of "
-          "one pipeline device, one after another)\n";
-  } else {
+  // One pipeline device's plan is written to the IR; a pipelined program's
+  // are planned and checked per device (every micro-batch in flight with
+  // its own buffers), and reported.
+  SmallVector<const StaticMemoryPlan *> plans;
+  if (p.memoryPlan)
+    plans.push_back(&*p.memoryPlan);
+  for (const StaticMemoryPlan &plan : p.pipelineMemoryPlans)
+    plans.push_back(&plan);
+  if (!p.pipelineMemoryPlans.empty())
+    os << "  static memory plans per pipeline device (planned and checked; "
+          "offsets not written to the IR):\n";
+  for (auto [d, plan] : llvm::enumerate(plans)) {
     for (Tier t : {Tier::Device, Tier::Host, Tier::Nvme}) {
-      const TierArena &a = p.memoryPlan->arena(t);
+      const TierArena &a = plan->arena(t);
       if (a.buffers == 0)
         continue;
-      os << llvm::formatv("  {0} arena: {1} buffers in {2}, {3:P1} over the "
-                          "{4} most live at once",
-                          t == Tier::Nvme ? "NVMe" : tierName(t), a.buffers,
+      std::string device =
+          p.pipelineMemoryPlans.empty() ? "" : llvm::formatv("pipeline device {0}: ", d).str();
+      os << llvm::formatv("  {0}{1} arena: {2} buffers in {3}, {4:P1} over the "
+                          "{5} most live at once",
+                          device, t == Tier::Nvme ? "NVMe" : tierName(t), a.buffers,
                           bytesText(a.bytes), a.fragmentation(),
                           bytesText(a.liveBound));
       // The placement fits by the estimator's figures; an arena that does

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -56,12 +57,45 @@ struct TierBuffers {
 
 FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     func::FuncOp func, const MemoryPlacement &p, const PlacementCandidate &c,
-    const DeviceProgram &dev, bool training, double gradientStaging) {
+    const DeviceProgram &dev, bool training, double gradientStaging,
+    bool sequentialMicroBatches) {
   ArrayRef<OpStep> steps = dev.steps;
   const int64_t n = static_cast<int64_t>(steps.size());
   const int64_t perIteration = training ? 2 * n : n;
   const int64_t iterations = c.params == Tier::Device ? 1 : p.plan.iterations;
-  const int64_t total = perIteration * iterations;
+
+  // The schedule's positions. Each task runs one stage's steps for one
+  // micro-batch: its forward in program order, its backward in reverse.
+  // Micro-batches run one after another on one pipeline device reuse one
+  // micro-batch's buffers, so there the tasks are one forward and one
+  // backward per iteration of the chunk plan's period; a pipelined device
+  // follows the schedule's task order (Estimate's deviceOrders), holding
+  // several micro-batches at once.
+  const bool sequential = p.pipelineDevices == 1 && sequentialMicroBatches;
+  DenseMap<Operation *, int64_t> stageOf, localIndex;
+  std::map<int64_t, int64_t> stageSize;
+  for (const OpStep &s : steps) {
+    int64_t stage = sequential ? 0 : s.stage;
+    stageOf[s.op] = stage;
+    localIndex[s.op] = stageSize[stage]++;
+  }
+  // (stage, micro-batch or iteration) -> where its forward and backward
+  // tasks start (-1: not run).
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> taskAt;
+  int64_t total = 0;
+  if (sequential) {
+    for (int64_t it = 0; it < iterations; ++it) {
+      taskAt[{0, it}] = {total, training ? total + n : -1};
+      total += perIteration;
+    }
+  } else {
+    for (const ::loom::PipelineStep &t : dev.order) {
+      int64_t stage = int64_t(t.chunk) * p.pipelineDevices + dev.device;
+      auto &at = taskAt.try_emplace({stage, t.microBatch}, -1, -1).first->second;
+      (t.backward ? at.second : at.first) = total;
+      total += stageSize[stage];
+    }
+  }
   TierBuffers tiers[3];
   auto add = [&](Tier t, Owner owner, std::string name, double bytes,
                  int64_t start, int64_t end, int group = -1) {
@@ -195,66 +229,80 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   // offloaded, copied down after their op and fetched back a step before
   // their last reader's backward; recomputed, again from just before their
   // last reader's backward through their own op's.
-  DenseMap<Operation *, int64_t> index;
-  for (auto [i, s] : llvm::enumerate(steps))
-    index[s.op] = static_cast<int64_t>(i);
   // `v` (result `result` of `op`, or function argument `result` when `op`
-  // is null) is written at step `def`.
+  // is null) is written at its stage's local step `def`, or before the
+  // stage's first step when it comes from outside (`def` < 0).
   auto placeValue = [&](Value v, Operation *op, int64_t result, double bytes,
                         int64_t def, bool recomputed) {
     if (bytes <= 0)
       return;
-    int64_t lastUse = def, firstUser = n;
-    // Readers through shard annotations and fetches, by the step that
-    // contains them.
+    // Readers through shard annotations and fetches, by the step of this
+    // device that contains them; those of another stage receive a copy.
+    int64_t stage = op ? stageOf.lookup(op) : -1;
+    int64_t lastUse = std::max<int64_t>(def, 0), firstUser = INT64_MAX;
     forEachReader(v, [&](Operation *user) {
       Operation *u = user;
-      while (u && !index.count(u))
+      while (u && !localIndex.count(u))
         u = u->getParentOp();
       if (!u)
         return;
-      lastUse = std::max(lastUse, index.lookup(u));
-      firstUser = std::min(firstUser, index.lookup(u));
+      if (stage < 0)
+        stage = stageOf.lookup(u);
+      if (stageOf.lookup(u) != stage)
+        return;
+      lastUse = std::max(lastUse, localIndex.lookup(u));
+      firstUser = std::min(firstUser, localIndex.lookup(u));
     });
+    if (stage < 0)
+      return; // an input no step here reads
+    def = std::max<int64_t>(def, 0);
+    const int64_t size = stageSize[stage];
     // As the estimator decides: kept for the backward, else re-run by it
     // (recomputed ops), else dead after the forward's last read.
     const bool kept =
-        training && firstUser < n && dev.keptActivations.contains(v);
+        training && firstUser < size && dev.keptActivations.contains(v);
     recomputed = training && !kept && recomputed;
-    for (int64_t it = 0; it < iterations; ++it) {
+    for (auto [key, at] : taskAt) {
+      auto [F, B] = at;
+      if (key.first != stage || F < 0 || (training && B < 0))
+        continue;
       auto owner = [&](Owner::Kind kind) {
-        return it == 0 ? Owner{kind, op, result} : Owner{Owner::Other};
+        return sequential && key.second == 0 ? Owner{kind, op, result}
+                                              : Owner{Owner::Other};
       };
-      const int64_t base = it * perIteration;
-      int64_t end = lastUse + 1;
+      // Forward positions F + k; backward ones B + (size - 1 - k).
+      int64_t end = F + lastUse + 1;
       if (kept && c.activations == Tier::Host) {
-        end = std::max(end, def + 2);
-        const int64_t back = std::max(end, 2 * n - 2 - lastUse);
+        end = std::max(end, F + def + 2);
+        const int64_t back = std::max(end, B + size - 2 - lastUse);
         add(Tier::Host, owner(Owner::HostCopy), "offloaded activation", bytes,
-            base + def + 1, base + back + 1);
+            F + def + 1, back + 1);
         add(Tier::Device, owner(Owner::Backward),
-            "offloaded activation (fetched back)", bytes, base + back,
-            base + 2 * n - firstUser);
+            "offloaded activation (fetched back)", bytes, back,
+            B + size - firstUser);
       } else if (kept) {
-        end = 2 * n - firstUser;
+        end = B + size - firstUser;
       }
-      add(Tier::Device, owner(Owner::Forward), "activation", bytes, base + def,
-          base + end);
+      add(Tier::Device, owner(Owner::Forward), "activation", bytes, F + def, end);
       if (recomputed)
         add(Tier::Device, owner(Owner::Backward), "recomputed activation",
-            bytes, base + 2 * n - 1 - lastUse, base + 2 * n - def);
+            bytes, B + size - 1 - lastUse, B + size - def);
     }
   };
-  // The function's inputs arrive before its first step.
+  // The function's inputs arrive before the first stage's first step, and
+  // a later stage's from the previous stage's device.
   for (auto [a, arg] : llvm::enumerate(func.getArguments()))
     if (a < dev.argumentBytes.size())
       placeValue(arg, nullptr, static_cast<int64_t>(a), dev.argumentBytes[a],
-                 0, /*recomputed=*/false);
-  for (auto [i, s] : llvm::enumerate(steps))
+                 -1, /*recomputed=*/false);
+  if (!sequential) // one pseudo-stage: every value is its own step's
+    for (auto [v, bytes] : dev.receivedBytes)
+      placeValue(v, nullptr, 0, bytes, -1, /*recomputed=*/false);
+  for (const OpStep &s : steps)
     for (auto [r, v] : llvm::enumerate(s.op->getResults()))
       placeValue(v, s.op, static_cast<int64_t>(r),
                  r < s.resultBytes.size() ? s.resultBytes[r] : 0,
-                 static_cast<int64_t>(i), s.recomputed);
+                 localIndex.lookup(s.op), s.recomputed);
 
   // Offsets per tier, each checked on its own.
   std::vector<int64_t> chunkHome(p.problem.chunkBytes.size(), -1);

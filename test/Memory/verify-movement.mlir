@@ -195,3 +195,16 @@ module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk
     return %z : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// An offset whose chunk would end past the largest byte address.
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256>, chunk_budget_bytes = 512.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    // expected-error @+1 {{puts chunk 0 at 9223372036854775807, past any arena}}
+    %d0 = loom.fetch %w0 chunk 0 carried at 9223372036854775807 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}

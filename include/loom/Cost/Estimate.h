@@ -180,6 +180,9 @@ struct Estimate {
   std::vector<StageEstimate> stageEstimates;
   std::vector<DeviceMemory> deviceMemory; // one per pipeline position
   std::vector<DeviceTimes> deviceTimes;   // one per pipeline position
+  /// Per pipeline position, its tasks in the schedule's order (virtual
+  /// stage chunk: stage = chunk * pipelineDevices + position).
+  std::vector<std::vector<::loom::PipelineStep>> deviceOrders;
   llvm::DenseMap<Operation *, WeightFacts> weightFacts; // the caller's weights
   llvm::DenseMap<Operation *, OpFacts> opFacts;         // the caller's ops
   std::vector<double> argumentBytes; // local bytes of each function argument

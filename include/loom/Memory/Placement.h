@@ -156,9 +156,14 @@ struct MemoryPlacement {
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
   double lowerBoundH2D = 0; // bytes per step, for the chosen placement
-  /// The chosen placement's buffers at fixed offsets in each tier (planned
-  /// for programs on one pipeline device).
+  /// The chosen placement's buffers at fixed offsets in each tier, for a
+  /// program on one pipeline device whose micro-batches run one after
+  /// another (written to the IR).
   std::optional<StaticMemoryPlan> memoryPlan;
+  /// A pipelined program's static memory plans, one per pipeline device
+  /// (every micro-batch in flight with its own buffers), planned and
+  /// checked but not written to the IR.
+  std::vector<StaticMemoryPlan> pipelineMemoryPlans;
 
   const PlacementCandidate *best() const {
     return chosen < 0 ? nullptr : &candidates[chosen];
