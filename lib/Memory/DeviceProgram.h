@@ -94,6 +94,16 @@ struct DeviceProgram {
   double padding = 0;       // waiting for the pipeline's last device
 };
 
+/// An evaluation's pipeline devices, kept with its chosen placement for
+/// the static memory plan.
+struct PlacedPrograms {
+  std::vector<DeviceProgram> devices;
+  /// Per device, the room for gradients on their way to the host under
+  /// the chosen placement.
+  std::vector<double> gradientStaging;
+  bool sequential = true; // see planStaticMemory
+};
+
 /// Bytes in the largest binary unit that keeps the number at least 1.
 std::string bytesText(double bytes);
 

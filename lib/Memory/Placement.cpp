@@ -734,6 +734,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                              p.candidates[p.chosen].stepSeconds))
       p.chosen = static_cast<int>(i);
 
+  std::shared_ptr<PlacedPrograms> programs;
   if (const PlacementCandidate *c = p.best()) {
     if (c->params != Tier::Device) {
       const Streamed &s = *bestStreamed[streamVariant(c->params, c->optimizer)];
@@ -749,32 +750,51 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
-    // The static memory plan of each pipeline device. On one pipeline
-    // device whose micro-batches run one after another (1F1B runs each
-    // one's backward before the next forward; inference keeps nothing), it
-    // follows one micro-batch and its offsets go into the IR.
-    const bool sequential =
+    // What the static memory plan of the winner across evaluations needs
+    // (planned once, in placeMemory). On one pipeline device whose
+    // micro-batches run one after another (1F1B runs each one's backward
+    // before the next forward; inference keeps nothing), it follows one
+    // micro-batch and its offsets go into the IR.
+    programs = std::make_shared<PlacedPrograms>();
+    programs->sequential =
         P == 1 && (m == 1 || o.schedule == ::loom::PipelineSchedule::OneFOneB ||
                    !o.training);
-    for (const DeviceProgram &dev : devices) {
-      FailureOr<StaticMemoryPlan> memory = planStaticMemory(
-          func, p, *c, dev, o.training,
+    for (const DeviceProgram &dev : devices)
+      programs->gradientStaging.push_back(
           c->optimizer == Tier::Device ? 0
-                                       : stagingOf(dev, c->deviceOptimizerWeights),
-          sequential);
-      if (failed(memory))
-        return failure();
-      if (sequential)
-        p.memoryPlan = std::move(*memory);
-      else
-        p.pipelineMemoryPlans.push_back(std::move(*memory));
-    }
+                                       : stagingOf(dev, c->deviceOptimizerWeights));
   }
   for (const DeviceProgram &dev : devices)
     for (auto &[op, w] : dev.weights)
       if (p.stateShards.try_emplace(op, w.stateShards).second)
         p.weights.push_back(op);
+  if (programs) {
+    programs->devices = std::move(devices);
+    p.programs = std::move(programs);
+  }
   return p;
+}
+
+/// The static memory plan of the chosen placement, on each of its pipeline
+/// devices (StaticMemoryPlan.cpp).
+static LogicalResult planChosenMemory(func::FuncOp func, MemoryPlacement &p,
+                                      bool training) {
+  const PlacementCandidate *c = p.best();
+  if (!c || !p.programs)
+    return success();
+  const PlacedPrograms &programs = *p.programs;
+  for (auto [d, dev] : llvm::enumerate(programs.devices)) {
+    FailureOr<StaticMemoryPlan> memory =
+        planStaticMemory(func, p, *c, dev, training, programs.gradientStaging[d],
+                         programs.sequential);
+    if (failed(memory))
+      return failure();
+    if (programs.sequential)
+      p.memoryPlan = std::move(*memory);
+    else
+      p.pipelineMemoryPlans.push_back(std::move(*memory));
+  }
+  return success();
 }
 
 FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
@@ -897,14 +917,15 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         p.chunkOf = std::move(part->chunkOf);
         p.forwardOps = std::move(part->forwardOps);
         p.lowerBoundH2D = part->lowerBoundH2D;
-        p.memoryPlan = std::move(part->memoryPlan);
-        p.pipelineMemoryPlans = std::move(part->pipelineMemoryPlans);
+        p.programs = std::move(part->programs);
         p.weights = std::move(part->weights);
         p.stateShards = std::move(part->stateShards);
       }
     }
   }
 
+  if (failed(planChosenMemory(func, p, o.training)))
+    return failure();
   Builder b(module.getContext());
   if (const PlacementCandidate *c = p.best()) {
     for (auto [i, op] : llvm::enumerate(p.weights)) {

@@ -24,11 +24,16 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::loom {
+
+namespace placement {
+struct PlacedPrograms; // lib/Memory/DeviceProgram.h
+} // namespace placement
 
 struct PlacementOptions {
   std::string cluster = "dgx-a100-80g";
@@ -164,6 +169,9 @@ struct MemoryPlacement {
   /// (every micro-batch in flight with its own buffers), planned and
   /// checked but not written to the IR.
   std::vector<StaticMemoryPlan> pipelineMemoryPlans;
+  /// The chosen placement's per-device programs, from which its static
+  /// memory plans are made once the winner across evaluations is known.
+  std::shared_ptr<const placement::PlacedPrograms> programs;
 
   const PlacementCandidate *best() const {
     return chosen < 0 ? nullptr : &candidates[chosen];
