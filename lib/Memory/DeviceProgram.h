@@ -79,12 +79,6 @@ struct DeviceProgram {
   /// each way per step.
   double hostActivationBytes = 0, activationTraffic = 0;
   double gatherBuffer = 0;  // ZeRO-3: the gathered weights of two ops
-  /// Local bytes of the function's arguments (the inputs), read by the
-  /// first pipeline device.
-  std::vector<double> argumentBytes;
-  /// Training: what the estimator keeps for the backward (Estimate's
-  /// keptActivations).
-  llvm::DenseSet<Value> keptActivations;
   /// Its tasks in the pipeline schedule's order (Estimate's deviceOrders).
   std::vector<::loom::PipelineStep> order;
   /// Local bytes of the values its stages receive from another device's
@@ -99,9 +93,19 @@ struct DeviceProgram {
 struct PlacedPrograms {
   std::vector<DeviceProgram> devices;
   /// Per device, the room for gradients on their way to the host under
-  /// the chosen placement.
+  /// the chosen placement (accumulated over micro-batches when there are
+  /// several).
   std::vector<double> gradientStaging;
-  bool sequential = true; // see planStaticMemory
+  /// One pipeline device whose micro-batches run one after another (1F1B
+  /// runs each one's backward before the next forward; inference keeps
+  /// nothing): its plan follows one micro-batch and goes into the IR.
+  bool sequential = true;
+  /// Local bytes of the function's arguments (the inputs), read by the
+  /// first pipeline device.
+  std::vector<double> argumentBytes;
+  /// Training: what the estimator keeps for the backward (Estimate's
+  /// keptActivations).
+  llvm::DenseSet<Value> keptActivations;
 };
 
 /// Bytes in the largest binary unit that keeps the number at least 1.
@@ -110,22 +114,19 @@ std::string bytesText(double bytes);
 /// The op attribute holding its results' offsets (ResultOffsets).
 inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
 
-/// The static memory plan of placement `c` on pipeline device `dev`
-/// (`p` holds the chosen chunk schedule of streamed parameters): every
-/// buffer over the positions of the schedule, at an offset in its tier's
-/// arena. With `sequentialMicroBatches` on one pipeline device, the
-/// positions are one micro-batch's forward steps then backward steps, for
-/// each iteration of the chunk plan's period, and the first iteration's
-/// offsets are the ones to write to the IR; otherwise they follow the
-/// device's task order, every micro-batch with its own buffers.
-/// `gradientStaging` is the device's room for gradients on their way to
-/// the host (accumulated over `p`'s micro-batches when it has several).
-/// Fails, naming the function, if an arena fails its check.
+/// The static memory plan of placement `c` on pipeline device `d` of
+/// `programs` (`p` holds the chosen chunk schedule of streamed
+/// parameters): every buffer over the positions of the schedule, at an
+/// offset in its tier's arena. In a sequential program the positions are
+/// one micro-batch's forward steps then backward steps, for each iteration
+/// of the chunk plan's period, and the first iteration's offsets are the
+/// ones to write to the IR; otherwise they follow the device's task order,
+/// every micro-batch with its own buffers. Fails, naming the function, if
+/// an arena fails its check.
 FailureOr<StaticMemoryPlan>
 planStaticMemory(func::FuncOp func, const MemoryPlacement &p,
-                 const PlacementCandidate &c, const DeviceProgram &dev,
-                 bool training, double gradientStaging,
-                 bool sequentialMicroBatches);
+                 const PlacementCandidate &c, const PlacedPrograms &programs,
+                 size_t d, bool training);
 
 /// Writes each op's ResultOffsets as `loom.offsets = {backward, forward,
 /// host}` (arrays by result; -1 where it has no buffer), and each function

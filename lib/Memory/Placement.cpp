@@ -113,12 +113,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     dev.otherBytes = mem.activations + mem.temporaries + mem.commBuffers;
     dev.hostActivationBytes = e.deviceMemory[d].hostActivationBytes;
   }
-  devices.front().argumentBytes = e.argumentBytes;
-  for (auto [d, dev] : llvm::enumerate(devices)) {
-    dev.keptActivations = e.keptActivations;
+  for (auto [d, dev] : llvm::enumerate(devices))
     if (d < e.deviceOrders.size())
       dev.order = e.deviceOrders[d];
-  }
   for (const StageEstimate &st : e.stageEstimates)
     devices[st.device].activationTraffic +=
         static_cast<double>(m) * st.offloadedActivationBytes;
@@ -751,14 +748,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       p.lowerBoundH2D = c->h2dBytes;
     }
     // What the static memory plan of the winner across evaluations needs
-    // (planned once, in placeMemory). On one pipeline device whose
-    // micro-batches run one after another (1F1B runs each one's backward
-    // before the next forward; inference keeps nothing), it follows one
-    // micro-batch and its offsets go into the IR.
+    // (planned once, in placeMemory).
     programs = std::make_shared<PlacedPrograms>();
     programs->sequential =
         P == 1 && (m == 1 || o.schedule == ::loom::PipelineSchedule::OneFOneB ||
                    !o.training);
+    programs->argumentBytes = e.argumentBytes;
+    programs->keptActivations = e.keptActivations;
     for (const DeviceProgram &dev : devices)
       programs->gradientStaging.push_back(
           c->optimizer == Tier::Device ? 0
@@ -783,10 +779,9 @@ static LogicalResult planChosenMemory(func::FuncOp func, MemoryPlacement &p,
   if (!c || !p.programs)
     return success();
   const PlacedPrograms &programs = *p.programs;
-  for (auto [d, dev] : llvm::enumerate(programs.devices)) {
+  for (size_t d = 0; d < programs.devices.size(); ++d) {
     FailureOr<StaticMemoryPlan> memory =
-        planStaticMemory(func, p, *c, dev, training, programs.gradientStaging[d],
-                         programs.sequential);
+        planStaticMemory(func, p, *c, programs, d, training);
     if (failed(memory))
       return failure();
     if (programs.sequential)

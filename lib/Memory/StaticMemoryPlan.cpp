@@ -47,6 +47,20 @@ struct Owner {
   int64_t index = 0;
 };
 
+/// The WeightOffsets field a weight-owned buffer's offset goes to.
+int64_t WeightOffsets::*weightField(Owner::Kind kind) {
+  switch (kind) {
+  case Owner::ParameterCopy:
+    return &WeightOffsets::parameterCopy;
+  case Owner::Gradient:
+    return &WeightOffsets::gradient;
+  case Owner::OptimizerState:
+    return &WeightOffsets::optimizer;
+  default:
+    return &WeightOffsets::parameter;
+  }
+}
+
 /// One tier's buffers and what each holds.
 struct TierBuffers {
   std::vector<lm::Buffer> buffers;
@@ -57,8 +71,10 @@ struct TierBuffers {
 
 FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     func::FuncOp func, const MemoryPlacement &p, const PlacementCandidate &c,
-    const DeviceProgram &dev, bool training, double gradientStaging,
-    bool sequentialMicroBatches) {
+    const PlacedPrograms &programs, size_t d, bool training) {
+  const DeviceProgram &dev = programs.devices[d];
+  const double gradientStaging = programs.gradientStaging[d];
+  const bool sequential = programs.sequential;
   ArrayRef<OpStep> steps = dev.steps;
   const int64_t n = static_cast<int64_t>(steps.size());
   const int64_t perIteration = training ? 2 * n : n;
@@ -71,7 +87,6 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   // backward per iteration of the chunk plan's period; a pipelined device
   // follows the schedule's task order (Estimate's deviceOrders), holding
   // several micro-batches at once.
-  const bool sequential = p.pipelineDevices == 1 && sequentialMicroBatches;
   DenseMap<Operation *, int64_t> stageOf, localIndex;
   std::map<int64_t, int64_t> stageSize;
   for (const OpStep &s : steps) {
@@ -260,7 +275,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // As the estimator decides: kept for the backward, else re-run by it
     // (recomputed ops), else dead after the forward's last read.
     const bool kept =
-        training && firstUser < size && dev.keptActivations.contains(v);
+        training && firstUser < size && programs.keptActivations.contains(v);
     recomputed = training && !kept && recomputed;
     for (auto [key, at] : taskAt) {
       auto [F, B] = at;
@@ -292,9 +307,9 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   // The function's inputs arrive before the first stage's first step, and
   // a later stage's from the previous stage's device.
   for (auto [a, arg] : llvm::enumerate(func.getArguments()))
-    if (a < dev.argumentBytes.size())
-      placeValue(arg, nullptr, static_cast<int64_t>(a), dev.argumentBytes[a],
-                 -1, /*recomputed=*/false);
+    if (d == 0 && a < programs.argumentBytes.size())
+      placeValue(arg, nullptr, static_cast<int64_t>(a),
+                 programs.argumentBytes[a], -1, /*recomputed=*/false);
   if (!sequential) // one pseudo-stage: every value is its own step's
     for (auto [v, bytes] : dev.receivedBytes)
       placeValue(v, nullptr, 0, bytes, -1, /*recomputed=*/false);
@@ -340,16 +355,10 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         out.scratch.push_back({tb.buffers[k].name, offset});
         break;
       case Owner::Parameter:
-        plan.weights[owner.op].parameter = offset;
-        break;
       case Owner::ParameterCopy:
-        plan.weights[owner.op].parameterCopy = offset;
-        break;
       case Owner::Gradient:
-        plan.weights[owner.op].gradient = offset;
-        break;
       case Owner::OptimizerState:
-        plan.weights[owner.op].optimizer = offset;
+        plan.weights[owner.op].*weightField(owner.kind) = offset;
         break;
       case Owner::ChunkHome:
         chunkHome[owner.index] = offset;
@@ -408,12 +417,9 @@ void mlir::loom::placement::writeResultOffsets(func::FuncOp func,
   for (auto [a, offsets] : llvm::enumerate(plan.arguments))
     if (DictionaryAttr d = attr(offsets); d && a < func.getNumArguments())
       func.setArgAttr(static_cast<unsigned>(a), kOffsetsAttr, d);
-  func.walk([&](Operation *op) {
-    auto found = plan.results.find(op);
-    if (found != plan.results.end())
-      if (DictionaryAttr d = attr(found->second))
-        op->setAttr(kOffsetsAttr, d);
-  });
+  for (auto &[op, offsets] : plan.results)
+    if (DictionaryAttr d = attr(offsets))
+      op->setAttr(kOffsetsAttr, d);
 }
 
 DictionaryAttr mlir::loom::placement::arenasAttr(Builder &b,
