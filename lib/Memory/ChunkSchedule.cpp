@@ -510,3 +510,11 @@ loom::memory::groupIntoChunks(const std::vector<int64_t> &tensorBytes,
   }
   return chunkOf;
 }
+
+int loom::memory::issueStep(const ChunkPlan &plan, const Fetch &f) {
+  int step = 0;
+  while (step < f.forStep && static_cast<size_t>(step) < plan.stepEnds.size() &&
+         plan.stepEnds[step] <= f.start * (1 + 1e-12))
+    ++step;
+  return step;
+}

@@ -105,11 +105,7 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
   for (auto [index, f] : llvm::enumerate(plan.fetches)) {
     if (f.forStep < 0 || static_cast<size_t>(f.forStep) >= forward)
       break;
-    size_t position = 0;
-    while (position < static_cast<size_t>(f.forStep) &&
-           plan.stepEnds[position] <= f.start * (1 + 1e-12))
-      ++position;
-    events.push_back({position, &f, index});
+    events.push_back({static_cast<size_t>(lm::issueStep(plan, f)), &f, index});
   }
   std::vector<int> residentAtStart = plan.residentAtStart;
   llvm::sort(residentAtStart);
@@ -118,12 +114,18 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
                planned(s.carriedOffsets, chunk));
   size_t next = 0;
   for (auto [step, stepOp] : llvm::enumerate(s.forwardOps)) {
-    for (; next < events.size() && events[next].position == step; ++next) {
-      for (int victim : events[next].fetch->evicts)
+    // Every chunk evicted by a fetch issued here is released before any of
+    // those fetches: their last reads are all over, and the static memory
+    // plan reuses their bytes from this step on.
+    size_t last = next;
+    while (last < events.size() && events[last].position == step)
+      ++last;
+    for (size_t e = next; e < last; ++e)
+      for (int victim : events[e].fetch->evicts)
         releaseChunk(victim, stepOp);
+    for (; next < last; ++next)
       fetchChunk(events[next].fetch->chunk, stepOp, /*carried=*/false,
                  planned(s.fetchOffsets, events[next].index));
-    }
     for (OpOperand &operand : stepOp->getOpOperands()) {
       auto w = operand.get().getDefiningOp<WeightOp>();
       if (!w || !streamed.contains(w))

@@ -154,9 +154,9 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         scratch(Tier::Host, llvm::formatv("nvme_staging_{0}", k).str(),
                 static_cast<double>(largest[k]));
     }
-    // Device copies: a chunk's from the position after the last read of
-    // the chunks its fetch evicts (when the fetch may start) until its own
-    // eviction.
+    // Device copies: a chunk's from where its fetch is issued (after the
+    // last reads of the chunks it evicts, which are released there) until
+    // the fetch that evicts it is issued in turn.
     std::vector<std::vector<int>> readsAt(total);
     for (int64_t k = 0; k < total; ++k)
       readsAt[k] = cp.steps[k % perIteration].reads;
@@ -182,16 +182,19 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       since[chunk] = -1;
     };
     // Fetches start in issue order, each once its victims' last reads are
-    // over, so a chunk's bytes are never claimed before they are free.
+    // over, so a chunk's bytes are never claimed before they are free; the
+    // victims stay live until then, as their loom.release ops say (a copy
+    // freed at its last read could hand its bytes to a fetch issued before
+    // that release).
     int64_t previousStart = 0;
     for (auto [index, f] : llvm::enumerate(p.plan.fetches)) {
-      int64_t start = previousStart;
-      for (int v : f.evicts) {
-        int64_t last = lastReadBefore(v, f.forStep);
-        close(v, std::max<int64_t>(last + 1, since[v]));
-        start = std::max(start, last + 1);
-      }
-      since[f.chunk] = start = std::min<int64_t>(start, f.forStep);
+      int64_t start = std::max<int64_t>(previousStart, lm::issueStep(p.plan, f));
+      for (int v : f.evicts)
+        start = std::max(start, lastReadBefore(v, f.forStep) + 1);
+      start = std::min<int64_t>(start, f.forStep);
+      for (int v : f.evicts)
+        close(v, std::max(start, since[v]));
+      since[f.chunk] = start;
       openedBy[f.chunk] = static_cast<int64_t>(index);
       previousStart = start;
     }

@@ -82,6 +82,13 @@ struct ChunkPlan {
   std::vector<double> stepEnds;
 };
 
+/// The step before which `f` is issued: after the last step (of the
+/// period, laid end to end) that ends before the fetch starts, and at most
+/// its own. The chunks it evicts are released there, so the IR's movement
+/// ops (Movement.h) and the static memory plan both free their bytes at
+/// this step.
+int issueStep(const ChunkPlan &plan, const Fetch &f);
+
 /// `p` with its steps repeated `iterations` times (a plan's period).
 ChunkProblem unrolled(const ChunkProblem &p, int iterations);
 

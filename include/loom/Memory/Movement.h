@@ -43,7 +43,8 @@ void removeMovement(func::FuncOp func);
 /// Writes the first iteration's forward steps of the plan's period: chunks
 /// resident at its start as `loom.fetch ... carried` at the top, each fetch
 /// for a forward step after the last step that ends before the fetch
-/// starts, the chunks it evicts released just before it; readers of a
+/// starts (issueStep), the chunks the fetches issued there evict released
+/// just before them; readers of a
 /// streamed weight read the live fetch. Weight ops move up to their first
 /// fetch. Fails (naming the op) if a reader finds its weight not fetched.
 LogicalResult writeMovement(func::FuncOp func, const MovementSchedule &schedule);
