@@ -32,6 +32,7 @@ LAYERSxHIDDEN` places that one model per setup instead of searching.
 
 Usage: bench/memory_placement.py [--setups a,b] [--seq 1024]
        [--micro-batch 4] [--loom-opt PATH] [--model 295x2048]
+       [--place-options "partial-recompute=false"]
 """
 
 import argparse
@@ -104,8 +105,11 @@ def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp, extra
                     "--dtype", dtype, "-o", ir], check=True)
     table = os.path.join(tmp, "table.txt")
     t0 = time.perf_counter()
-    out = subprocess.run([loom_opt, ir, "--loom-place-memory=cluster=%s mode=train table=%s%s"
-                          % (cluster_path, table, extra), "-o", os.path.join(tmp, "placed.mlir")],
+    options = "cluster=%s mode=train table=%s%s" % (cluster_path, table, extra)
+    if args.place_options:
+        options += " " + args.place_options
+    out = subprocess.run([loom_opt, ir, "--loom-place-memory=" + options,
+                          "-o", os.path.join(tmp, "placed.mlir")],
                          capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     if out.returncode != 0:
@@ -152,6 +156,8 @@ def main():
     ap.add_argument("--max-layers", type=int, default=512)
     ap.add_argument("--loom-opt", default=os.path.join(ROOT, "build", "bin", "loom-opt"))
     ap.add_argument("--model", help="LAYERSxHIDDEN: place this model only")
+    ap.add_argument("--place-options", default="",
+                    help="more --loom-place-memory options, e.g. partial-recompute=false")
     args = ap.parse_args()
     only = None
     if args.model:

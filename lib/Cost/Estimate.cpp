@@ -830,8 +830,10 @@ LogicalResult Estimator::assemble() {
     };
     auto activation = [&](Value v) { return isActivation(v); };
     auto gradient = [&](Value v) { return needsGrad.contains(v); };
-    RecomputeFacts facts{hasBackward, activation, gradient};
+    RecomputeFacts facts{hasBackward, activation, gradient, &options.recomputeOps};
     regions = selectRecomputation(func, recomputeMode, facts);
+    if (recomputeMode == RecomputeMode::Selective)
+      result.recomputeSegments = rankRecomputeSegments(func, facts, regions);
   }
   for (OpInfo &info : ops)
     info.recompute = regions.recomputes(info.op);

@@ -19,6 +19,9 @@
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::loom;
 
@@ -68,7 +71,7 @@ RecomputeRegions mlir::loom::selectRecomputation(func::FuncOp func,
   // Ops that may be recomputed, in program order: the marked ones always,
   // and under `selective` every op with a backward that reads no parameter.
   SmallVector<Operation *> ops;
-  DenseSet<Operation *> marked;
+  DenseMap<Operation *, Attribute> marked; // op -> its mark
   DenseSet<Value> saved; // activations some backward reads
   func.walk([&](Operation *op) {
     if (!facts.hasBackward(op))
@@ -86,8 +89,11 @@ RecomputeRegions mlir::loom::selectRecomputation(func::FuncOp func,
     bool producesActivation =
         op->getNumResults() > 0 &&
         llvm::all_of(op->getResults(), [&](Value r) { return facts.isActivation(r); });
-    if (op->hasAttr("loom.recompute"))
-      marked.insert(op);
+    if (Attribute mark = op->getAttr("loom.recompute"))
+      marked[op] = mark;
+    else if (facts.alsoRecomputed && facts.alsoRecomputed->contains(op))
+      marked[op] = IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                    facts.alsoRecomputed->lookup(op));
     else if (mode != RecomputeMode::Selective || readsParameter || !producesActivation)
       return;
     ops.push_back(op);
@@ -117,12 +123,16 @@ RecomputeRegions mlir::loom::selectRecomputation(func::FuncOp func,
     candidate.erase(op);
   llvm::erase_if(ops, [&](Operation *op) { return !candidate.contains(op); });
 
-  // Regions: connected through the values one candidate passes another.
+  // Regions: connected through the values one candidate passes another,
+  // with equal marks (none, for the selective candidates): a marked region
+  // re-runs what was marked, from the values it reads, and one segment's
+  // region does not run into the next one's.
   llvm::EquivalenceClasses<Operation *> regions;
   for (Operation *op : ops) {
     regions.insert(op);
     for (Value v : op->getOperands())
-      if (Operation *def = lookThroughShards(v).getDefiningOp(); def && candidate.contains(def))
+      if (Operation *def = lookThroughShards(v).getDefiningOp();
+          def && candidate.contains(def) && marked.lookup(def) == marked.lookup(op))
         regions.unionSets(def, op);
   }
   // A region pays off when what it stops keeping outweighs the inputs it
@@ -158,4 +168,94 @@ RecomputeRegions mlir::loom::selectRecomputation(func::FuncOp func,
     result.keptInputs.insert(inputs.begin(), inputs.end());
   }
   return result;
+}
+
+SmallVector<RecomputeSegment>
+mlir::loom::rankRecomputeSegments(func::FuncOp func, const RecomputeFacts &facts,
+                                  const RecomputeRegions &base) {
+  if (func.isExternal())
+    return {};
+  // The compute ops in program order, and when each activation dies: after
+  // its last reader, or never (SIZE_MAX) when something else reads it (the
+  // return).
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, size_t> position;
+  for (Operation &op : func.getBody().front())
+    if (isa<CostOpInterface>(op) && !isa<WeightOp, ConstantOp>(op)) {
+      position[&op] = ops.size();
+      ops.push_back(&op);
+    }
+  auto lastUse = [&](Value v, size_t from) {
+    size_t last = from;
+    bool leaves = false;
+    forEachReader(v, [&](Operation *user) {
+      auto it = position.find(user);
+      if (it == position.end())
+        leaves = true;
+      else
+        last = std::max(last, it->second);
+    });
+    return leaves ? SIZE_MAX : last;
+  };
+  DenseMap<size_t, SmallVector<Value>> dies; // (SIZE_MAX is DenseMap's empty key)
+  DenseSet<Value> live;
+  for (BlockArgument arg : func.getArguments())
+    if (facts.isActivation(arg) && !arg.use_empty()) {
+      live.insert(arg);
+      if (size_t last = lastUse(arg, 0); last != SIZE_MAX)
+        dies[last].push_back(arg);
+    }
+  DenseSet<Value> saved; // activations some backward reads
+  for (Operation *op : ops)
+    if (facts.hasBackward(op))
+      if (auto cost = dyn_cast<CostOpInterface>(op)) {
+        SmallVector<Value> keep;
+        cost.getSavedForBackward(keep);
+        for (Value v : llvm::map_range(keep, lookThroughShards))
+          if (facts.isActivation(v))
+            saved.insert(v);
+      }
+
+  SmallVector<RecomputeSegment> segments(1);
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    RecomputeSegment &segment = segments.back();
+    bool producesActivations =
+        op->getNumResults() > 0 &&
+        llvm::all_of(op->getResults(), [&](Value r) { return facts.isActivation(r); });
+    if (facts.hasBackward(op) && producesActivations) {
+      segment.ops.push_back(op);
+      if (auto cost = dyn_cast<CostOpInterface>(op))
+        segment.flops += cost.getTotalFlops();
+      if (!base.recomputes(op))
+        for (Value r : op->getResults())
+          if (saved.contains(r))
+            segment.freedBytes += typeBytes(r);
+    }
+    for (Value r : op->getResults())
+      if (facts.isActivation(r) && !r.use_empty()) {
+        live.insert(r);
+        if (size_t last = lastUse(r, i); last != SIZE_MAX)
+          dies[last].push_back(r);
+      }
+    for (Value v : dies.lookup(i))
+      live.erase(v);
+    // A cut: this op's result alone carries the program onward.
+    if (live.size() == 1 && op->getNumResults() == 1 &&
+        live.contains(op->getResult(0)) && i + 1 < ops.size())
+      segments.emplace_back();
+  }
+  llvm::erase_if(segments, [](const RecomputeSegment &s) {
+    return s.ops.empty() || s.freedBytes <= 0;
+  });
+  // Ratios equal to a part in a thousand rank as equal, so that repeated
+  // layers are taken in program order whatever the rounding.
+  auto rank = [](const RecomputeSegment &s) {
+    double ratio = s.freedBytes / std::max(s.flops, 1.0);
+    return static_cast<int64_t>(std::llround(std::log(ratio) * 1000));
+  };
+  std::stable_sort(segments.begin(), segments.end(),
+                   [&](const RecomputeSegment &a, const RecomputeSegment &b) {
+                     return rank(a) > rank(b);
+                   });
+  return segments;
 }

@@ -71,7 +71,8 @@ std::string mlir::loom::placement::bytesText(double b) {
 static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                            const PlacementOptions &o,
                                            StringRef recompute, int zero,
-                                           Tier activations) {
+                                           Tier activations,
+                                           const DenseMap<Operation *, int64_t> *alsoRecomputed = nullptr) {
   const bool offloaded = activations == Tier::Host;
   EstimateOptions eo;
   eo.activations = offloaded ? "host" : "device";
@@ -80,6 +81,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   eo.globalBatch = o.globalBatch;
   eo.precision = o.precision;
   eo.recompute = recompute.str();
+  if (alsoRecomputed)
+    eo.recomputeOps = *alsoRecomputed;
   eo.zeroStage = zero;
   eo.schedule = o.schedule;
   FailureOr<Estimate> estimate = estimateModule(module, eo);
@@ -210,6 +213,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     p.otherDeviceBytes = std::max(p.otherDeviceBytes, dev.otherBytes);
   }
   p.unlimitedStepSeconds = e.stepTime;
+  p.recomputeSegments = e.recomputeSegments;
   p.modelFlops = e.modelFlops;
   p.globalBatch = static_cast<double>(e.globalBatch);
   p.peakFlopsPerDevice = e.peakFlopsPerDevice;
@@ -771,6 +775,100 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   return p;
 }
 
+namespace {
+/// A kind of placement, as every evaluation prices it: where parameters
+/// and optimizer state live, and whether the optimizer is split between the
+/// device and the host.
+struct PlacementKind {
+  Tier params, optimizer;
+  bool split;
+  explicit PlacementKind(const PlacementCandidate &c)
+      : params(c.params), optimizer(c.optimizer),
+        split(!c.deviceOptimizerWeights.empty()) {}
+  bool operator==(const PlacementKind &o) const {
+    return params == o.params && optimizer == o.optimizer && split == o.split;
+  }
+};
+
+/// An evaluation under partial recomputation, and its segments.
+struct PartialRecompute {
+  MemoryPlacement placement;
+  std::shared_ptr<const RecomputedSegments> segments;
+};
+} // namespace
+
+/// The evaluation's placement of `kind`, where it priced one.
+static const PlacementCandidate *placementOf(const MemoryPlacement &p,
+                                             const PlacementKind &kind) {
+  for (const PlacementCandidate &c : p.candidates)
+    if (PlacementKind(c) == kind)
+      return &c;
+  return nullptr;
+}
+
+/// Partial recomputation's marks are integers (a user's own are unit
+/// attributes, the strategy search's "selective").
+constexpr llvm::StringLiteral kRecomputeMark = "loom.recompute";
+
+/// Evaluations recomputeEnough may spend on one ZeRO stage.
+constexpr int kMaxPartialProbes = 6;
+
+/// The fewest of `ranked` segments (Estimate::recomputeSegments) that,
+/// recomputed on top of selective recomputation, make placement `target`
+/// fit, given that selective recomputation alone does not (`selective`, its
+/// placement of that kind) and full recomputation does (`full`). The
+/// device peak falls about linearly with the segments recomputed (repeated
+/// layers), so probes alternate between interpolating the peaks against
+/// `deviceBytes` and halving the bracket, at most kMaxPartialProbes of
+/// them; none if no probe fits.
+static FailureOr<std::optional<PartialRecompute>> recomputeEnough(
+    ArrayRef<RecomputeSegment> ranked, const PlacementCandidate &selective,
+    const PlacementCandidate &full, double deviceBytes,
+    function_ref<FailureOr<MemoryPlacement>(const DenseMap<Operation *, int64_t> &)>
+        evaluateWith) {
+  struct Probe {
+    int64_t segments;
+    double peak;
+  };
+  const PlacementKind target(full);
+  const int64_t n = static_cast<int64_t>(ranked.size());
+  // Full recomputation stands in for all n segments until a probe fits.
+  Probe lo{0, selective.devicePeak}, hi{n, full.devicePeak};
+  bool hiFits = false;
+  std::optional<PartialRecompute> found;
+  for (int probe = 0; probe < kMaxPartialProbes; ++probe) {
+    const int64_t top = hiFits ? hi.segments - 1 : hi.segments;
+    if (top <= lo.segments)
+      break;
+    int64_t k = (lo.segments + hi.segments + 1) / 2;
+    if (probe % 2 == 0 && lo.peak > hi.peak)
+      k = lo.segments + static_cast<int64_t>(std::ceil(
+                            (lo.peak - deviceBytes) / (lo.peak - hi.peak) *
+                            static_cast<double>(hi.segments - lo.segments)));
+    k = std::clamp(k, lo.segments + 1, top);
+    auto segments = std::make_shared<RecomputedSegments>();
+    segments->recomputed = k;
+    segments->segments = n;
+    for (auto [rank, s] : llvm::enumerate(ranked.take_front(k)))
+      for (Operation *op : s.ops)
+        segments->ops[op] = static_cast<int64_t>(rank);
+    FailureOr<MemoryPlacement> placed = evaluateWith(segments->ops);
+    if (failed(placed))
+      return failure();
+    const PlacementCandidate *c = placementOf(*placed, target);
+    if (!c)
+      break;
+    if (c->feasible) {
+      hi = {k, c->devicePeak};
+      hiFits = true;
+      found = PartialRecompute{std::move(*placed), std::move(segments)};
+    } else {
+      lo = {k, c->devicePeak};
+    }
+  }
+  return found;
+}
+
 /// The static memory plan of the chosen placement, on each of its pipeline
 /// devices (StaticMemoryPlan.cpp).
 static LogicalResult planChosenMemory(func::FuncOp func, MemoryPlacement &p,
@@ -850,9 +948,54 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   SmallVector<int> stages(o.zeroStages.begin(), o.zeroStages.end());
   llvm::sort(stages);
   stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
+  // Every placement of an evaluation joins the list, named for its policy.
+  // Placements are tried simplest first (lower ZeRO stage, less
+  // recomputation): a later one must be faster beyond the model's
+  // resolution to replace an earlier one.
+  auto join = [&](MemoryPlacement &part, RecomputeMode recompute, Tier activations,
+                  int zero, std::shared_ptr<const RecomputedSegments> partial = nullptr) {
+    size_t offset = p.candidates.size();
+    for (PlacementCandidate c : part.candidates) {
+      c.recompute = recompute;
+      if (recompute == RecomputeMode::Full)
+        c.name += " + recompute";
+      else if (recompute == RecomputeMode::Selective)
+        c.name += " + selective recompute";
+      if (partial) {
+        c.partial = partial;
+        c.name += llvm::formatv(" + {0} of {1} segments recomputed",
+                                partial->recomputed, partial->segments)
+                      .str();
+      }
+      if (activations == Tier::Host)
+        c.name += " + activations on the host";
+      if (part.dataParallel > 1)
+        c.name += llvm::formatv(" + ZeRO-{0}", zero).str();
+      p.candidates.push_back(std::move(c));
+    }
+    const PlacementCandidate *mine = p.best(), *theirs = part.best();
+    if (theirs && (!mine || theirs->stepSeconds * kStepTimesEqualWithin < mine->stepSeconds)) {
+      p.chosen = static_cast<int>(offset) + part.chosen;
+      p.zeroStage = zero;
+      p.problem = std::move(part.problem);
+      p.plan = std::move(part.plan);
+      p.chunkOf = std::move(part.chunkOf);
+      p.forwardOps = std::move(part.forwardOps);
+      p.lowerBoundH2D = part.lowerBoundH2D;
+      p.programs = std::move(part.programs);
+      p.weights = std::move(part.weights);
+      p.stateShards = std::move(part.stateShards);
+    }
+  };
+  std::vector<std::pair<PartialRecompute, int>> partials; // and its ZeRO stage
   for (int zero : stages) {
     if (!first && p.dataParallel == 1)
       break; // ZeRO has no replicas to shard over
+    // The placements priced under selective and under full recomputation,
+    // activations on the device (partial recomputation lies between the
+    // two), and the segments partial recomputation takes, in order.
+    std::optional<SmallVector<RecomputeSegment>> ranked;
+    std::optional<MemoryPlacement> priced[2]; // selective, full
     for (StringRef name : o.recomputeModes)
     for (Tier activations : tiers) {
       RecomputeMode recompute = *parseRecomputeMode(name);
@@ -879,6 +1022,13 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         p.chosen = -1;
         first = false;
       }
+      if (activations == Tier::Device && recompute != RecomputeMode::None) {
+        if (recompute == RecomputeMode::Selective)
+          ranked = part->recomputeSegments;
+        MemoryPlacement &kept = priced[recompute == RecomputeMode::Full].emplace();
+        kept.candidates = part->candidates;
+        kept.chosen = part->chosen;
+      }
       // The summary line's figures keep the activations on the device.
       if (recompute != RecomputeMode::None && zero == stages.front() &&
           activations == Tier::Device)
@@ -887,42 +1037,42 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       if (recompute == RecomputeMode::None && activations == Tier::Device)
         p.unlimitedStepSeconds =
             std::min(p.unlimitedStepSeconds, part->unlimitedStepSeconds);
-      size_t offset = p.candidates.size();
-      for (PlacementCandidate c : part->candidates) {
-        c.recompute = recompute;
-        if (recompute == RecomputeMode::Full)
-          c.name += " + recompute";
-        else if (recompute == RecomputeMode::Selective)
-          c.name += " + selective recompute";
-        if (activations == Tier::Host)
-          c.name += " + activations on the host";
-        if (part->dataParallel > 1)
-          c.name += llvm::formatv(" + ZeRO-{0}", zero).str();
-        p.candidates.push_back(std::move(c));
-      }
-      // Placements are tried simplest first (lower ZeRO stage, less
-      // recomputation): a later one must be faster beyond the model's
-      // resolution to replace an earlier one.
-      const PlacementCandidate *mine = p.best(), *theirs = part->best();
-      if (theirs && (!mine || theirs->stepSeconds * kStepTimesEqualWithin < mine->stepSeconds)) {
-        p.chosen = static_cast<int>(offset) + part->chosen;
-        p.zeroStage = zero;
-        p.problem = std::move(part->problem);
-        p.plan = std::move(part->plan);
-        p.chunkOf = std::move(part->chunkOf);
-        p.forwardOps = std::move(part->forwardOps);
-        p.lowerBoundH2D = part->lowerBoundH2D;
-        p.programs = std::move(part->programs);
-        p.weights = std::move(part->weights);
-        p.stateShards = std::move(part->stateShards);
-      }
+      join(*part, recompute, activations, zero);
+    }
+    // Where full recomputation's fastest placement does not fit under
+    // selective recomputation, recompute only as many segments as it takes.
+    const PlacementCandidate *fullFits = nullptr, *selectiveShort = nullptr;
+    if (o.partialRecompute && ranked && priced[0] && priced[1])
+      if ((fullFits = priced[1]->best()))
+        if (const PlacementCandidate *c = placementOf(*priced[0], PlacementKind(*fullFits));
+            c && !c->feasible)
+          selectiveShort = c;
+    if (selectiveShort) {
+      FailureOr<std::optional<PartialRecompute>> partial = recomputeEnough(
+          *ranked, *selectiveShort, *fullFits, p.deviceBytes,
+          [&](const DenseMap<Operation *, int64_t> &ops) {
+            return evaluate(module, func, o, "selective", zero, Tier::Device, &ops);
+          });
+      if (failed(partial))
+        return failure();
+      if (*partial)
+        partials.emplace_back(std::move(**partial), zero);
     }
   }
+  // Partial recomputation joins last, the least simple of all: it must be
+  // faster than every whole-program policy under every ZeRO stage to win.
+  for (auto &[partial, zero] : partials)
+    join(partial.placement, RecomputeMode::Selective, Tier::Device, zero,
+         partial.segments);
 
   if (failed(planChosenMemory(func, p, o.training)))
     return failure();
   Builder b(module.getContext());
   if (const PlacementCandidate *c = p.best()) {
+    if (c->partial)
+      for (auto [op, segment] : c->partial->ops)
+        if (!op->hasAttr(kRecomputeMark))
+          op->setAttr(kRecomputeMark, b.getI64IntegerAttr(segment));
     for (auto [i, op] : llvm::enumerate(p.weights)) {
       auto w = cast<WeightOp>(op);
       SmallVector<NamedAttribute> attrs = {
@@ -979,6 +1129,10 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     summary.push_back(b.getNamedAttr("placement", b.getStringAttr(c->name)));
     summary.push_back(
         b.getNamedAttr("recompute", b.getStringAttr(recomputeModeName(c->recompute))));
+    if (c->partial)
+      summary.push_back(b.getNamedAttr(
+          "recomputed_segments",
+          b.getDenseI64ArrayAttr({c->partial->recomputed, c->partial->segments})));
     summary.push_back(
         b.getNamedAttr("activations", b.getStringAttr(tierName(c->activations))));
     if (c->activationBytes > 0)
@@ -1011,6 +1165,10 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
 void mlir::loom::removePlacement(ModuleOp module) {
   module->removeAttr("loom.memory_plan");
   module.walk([](WeightOp w) { w->removeAttr("loom.placement"); });
+  module.walk([](Operation *op) {
+    if (isa_and_nonnull<IntegerAttr>(op->getAttr(kRecomputeMark)))
+      op->removeAttr(kRecomputeMark);
+  });
   for (auto func : module.getOps<func::FuncOp>()) {
     removeMovement(func);
     removeStaticMemoryPlan(func);

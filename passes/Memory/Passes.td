@@ -61,6 +61,10 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
     Option<"activations", "activations", "std::string", "\"device,host\"",
            "Where training's kept activations may wait for their backward: "
            "device, host (offloaded), or both to let the pass choose">,
+    Option<"partialRecompute", "partial-recompute", "bool", "true",
+           "Where only full recomputation keeps the model state on the "
+           "device, also try recomputing just enough segments on top of "
+           "selective recomputation">,
     Option<"table", "table", "std::string", "\"-\"",
            "Write the readable table here ('-' = stderr, 'none' = nowhere)">,
   ];

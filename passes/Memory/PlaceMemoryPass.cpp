@@ -38,6 +38,7 @@ struct LoomPlaceMemoryPass
     o.memoryFraction = memoryFraction;
     o.chunkBytes = chunkBytes;
     o.delayedUpdate = delayedUpdate;
+    o.partialRecompute = partialRecompute;
     auto sched = ::loom::parsePipelineSchedule(schedule);
     if (!sched) {
       module.emitError("loom-place-memory: unknown schedule '")

@@ -14,6 +14,7 @@
 #include "loom/Cost/Calibration.h"
 #include "loom/Cost/Cluster.h"
 #include "loom/Cost/Pipeline.h"
+#include "loom/Cost/Recompute.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -53,6 +54,10 @@ struct EstimateOptions {
   /// segments, recompute the rest); ops carrying `loom.recompute` are
   /// recomputed in any mode (Recompute.h).
   std::string recompute = "none";
+  /// Ops recomputed as if marked `loom.recompute = N : i64`, in any mode:
+  /// memory placement prices recomputing some segments this way (N: the
+  /// segment) before it writes the marks of the chosen ones.
+  llvm::DenseMap<Operation *, int64_t> recomputeOps;
   /// Where the activations kept for the backward live between their
   /// forward and backward: "device", or "host" (offloaded as produced and
   /// fetched back before their backward; ActivationOffload.h).
@@ -191,6 +196,11 @@ struct Estimate {
   /// backward reads, less recomputed regions' results, or full
   /// recomputation's checkpoints. Offloaded under activations=host.
   llvm::DenseSet<Value> keptActivations;
+  /// Training under selective recomputation: the segments full
+  /// recomputation would re-run, in the order partial recomputation takes
+  /// them (rankRecomputeSegments; with the regions this estimate
+  /// recomputes as its base).
+  llvm::SmallVector<RecomputeSegment> recomputeSegments;
   std::map<std::string, OpClassTotals> opClasses;
   std::map<std::string, CollectiveTotals> collectives;
   std::vector<std::string> notes;

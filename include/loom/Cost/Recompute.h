@@ -10,7 +10,9 @@
 //    recomputation, found from the graph instead of named by hand);
 //  * full: only the cut points between segments are kept, the rest re-runs.
 //
-// Ops with a `loom.recompute` attribute are recomputed under every policy.
+// Ops with a `loom.recompute` attribute are recomputed under every policy:
+// a user's unit mark, the strategy search's "selective" regions, memory
+// placement's integer segments (partial recomputation).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +43,10 @@ struct RecomputeFacts {
   llvm::function_ref<bool(Value)> isActivation;
   /// The value depends on a trainable parameter.
   llvm::function_ref<bool(Value)> needsGradient;
+  /// Ops recomputed as if marked `loom.recompute = N : i64` (memory
+  /// placement prices recomputing segment N before it writes the marks);
+  /// may be null.
+  const llvm::DenseMap<Operation *, int64_t> *alsoRecomputed = nullptr;
 };
 
 /// The ops training recomputes in the backward instead of keeping their
@@ -61,13 +67,38 @@ struct RecomputeRegions {
   bool keeps(Value v, bool savedByBackward) const;
 };
 
+/// A stretch of the program between two cut points (after each, one
+/// activation carries everything onward), as full recomputation re-runs it
+/// from the checkpoint before it.
+struct RecomputeSegment {
+  /// The ops a mark would recompute (those with a backward producing
+  /// activations), in program order.
+  llvm::SmallVector<Operation *> ops;
+  /// What recomputing it frees: the activations its ops produce that some
+  /// backward reads and `base` does not already recompute (IR types).
+  double freedBytes = 0;
+  /// Its forward FLOPs, re-run in the backward.
+  double flops = 0;
+};
+
+/// `func`'s segments in the order partial recomputation takes them (the
+/// most bytes freed per FLOP re-run first, Checkmate's greedy order; equal
+/// ratios, as in repeated layers, in program order), leaving out those
+/// that free nothing. `base`: the regions the policy already recomputes.
+llvm::SmallVector<RecomputeSegment>
+rankRecomputeSegments(func::FuncOp func, const RecomputeFacts &facts,
+                      const RecomputeRegions &base);
+
 /// Selects the recomputed regions of `func` (ops in program order) for
 /// `mode`. Under `selective`, a region is a maximal connected set of
 /// candidate ops (with a backward, reading no parameter or value derived
 /// from one only, producing activations); it is recomputed when that frees
 /// more bytes than the inputs it must keep instead (sizes from the IR's
 /// types, so every caller selects the same regions whatever the sharding).
-/// Under every mode, ops marked `loom.recompute` are recomputed too. Under
+/// Under every mode, ops marked `loom.recompute` (or in the facts'
+/// `alsoRecomputed`) are recomputed too; ops with equal marks connected by
+/// def-use form one region (so each segment placement marks with its own
+/// integer re-runs on its own, from the checkpoint before it). Under
 /// `full` the caller's cut-point model applies and this returns only the
 /// marked ops.
 RecomputeRegions selectRecomputation(func::FuncOp func, RecomputeMode mode,

@@ -52,6 +52,10 @@ struct PlacementOptions {
   /// Activation policies to consider in training (none, selective, full); the
   /// strategy search passes the one its plan was priced with.
   std::vector<std::string> recomputeModes = {"none", "selective", "full"};
+  /// Where selective and full recomputation are both considered and only
+  /// full keeps the model state on the device: also try recomputing just
+  /// enough segments on top of selective (RecomputedSegments).
+  bool partialRecompute = true;
   /// Where training's kept activations may wait for their backward: on the
   /// device, or offloaded to host memory (device, host). Offload is priced
   /// only where keeping them leaves the device short or slower.
@@ -110,6 +114,16 @@ struct StaticMemoryPlan {
   const TierArena &arena(Tier t) const { return arenas[static_cast<int>(t)]; }
 };
 
+/// Partial recomputation: besides selective recomputation's regions, the
+/// first `recomputed` of the program's `segments` ranked segments
+/// (Estimate::recomputeSegments) re-run in the backward, each on its own;
+/// when chosen, their ops are marked `loom.recompute = N : i64`, N the
+/// segment's rank.
+struct RecomputedSegments {
+  llvm::DenseMap<Operation *, int64_t> ops; // op -> its segment's rank
+  int64_t recomputed = 0, segments = 0;
+};
+
 /// One way of placing the model state, priced.
 struct PlacementCandidate {
   std::string name;      // e.g. "params device, optimizer host"
@@ -119,6 +133,9 @@ struct PlacementCandidate {
   /// per device.
   llvm::DenseSet<Operation *> deviceOptimizerWeights;
   RecomputeMode recompute = RecomputeMode::None; // its activation policy
+  /// Partial recomputation: the segments it re-runs besides selective
+  /// recomputation's regions (null for the whole-program policies).
+  std::shared_ptr<const RecomputedSegments> partial;
   /// Where its kept activations wait for the backward (Device or Host).
   Tier activations = Tier::Device;
 
@@ -145,6 +162,9 @@ struct MemoryPlacement {
   /// The same with selective / full recomputation (-1: not priced).
   double otherDeviceBytesRecomputed[2] = {-1, -1};
   double unlimitedStepSeconds = 0; // the fastest ZeRO stage, no limits
+  /// Under selective recomputation: the segments partial recomputation
+  /// takes, in order (Estimate::recomputeSegments).
+  llvm::SmallVector<RecomputeSegment> recomputeSegments;
   /// Per step, as the estimator counts them (placement adds no model
   /// FLOPs), for the placed plan's throughput.
   double modelFlops = 0, globalBatch = 0, peakFlopsPerDevice = 0;
