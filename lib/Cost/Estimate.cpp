@@ -832,8 +832,7 @@ LogicalResult Estimator::assemble() {
     auto gradient = [&](Value v) { return needsGrad.contains(v); };
     RecomputeFacts facts{hasBackward, activation, gradient, &options.recomputeOps};
     regions = selectRecomputation(func, recomputeMode, facts);
-    if (recomputeMode == RecomputeMode::Selective)
-      result.recomputeSegments = rankRecomputeSegments(func, facts, regions);
+    result.recomputeSegments = rankRecomputeSegments(func, facts, regions);
   }
   for (OpInfo &info : ops)
     info.recompute = regions.recomputes(info.op);
@@ -872,6 +871,7 @@ LogicalResult Estimator::assemble() {
   const bool offload = training && options.activations == "host";
   auto offloadActivations = [&](int64_t s, ArrayRef<Value> kept) -> LogicalResult {
     StageEstimate &st = result.stageEstimates[s];
+    double keptOnDevice = 0; // not offloaded (EstimateOptions::offloadFrom)
     SmallVector<size_t> costed;           // indices into ops, program order
     DenseMap<Operation *, size_t> stepOf; // op -> its index in costed
     for (size_t idx : stageOps[s])
@@ -890,6 +890,15 @@ LogicalResult Estimator::assemble() {
                               (fullRecompute || info.recompute ? forward[k].seconds : 0);
     }
     for (Value v : kept) {
+      // Partial offload: only the results of the chosen ops go.
+      if (!options.offloadFrom.empty()) {
+        Operation *def = v.getDefiningOp();
+        if (!def || !options.offloadFrom.contains(def)) {
+          keptOnDevice += bytesOf(v);
+          continue;
+        }
+      }
+      result.offloadedActivations.insert(v);
       size_t producer = 0;
       if (Operation *def = v.getDefiningOp(); def && stepOf.count(def))
         producer = stepOf.lookup(def);
@@ -916,7 +925,8 @@ LogicalResult Estimator::assemble() {
     st.forward += st.offloadForwardStall;
     st.backward += st.offloadBackwardStall;
     live[s].offloadBuffers = timeline->peakBytes;
-    st.savedActivationBytes = 0; // on the device: only the staging buffers
+    // On the device: the staging buffers, and what is not offloaded.
+    st.savedActivationBytes = keptOnDevice;
     return success();
   };
   std::vector<double> stageWeights(S, 0), stageParams(S, 0), stageParamBytes(S, 0);
@@ -1257,10 +1267,13 @@ LogicalResult Estimator::assemble() {
         }
       }
     }
-    // Offloaded, the device holds one task's staging buffers at a time.
+    // Offloaded, the device holds one task's staging buffers at a time,
+    // besides what each micro-batch keeps there.
+    double staging = 0;
     if (offload)
       for (int64_t s = d; s < S; s += P)
-        actBytes = std::max(actBytes, live[s].offloadBuffers);
+        staging = std::max(staging, live[s].offloadBuffers);
+    actBytes += staging;
     mem.microBatchesInFlight = inFlight;
     mem.memory.activations = actBytes;
     mem.memory.temporaries = temp;
@@ -1275,7 +1288,7 @@ LogicalResult Estimator::assemble() {
     // Timeline: static memory plus activations held, at each task boundary.
     double base = mem.memory.weights + mem.memory.gradients +
                   mem.memory.optimizer + mem.memory.commBuffers +
-                  (offload ? mem.memory.activations : 0);
+                  staging;
     double held = 0;
     mem.timeline.push_back({0.0, base});
     for (const ::loom::PipelineTask &t : pipe->tasks) {

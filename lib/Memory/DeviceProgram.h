@@ -106,6 +106,8 @@ struct PlacedPrograms {
   /// Training: what the estimator keeps for the backward (Estimate's
   /// keptActivations).
   llvm::DenseSet<Value> keptActivations;
+  /// Those of them offloaded to the host (Estimate's offloadedActivations).
+  llvm::DenseSet<Value> offloadedActivations;
 };
 
 /// Bytes in the largest binary unit that keeps the number at least 1.

@@ -64,15 +64,18 @@ std::string mlir::loom::placement::bytesText(double b) {
 
 
 /// Every placement under one activation policy (`recompute`: none,
-/// selective or full, as the estimator models it) and one ZeRO stage, with the chosen one's
-/// chunk schedule replayed. Each placement is priced on every pipeline
+/// selective or full, as the estimator models it, plus the segments of
+/// `partialRecompute`; kept activations on `activations`, only those of
+/// `partialOffload`'s segments when given) and one ZeRO stage, with the
+/// chosen one's chunk schedule replayed. Each placement is priced on every pipeline
 /// device; it fits when it fits on all of them, and its step is the
 /// slowest device's. Nothing is written to the IR.
 static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                            const PlacementOptions &o,
                                            StringRef recompute, int zero,
                                            Tier activations,
-                                           const DenseMap<Operation *, int64_t> *alsoRecomputed = nullptr) {
+                                           const ChosenSegments *partialRecompute = nullptr,
+                                           const ChosenSegments *partialOffload = nullptr) {
   const bool offloaded = activations == Tier::Host;
   EstimateOptions eo;
   eo.activations = offloaded ? "host" : "device";
@@ -81,8 +84,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   eo.globalBatch = o.globalBatch;
   eo.precision = o.precision;
   eo.recompute = recompute.str();
-  if (alsoRecomputed)
-    eo.recomputeOps = *alsoRecomputed;
+  if (partialRecompute)
+    eo.recomputeOps = partialRecompute->ops;
+  if (partialOffload)
+    for (const auto &entry : partialOffload->ops)
+      eo.offloadFrom.insert(entry.first);
   eo.zeroStage = zero;
   eo.schedule = o.schedule;
   FailureOr<Estimate> estimate = estimateModule(module, eo);
@@ -759,6 +765,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                    !o.training);
     programs->argumentBytes = e.argumentBytes;
     programs->keptActivations = e.keptActivations;
+    programs->offloadedActivations = e.offloadedActivations;
     for (const DeviceProgram &dev : devices)
       programs->gradientStaging.push_back(
           c->optimizer == Tier::Device ? 0
@@ -790,10 +797,14 @@ struct PlacementKind {
   }
 };
 
-/// An evaluation under partial recomputation, and its segments.
-struct PartialRecompute {
+/// An evaluation under partial recomputation or offload, its segments,
+/// and its policy and tier.
+struct PartialEvaluation {
   MemoryPlacement placement;
-  std::shared_ptr<const RecomputedSegments> segments;
+  std::shared_ptr<const ChosenSegments> segments;
+  RecomputeMode recompute = RecomputeMode::Selective;
+  Tier activations = Tier::Device;
+  int zero = 0;
 };
 } // namespace
 
@@ -810,32 +821,31 @@ static const PlacementCandidate *placementOf(const MemoryPlacement &p,
 /// attributes, the strategy search's "selective").
 constexpr llvm::StringLiteral kRecomputeMark = "loom.recompute";
 
-/// Evaluations recomputeEnough may spend on one ZeRO stage.
+/// Evaluations fewestSegments may spend on one search.
 constexpr int kMaxPartialProbes = 6;
 
-/// The fewest of `ranked` segments (Estimate::recomputeSegments) that,
-/// recomputed on top of selective recomputation, make placement `target`
-/// fit, given that selective recomputation alone does not (`selective`, its
-/// placement of that kind) and full recomputation does (`full`). The
-/// device peak falls about linearly with the segments recomputed (repeated
-/// layers), so probes alternate between interpolating the peaks against
-/// `deviceBytes` and halving the bracket, at most kMaxPartialProbes of
-/// them; none if no probe fits.
-static FailureOr<std::optional<PartialRecompute>> recomputeEnough(
-    ArrayRef<RecomputeSegment> ranked, const PlacementCandidate &selective,
-    const PlacementCandidate &full, double deviceBytes,
-    function_ref<FailureOr<MemoryPlacement>(const DenseMap<Operation *, int64_t> &)>
-        evaluateWith) {
+/// The fewest of `ranked` segments that, recomputed (or offloaded), make
+/// placement `all` fit as it does with every segment's share (full
+/// recomputation, or every kept activation offloaded), given that `none`,
+/// the same kind of placement without them, does not. The device peak
+/// falls about linearly with the segments chosen (repeated layers), so
+/// probes alternate between interpolating the peaks against `deviceBytes`
+/// and halving the bracket, at most kMaxPartialProbes of them; none if no
+/// probe fits.
+static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
+    ArrayRef<RecomputeSegment> ranked, const PlacementCandidate &none,
+    const PlacementCandidate &all, double deviceBytes,
+    function_ref<FailureOr<MemoryPlacement>(const ChosenSegments &)> evaluateWith) {
   struct Probe {
     int64_t segments;
     double peak;
   };
-  const PlacementKind target(full);
+  const PlacementKind target(all);
   const int64_t n = static_cast<int64_t>(ranked.size());
-  // Full recomputation stands in for all n segments until a probe fits.
-  Probe lo{0, selective.devicePeak}, hi{n, full.devicePeak};
+  // `all` stands in for all n segments until a probe fits.
+  Probe lo{0, none.devicePeak}, hi{n, all.devicePeak};
   bool hiFits = false;
-  std::optional<PartialRecompute> found;
+  std::optional<PartialEvaluation> found;
   for (int probe = 0; probe < kMaxPartialProbes; ++probe) {
     const int64_t top = hiFits ? hi.segments - 1 : hi.segments;
     if (top <= lo.segments)
@@ -846,13 +856,13 @@ static FailureOr<std::optional<PartialRecompute>> recomputeEnough(
                             (lo.peak - deviceBytes) / (lo.peak - hi.peak) *
                             static_cast<double>(hi.segments - lo.segments)));
     k = std::clamp(k, lo.segments + 1, top);
-    auto segments = std::make_shared<RecomputedSegments>();
-    segments->recomputed = k;
+    auto segments = std::make_shared<ChosenSegments>();
+    segments->chosen = k;
     segments->segments = n;
     for (auto [rank, s] : llvm::enumerate(ranked.take_front(k)))
       for (Operation *op : s.ops)
         segments->ops[op] = static_cast<int64_t>(rank);
-    FailureOr<MemoryPlacement> placed = evaluateWith(segments->ops);
+    FailureOr<MemoryPlacement> placed = evaluateWith(*segments);
     if (failed(placed))
       return failure();
     const PlacementCandidate *c = placementOf(*placed, target);
@@ -861,7 +871,7 @@ static FailureOr<std::optional<PartialRecompute>> recomputeEnough(
     if (c->feasible) {
       hi = {k, c->devicePeak};
       hiFits = true;
-      found = PartialRecompute{std::move(*placed), std::move(segments)};
+      found = PartialEvaluation{std::move(*placed), std::move(segments)};
     } else {
       lo = {k, c->devicePeak};
     }
@@ -953,7 +963,8 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   // recomputation): a later one must be faster beyond the model's
   // resolution to replace an earlier one.
   auto join = [&](MemoryPlacement &part, RecomputeMode recompute, Tier activations,
-                  int zero, std::shared_ptr<const RecomputedSegments> partial = nullptr) {
+                  int zero, std::shared_ptr<const ChosenSegments> recomputed = nullptr,
+                  std::shared_ptr<const ChosenSegments> offloaded = nullptr) {
     size_t offset = p.candidates.size();
     for (PlacementCandidate c : part.candidates) {
       c.recompute = recompute;
@@ -961,14 +972,20 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         c.name += " + recompute";
       else if (recompute == RecomputeMode::Selective)
         c.name += " + selective recompute";
-      if (partial) {
-        c.partial = partial;
+      if (recomputed) {
+        c.recomputedSegments = recomputed;
         c.name += llvm::formatv(" + {0} of {1} segments recomputed",
-                                partial->recomputed, partial->segments)
+                                recomputed->chosen, recomputed->segments)
                       .str();
       }
-      if (activations == Tier::Host)
+      if (offloaded) {
+        c.offloadedSegments = offloaded;
+        c.name += llvm::formatv(" + activations of {0} of {1} segments on the host",
+                                offloaded->chosen, offloaded->segments)
+                      .str();
+      } else if (activations == Tier::Host) {
         c.name += " + activations on the host";
+      }
       if (part.dataParallel > 1)
         c.name += llvm::formatv(" + ZeRO-{0}", zero).str();
       p.candidates.push_back(std::move(c));
@@ -987,7 +1004,44 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       p.stateShards = std::move(part.stateShards);
     }
   };
-  std::vector<std::pair<PartialRecompute, int>> partials; // and its ZeRO stage
+  // The placements an evaluation priced (its candidates and choice only).
+  auto pricedOf = [](const MemoryPlacement &part) {
+    MemoryPlacement priced;
+    priced.candidates = part.candidates;
+    priced.chosen = part.chosen;
+    return priced;
+  };
+  // `all`'s placement (every segment's share: full recomputation, or every
+  // kept activation offloaded) where `none`'s placement of the same kind
+  // does not fit: the fewest segments that fit it too, if any.
+  std::vector<PartialEvaluation> partials;
+  auto tryPartial = [&](ArrayRef<RecomputeSegment> ranked, const MemoryPlacement &none,
+                        const MemoryPlacement &all, RecomputeMode recompute,
+                        Tier activations, int zero, bool offload) -> LogicalResult {
+    const PlacementCandidate *fits = all.best();
+    if (!fits)
+      return success();
+    const PlacementCandidate *shortOf = placementOf(none, PlacementKind(*fits));
+    if (!shortOf || shortOf->feasible)
+      return success();
+    StringRef policy = recomputeModeName(recompute);
+    FailureOr<std::optional<PartialEvaluation>> partial = fewestSegments(
+        ranked, *shortOf, *fits, p.deviceBytes, [&](const ChosenSegments &segments) {
+          return offload ? evaluate(module, func, o, policy, zero, activations,
+                                    nullptr, &segments)
+                         : evaluate(module, func, o, policy, zero, activations,
+                                    &segments);
+        });
+    if (failed(partial))
+      return failure();
+    if (*partial) {
+      (*partial)->recompute = recompute;
+      (*partial)->activations = activations;
+      (*partial)->zero = zero;
+      partials.push_back(std::move(**partial));
+    }
+    return success();
+  };
   for (int zero : stages) {
     if (!first && p.dataParallel == 1)
       break; // ZeRO has no replicas to shard over
@@ -996,81 +1050,87 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     // two), and the segments partial recomputation takes, in order.
     std::optional<SmallVector<RecomputeSegment>> ranked;
     std::optional<MemoryPlacement> priced[2]; // selective, full
-    for (StringRef name : o.recomputeModes)
-    for (Tier activations : tiers) {
+    for (StringRef name : o.recomputeModes) {
       RecomputeMode recompute = *parseRecomputeMode(name);
-      if (recompute != RecomputeMode::None && !o.training)
-        continue;
-      if (activations == tiers.front())
-        keptFitsAsIs = false;
-      if (activations == Tier::Host && !o.training)
-        continue; // inference keeps nothing for a backward
-      // Offload only adds transfers: priced when keeping the activations
-      // on the device (under the same policy and ZeRO stage) does not fit
-      // as it is, or was not priced.
-      if (activations == Tier::Host && keptFitsAsIs)
-        continue;
-      FailureOr<MemoryPlacement> part =
-          evaluate(module, func, o, name, zero, activations);
-      if (failed(part))
-        return failure();
-      if (const PlacementCandidate *c = part->best(); c && activations == Tier::Device)
-        keptFitsAsIs = c->params == Tier::Device && c->optimizer == Tier::Device;
-      if (first) {
-        p = *part;
-        p.candidates.clear();
-        p.chosen = -1;
-        first = false;
+      // Under this policy: the placements keeping the activations on the
+      // device, and its segments in program order (partial offload takes
+      // the first ones).
+      std::optional<MemoryPlacement> kept;
+      SmallVector<RecomputeSegment> inOrder;
+      for (Tier activations : tiers) {
+        if (recompute != RecomputeMode::None && !o.training)
+          continue;
+        if (activations == tiers.front())
+          keptFitsAsIs = false;
+        if (activations == Tier::Host && !o.training)
+          continue; // inference keeps nothing for a backward
+        // Offload only adds transfers: priced when keeping the activations
+        // on the device (under the same policy and ZeRO stage) does not fit
+        // as it is, or was not priced.
+        if (activations == Tier::Host && keptFitsAsIs)
+          continue;
+        FailureOr<MemoryPlacement> part =
+            evaluate(module, func, o, name, zero, activations);
+        if (failed(part))
+          return failure();
+        if (const PlacementCandidate *c = part->best(); c && activations == Tier::Device)
+          keptFitsAsIs = c->params == Tier::Device && c->optimizer == Tier::Device;
+        if (first) {
+          p = *part;
+          p.candidates.clear();
+          p.chosen = -1;
+          first = false;
+        }
+        if (activations == Tier::Device) {
+          kept = pricedOf(*part);
+          inOrder = part->recomputeSegments;
+          llvm::sort(inOrder, [&](const RecomputeSegment &a, const RecomputeSegment &b) {
+            return a.ops.front()->isBeforeInBlock(b.ops.front());
+          });
+          if (recompute == RecomputeMode::Selective)
+            ranked = part->recomputeSegments;
+          if (recompute != RecomputeMode::None)
+            priced[recompute == RecomputeMode::Full] = pricedOf(*part);
+        }
+        // The summary line's figures keep the activations on the device.
+        if (recompute != RecomputeMode::None && zero == stages.front() &&
+            activations == Tier::Device)
+          p.otherDeviceBytesRecomputed[recompute == RecomputeMode::Full] =
+              part->otherDeviceBytes;
+        if (recompute == RecomputeMode::None && activations == Tier::Device)
+          p.unlimitedStepSeconds =
+              std::min(p.unlimitedStepSeconds, part->unlimitedStepSeconds);
+        // Where offloading every kept activation is what fits a placement,
+        // offload only as many segments' as it takes.
+        if (activations == Tier::Host && kept && o.partialOffload &&
+            failed(tryPartial(inOrder, *kept, *part, recompute, Tier::Host, zero,
+                              /*offload=*/true)))
+          return failure();
+        join(*part, recompute, activations, zero);
       }
-      if (activations == Tier::Device && recompute != RecomputeMode::None) {
-        if (recompute == RecomputeMode::Selective)
-          ranked = part->recomputeSegments;
-        MemoryPlacement &kept = priced[recompute == RecomputeMode::Full].emplace();
-        kept.candidates = part->candidates;
-        kept.chosen = part->chosen;
-      }
-      // The summary line's figures keep the activations on the device.
-      if (recompute != RecomputeMode::None && zero == stages.front() &&
-          activations == Tier::Device)
-        p.otherDeviceBytesRecomputed[recompute == RecomputeMode::Full] =
-            part->otherDeviceBytes;
-      if (recompute == RecomputeMode::None && activations == Tier::Device)
-        p.unlimitedStepSeconds =
-            std::min(p.unlimitedStepSeconds, part->unlimitedStepSeconds);
-      join(*part, recompute, activations, zero);
     }
     // Where full recomputation's fastest placement does not fit under
     // selective recomputation, recompute only as many segments as it takes.
-    const PlacementCandidate *fullFits = nullptr, *selectiveShort = nullptr;
-    if (o.partialRecompute && ranked && priced[0] && priced[1])
-      if ((fullFits = priced[1]->best()))
-        if (const PlacementCandidate *c = placementOf(*priced[0], PlacementKind(*fullFits));
-            c && !c->feasible)
-          selectiveShort = c;
-    if (selectiveShort) {
-      FailureOr<std::optional<PartialRecompute>> partial = recomputeEnough(
-          *ranked, *selectiveShort, *fullFits, p.deviceBytes,
-          [&](const DenseMap<Operation *, int64_t> &ops) {
-            return evaluate(module, func, o, "selective", zero, Tier::Device, &ops);
-          });
-      if (failed(partial))
-        return failure();
-      if (*partial)
-        partials.emplace_back(std::move(**partial), zero);
-    }
+    if (o.partialRecompute && ranked && priced[0] && priced[1] &&
+        failed(tryPartial(*ranked, *priced[0], *priced[1], RecomputeMode::Selective,
+                          Tier::Device, zero, /*offload=*/false)))
+      return failure();
   }
-  // Partial recomputation joins last, the least simple of all: it must be
-  // faster than every whole-program policy under every ZeRO stage to win.
-  for (auto &[partial, zero] : partials)
-    join(partial.placement, RecomputeMode::Selective, Tier::Device, zero,
-         partial.segments);
+  // Partial recomputation and offload join last, the least simple of all:
+  // they must be faster than every whole-program policy under every ZeRO
+  // stage to win.
+  for (PartialEvaluation &partial : partials) {
+    bool offload = partial.activations == Tier::Host;
+    join(partial.placement, partial.recompute, partial.activations, partial.zero,
+         offload ? nullptr : partial.segments, offload ? partial.segments : nullptr);
+  }
 
   if (failed(planChosenMemory(func, p, o.training)))
     return failure();
   Builder b(module.getContext());
   if (const PlacementCandidate *c = p.best()) {
-    if (c->partial)
-      for (auto [op, segment] : c->partial->ops)
+    if (c->recomputedSegments)
+      for (auto [op, segment] : c->recomputedSegments->ops)
         if (!op->hasAttr(kRecomputeMark))
           op->setAttr(kRecomputeMark, b.getI64IntegerAttr(segment));
     for (auto [i, op] : llvm::enumerate(p.weights)) {
@@ -1129,10 +1189,12 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     summary.push_back(b.getNamedAttr("placement", b.getStringAttr(c->name)));
     summary.push_back(
         b.getNamedAttr("recompute", b.getStringAttr(recomputeModeName(c->recompute))));
-    if (c->partial)
-      summary.push_back(b.getNamedAttr(
-          "recomputed_segments",
-          b.getDenseI64ArrayAttr({c->partial->recomputed, c->partial->segments})));
+    if (const ChosenSegments *r = c->recomputedSegments.get())
+      summary.push_back(b.getNamedAttr("recomputed_segments",
+                                       b.getDenseI64ArrayAttr({r->chosen, r->segments})));
+    if (const ChosenSegments *f = c->offloadedSegments.get())
+      summary.push_back(b.getNamedAttr("offloaded_segments",
+                                       b.getDenseI64ArrayAttr({f->chosen, f->segments})));
     summary.push_back(
         b.getNamedAttr("activations", b.getStringAttr(tierName(c->activations))));
     if (c->activationBytes > 0)

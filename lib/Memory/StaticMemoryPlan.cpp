@@ -290,7 +290,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       };
       // Forward positions F + k; backward ones B + (size - 1 - k).
       int64_t end = F + lastUse + 1;
-      if (kept && c.activations == Tier::Host) {
+      if (kept && programs.offloadedActivations.contains(v)) {
         end = std::max(end, F + def + 2);
         const int64_t back = std::max(end, B + size - 2 - lastUse);
         add(Tier::Host, owner(Owner::HostCopy), "offloaded activation", bytes,

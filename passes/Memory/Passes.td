@@ -61,10 +61,16 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
     Option<"activations", "activations", "std::string", "\"device,host\"",
            "Where training's kept activations may wait for their backward: "
            "device, host (offloaded), or both to let the pass choose">,
+    Option<"recompute", "recompute", "std::string", "\"none,selective,full\"",
+           "Activation recomputation policies to consider in training: none, "
+           "selective, full">,
     Option<"partialRecompute", "partial-recompute", "bool", "true",
            "Where only full recomputation keeps the model state on the "
            "device, also try recomputing just enough segments on top of "
            "selective recomputation">,
+    Option<"partialOffload", "partial-offload", "bool", "true",
+           "Where offloading every kept activation is what makes a "
+           "placement fit, also try offloading only the first segments'">,
     Option<"table", "table", "std::string", "\"-\"",
            "Write the readable table here ('-' = stderr, 'none' = nowhere)">,
   ];

@@ -39,6 +39,7 @@ struct LoomPlaceMemoryPass
     o.chunkBytes = chunkBytes;
     o.delayedUpdate = delayedUpdate;
     o.partialRecompute = partialRecompute;
+    o.partialOffload = partialOffload;
     auto sched = ::loom::parsePipelineSchedule(schedule);
     if (!sched) {
       module.emitError("loom-place-memory: unknown schedule '")
@@ -63,6 +64,11 @@ struct LoomPlaceMemoryPass
     StringRef(activations).split(items, ',', -1, false);
     for (StringRef item : items)
       o.activationTiers.push_back(item.trim().str());
+    o.recomputeModes.clear();
+    items.clear();
+    StringRef(recompute).split(items, ',', -1, false);
+    for (StringRef item : items)
+      o.recomputeModes.push_back(item.trim().str());
     FailureOr<MemoryPlacement> placement = placeMemory(module, o);
     if (failed(placement))
       return signalPassFailure();

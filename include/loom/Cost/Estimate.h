@@ -62,6 +62,10 @@ struct EstimateOptions {
   /// forward and backward: "device", or "host" (offloaded as produced and
   /// fetched back before their backward; ActivationOffload.h).
   std::string activations = "device";
+  /// With activations=host: offload only the kept results of these ops
+  /// (memory placement's partial offload), keeping the rest, the inputs
+  /// included, on the device; empty offloads every kept activation.
+  llvm::DenseSet<Operation *> offloadFrom;
   int zeroStage = 0;
   bool overlapGradSync = true;
   int64_t tokensPerSample = 0; // 0 = from a [batch, seq] integer input
@@ -196,10 +200,11 @@ struct Estimate {
   /// backward reads, less recomputed regions' results, or full
   /// recomputation's checkpoints. Offloaded under activations=host.
   llvm::DenseSet<Value> keptActivations;
-  /// Training under selective recomputation: the segments full
-  /// recomputation would re-run, in the order partial recomputation takes
-  /// them (rankRecomputeSegments; with the regions this estimate
-  /// recomputes as its base).
+  /// Those of them offloaded to the host (activations=host).
+  llvm::DenseSet<Value> offloadedActivations;
+  /// Training: the segments full recomputation would re-run, in the order
+  /// partial recomputation takes them (rankRecomputeSegments, with the
+  /// regions this estimate recomputes as its base).
   llvm::SmallVector<RecomputeSegment> recomputeSegments;
   std::map<std::string, OpClassTotals> opClasses;
   std::map<std::string, CollectiveTotals> collectives;

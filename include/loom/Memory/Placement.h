@@ -54,8 +54,11 @@ struct PlacementOptions {
   std::vector<std::string> recomputeModes = {"none", "selective", "full"};
   /// Where selective and full recomputation are both considered and only
   /// full keeps the model state on the device: also try recomputing just
-  /// enough segments on top of selective (RecomputedSegments).
+  /// enough segments on top of selective (ChosenSegments).
   bool partialRecompute = true;
+  /// Where offloading every kept activation is what makes a placement
+  /// fit: also try offloading only the first segments' (ChosenSegments).
+  bool partialOffload = true;
   /// Where training's kept activations may wait for their backward: on the
   /// device, or offloaded to host memory (device, host). Offload is priced
   /// only where keeping them leaves the device short or slower.
@@ -114,14 +117,18 @@ struct StaticMemoryPlan {
   const TierArena &arena(Tier t) const { return arenas[static_cast<int>(t)]; }
 };
 
-/// Partial recomputation: besides selective recomputation's regions, the
-/// first `recomputed` of the program's `segments` ranked segments
-/// (Estimate::recomputeSegments) re-run in the backward, each on its own;
-/// when chosen, their ops are marked `loom.recompute = N : i64`, N the
-/// segment's rank.
-struct RecomputedSegments {
+/// The first `chosen` of the program's `segments` segments
+/// (Estimate::recomputeSegments), in the order partial recomputation or
+/// partial offload takes them.
+///  * Partial recomputation: besides selective recomputation's regions,
+///    these re-run in the backward, each on its own; when chosen, their ops
+///    are marked `loom.recompute = N : i64`, N the segment's rank.
+///  * Partial offload: only the kept activations these ops produce go to
+///    the host (first segments first, whose copies have the longest to
+///    come back).
+struct ChosenSegments {
   llvm::DenseMap<Operation *, int64_t> ops; // op -> its segment's rank
-  int64_t recomputed = 0, segments = 0;
+  int64_t chosen = 0, segments = 0;
 };
 
 /// One way of placing the model state, priced.
@@ -135,7 +142,10 @@ struct PlacementCandidate {
   RecomputeMode recompute = RecomputeMode::None; // its activation policy
   /// Partial recomputation: the segments it re-runs besides selective
   /// recomputation's regions (null for the whole-program policies).
-  std::shared_ptr<const RecomputedSegments> partial;
+  std::shared_ptr<const ChosenSegments> recomputedSegments;
+  /// Partial offload (activations on the host): the segments whose kept
+  /// activations are offloaded (null: all of them, or none).
+  std::shared_ptr<const ChosenSegments> offloadedSegments;
   /// Where its kept activations wait for the backward (Device or Host).
   Tier activations = Tier::Device;
 
@@ -162,8 +172,8 @@ struct MemoryPlacement {
   /// The same with selective / full recomputation (-1: not priced).
   double otherDeviceBytesRecomputed[2] = {-1, -1};
   double unlimitedStepSeconds = 0; // the fastest ZeRO stage, no limits
-  /// Under selective recomputation: the segments partial recomputation
-  /// takes, in order (Estimate::recomputeSegments).
+  /// The segments partial recomputation takes, in order
+  /// (Estimate::recomputeSegments, under the evaluation's policy).
   llvm::SmallVector<RecomputeSegment> recomputeSegments;
   /// Per step, as the estimator counts them (placement adds no model
   /// FLOPs), for the placed plan's throughput.
