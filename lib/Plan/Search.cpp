@@ -1613,11 +1613,15 @@ void Planner::evaluateConfig(Config &cfg) {
     peak = std::max(peak, mem);
     peakUnmoved = std::max(peakUnmoved, mem - movable);
     // Placement may also offload the kept activations to host memory; each
-    // micro-batch's then cross the host link each way.
+    // micro-batch's then cross the host link each way. It offloads only as
+    // much as it must (partial offload): at least the share of the kept
+    // bytes over the device once everything movable is off it.
     if (offloadable) {
       peakOffloaded = std::max(peakOffloaded, mem - movable - kept);
-      offloadSeconds =
-          std::max(offloadSeconds, keptPerStep / cluster.host.copyBandwidth());
+      double excess = mem - movable - dev.memoryBytes * options.memoryFraction;
+      double share = kept > 0 ? std::clamp(excess / kept, 0.0, 1.0) : 0.0;
+      offloadSeconds = std::max(offloadSeconds,
+                                share * keptPerStep / cluster.host.copyBandwidth());
     }
     worstWork = std::max(worstWork, work);
     double exposed = std::max(0.0, sync - bwd);
