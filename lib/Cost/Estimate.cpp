@@ -869,6 +869,14 @@ LogicalResult Estimator::assemble() {
   // op) and comes back before the backward of its last reader in the stage,
   // where its segment or region re-runs from it under recomputation.
   const bool offload = training && options.activations == "host";
+  // Partial offload: the ops whose kept results go, as placement prices
+  // them, or as its `loom.offload` marks say in placed IR.
+  DenseSet<Operation *> offloadFrom = options.offloadFrom;
+  if (offload && offloadFrom.empty())
+    func.walk([&](Operation *op) {
+      if (op->hasAttr(kOffloadMark))
+        offloadFrom.insert(op);
+    });
   auto offloadActivations = [&](int64_t s, ArrayRef<Value> kept) -> LogicalResult {
     StageEstimate &st = result.stageEstimates[s];
     double keptOnDevice = 0; // not offloaded (EstimateOptions::offloadFrom)
@@ -891,9 +899,9 @@ LogicalResult Estimator::assemble() {
     }
     for (Value v : kept) {
       // Partial offload: only the results of the chosen ops go.
-      if (!options.offloadFrom.empty()) {
+      if (!offloadFrom.empty()) {
         Operation *def = v.getDefiningOp();
-        if (!def || !options.offloadFrom.contains(def)) {
+        if (!def || !offloadFrom.contains(def)) {
           keptOnDevice += bytesOf(v);
           continue;
         }

@@ -1133,6 +1133,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       for (auto [op, segment] : c->recomputedSegments->ops)
         if (!op->hasAttr(kRecomputeMark))
           op->setAttr(kRecomputeMark, b.getI64IntegerAttr(segment));
+    if (c->offloadedSegments)
+      for (const auto &entry : c->offloadedSegments->ops)
+        entry.first->setAttr(kOffloadMark, b.getUnitAttr());
     for (auto [i, op] : llvm::enumerate(p.weights)) {
       auto w = cast<WeightOp>(op);
       SmallVector<NamedAttribute> attrs = {
@@ -1230,6 +1233,7 @@ void mlir::loom::removePlacement(ModuleOp module) {
   module.walk([](Operation *op) {
     if (isa_and_nonnull<IntegerAttr>(op->getAttr(kRecomputeMark)))
       op->removeAttr(kRecomputeMark);
+    op->removeAttr(kOffloadMark);
   });
   for (auto func : module.getOps<func::FuncOp>()) {
     removeMovement(func);

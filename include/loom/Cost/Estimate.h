@@ -39,6 +39,10 @@ inline double adamStateBytesPerParameter(double elementBytes) {
   return elementBytes < 4 ? 12.0 : 8.0;
 }
 
+/// Marks the ops whose kept results a partial offload sends to the host
+/// (written by memory placement, read by the estimator).
+constexpr llvm::StringLiteral kOffloadMark = "loom.offload";
+
 struct EstimateOptions {
   std::string cluster = "dgx-a100-80g";
   bool training = true;
@@ -64,7 +68,8 @@ struct EstimateOptions {
   std::string activations = "device";
   /// With activations=host: offload only the kept results of these ops
   /// (memory placement's partial offload), keeping the rest, the inputs
-  /// included, on the device; empty offloads every kept activation.
+  /// included, on the device. Empty: the ops marked `loom.offload` (what
+  /// placement chose), or every kept activation when none is.
   llvm::DenseSet<Operation *> offloadFrom;
   int zeroStage = 0;
   bool overlapGradSync = true;

@@ -52,9 +52,10 @@ struct PlacementOptions {
   /// Activation policies to consider in training (none, selective, full); the
   /// strategy search passes the one its plan was priced with.
   std::vector<std::string> recomputeModes = {"none", "selective", "full"};
-  /// Where selective and full recomputation are both considered and only
-  /// full keeps the model state on the device: also try recomputing just
-  /// enough segments on top of selective (ChosenSegments).
+  /// Where selective and full recomputation are both considered and full
+  /// recomputation's fastest placement does not fit under selective: also
+  /// try recomputing just enough segments on top of selective
+  /// (ChosenSegments).
   bool partialRecompute = true;
   /// Where offloading every kept activation is what makes a placement
   /// fit: also try offloading only the first segments' (ChosenSegments).
@@ -125,7 +126,7 @@ struct StaticMemoryPlan {
 ///    are marked `loom.recompute = N : i64`, N the segment's rank.
 ///  * Partial offload: only the kept activations these ops produce go to
 ///    the host (first segments first, whose copies have the longest to
-///    come back).
+///    come back); when chosen, the ops are marked `loom.offload`.
 struct ChosenSegments {
   llvm::DenseMap<Operation *, int64_t> ops; // op -> its segment's rank
   int64_t chosen = 0, segments = 0;
