@@ -89,7 +89,7 @@ RecomputeRegions mlir::loom::selectRecomputation(func::FuncOp func,
     bool producesActivation =
         op->getNumResults() > 0 &&
         llvm::all_of(op->getResults(), [&](Value r) { return facts.isActivation(r); });
-    if (Attribute mark = op->getAttr("loom.recompute"))
+    if (Attribute mark = op->getAttr(kRecomputeMark))
       marked[op] = mark;
     else if (facts.alsoRecomputed && facts.alsoRecomputed->contains(op))
       marked[op] = IntegerAttr::get(IntegerType::get(op->getContext(), 64),

@@ -817,10 +817,6 @@ static const PlacementCandidate *placementOf(const MemoryPlacement &p,
   return nullptr;
 }
 
-/// Partial recomputation's marks are integers (a user's own are unit
-/// attributes, the strategy search's "selective").
-constexpr llvm::StringLiteral kRecomputeMark = "loom.recompute";
-
 /// Evaluations fewestSegments may spend on one search.
 constexpr int kMaxPartialProbes = 6;
 
@@ -1053,10 +1049,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     for (StringRef name : o.recomputeModes) {
       RecomputeMode recompute = *parseRecomputeMode(name);
       // Under this policy: the placements keeping the activations on the
-      // device, and its segments in program order (partial offload takes
-      // the first ones).
+      // device, and its segments.
       std::optional<MemoryPlacement> kept;
-      SmallVector<RecomputeSegment> inOrder;
+      SmallVector<RecomputeSegment> segments;
       for (Tier activations : tiers) {
         if (recompute != RecomputeMode::None && !o.training)
           continue;
@@ -1083,10 +1078,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         }
         if (activations == Tier::Device) {
           kept = pricedOf(*part);
-          inOrder = part->recomputeSegments;
-          llvm::sort(inOrder, [&](const RecomputeSegment &a, const RecomputeSegment &b) {
-            return a.ops.front()->isBeforeInBlock(b.ops.front());
-          });
+          segments = part->recomputeSegments;
           if (recompute == RecomputeMode::Selective)
             ranked = part->recomputeSegments;
           if (recompute != RecomputeMode::None)
@@ -1101,11 +1093,15 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
           p.unlimitedStepSeconds =
               std::min(p.unlimitedStepSeconds, part->unlimitedStepSeconds);
         // Where offloading every kept activation is what fits a placement,
-        // offload only as many segments' as it takes.
-        if (activations == Tier::Host && kept && o.partialOffload &&
-            failed(tryPartial(inOrder, *kept, *part, recompute, Tier::Host, zero,
-                              /*offload=*/true)))
-          return failure();
+        // offload only as many segments' as it takes, the first ones first.
+        if (activations == Tier::Host && kept && o.partialOffload) {
+          llvm::sort(segments, [](const RecomputeSegment &a, const RecomputeSegment &b) {
+            return a.ops.front()->isBeforeInBlock(b.ops.front());
+          });
+          if (failed(tryPartial(segments, *kept, *part, recompute, Tier::Host, zero,
+                                /*offload=*/true)))
+            return failure();
+        }
         join(*part, recompute, activations, zero);
       }
     }
@@ -1231,6 +1227,7 @@ void mlir::loom::removePlacement(ModuleOp module) {
   module->removeAttr("loom.memory_plan");
   module.walk([](WeightOp w) { w->removeAttr("loom.placement"); });
   module.walk([](Operation *op) {
+    // Partial recomputation's marks are the integer ones (Recompute.h).
     if (isa_and_nonnull<IntegerAttr>(op->getAttr(kRecomputeMark)))
       op->removeAttr(kRecomputeMark);
     op->removeAttr(kOffloadMark);

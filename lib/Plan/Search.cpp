@@ -181,8 +181,8 @@ struct Config {
   /// it: what memory placement could reach at best keeping the activations.
   double peakWithoutTrainingState = 0;
   /// The same with the kept activations offloaded too (where placement may),
-  /// and the least step that takes: the kept bytes of every micro-batch
-  /// cross the host link each way.
+  /// and the least step that takes: the share of every micro-batch's kept
+  /// bytes that must leave the device crosses the host link each way.
   double peakWithActivationsOffloaded = 0, offloadStepBound = 0;
   bool fits = false;
 };
@@ -1871,7 +1871,7 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
   if (cfg.recompute == RecomputeMode::Selective)
     for (auto [i, op] : llvm::enumerate(ops))
       if (model->ops[i].region[regionModel(cfg.recompute)] >= 0)
-        op->setAttr("loom.recompute", b.getStringAttr(kPlannedRecompute));
+        op->setAttr(kRecomputeMark, b.getStringAttr(kPlannedRecompute));
   if (grid.axes.empty() && grid.pp == 1)
     return; // one device: nothing to shard
 
@@ -2436,9 +2436,9 @@ FailureOr<PlanResult> mlir::loom::planModule(ModuleOp module,
   // Marks an earlier plan wrote for its selective recomputation belong to
   // that plan; a user's own (unit) marks stay and bind every plan.
   module.walk([](Operation *op) {
-    if (auto mark = op->getAttrOfType<StringAttr>("loom.recompute");
+    if (auto mark = op->getAttrOfType<StringAttr>(kRecomputeMark);
         mark && mark.getValue() == kPlannedRecompute)
-      op->removeAttr("loom.recompute");
+      op->removeAttr(kRecomputeMark);
   });
   Planner planner(module, options, result);
   if (failed(planner.run()))

@@ -30,6 +30,10 @@ namespace mlir::loom {
 
 enum class RecomputeMode { None, Selective, Full };
 
+/// The attribute marking ops every policy recomputes: a user's unit mark,
+/// the strategy search's "selective", memory placement's integer segments.
+constexpr llvm::StringLiteral kRecomputeMark = "loom.recompute";
+
 std::optional<RecomputeMode> parseRecomputeMode(llvm::StringRef name);
 llvm::StringRef recomputeModeName(RecomputeMode mode);
 
