@@ -750,15 +750,12 @@ LogicalResult Estimator::costOps() {
         // Parameter gradients accumulate over micro-batches and are
         // synchronised once per step; ZeRO turns the all-reduce into a
         // reduce-scatter of gradients plus an all-gather of parameters.
-        double reduce = 0, gather = 0;
-        if (options.zeroStage >= 1 && step.kind == CollectiveKind::AllReduce) {
-          reduce = collective(CollectiveKind::ReduceScatter, step.axes,
-                              step.bytes, info.stage, true);
-          gather = collective(CollectiveKind::AllGather, step.axes, step.bytes,
-                              info.stage, true);
-        } else {
-          reduce = reshardStep(step, info.stage, /*perStep=*/true);
-        }
+        SmallVector<::loom::CollectiveStep, 2> sync =
+            options.zeroStage >= 1 ? ::loom::zeroGradientSteps(step)
+                                   : SmallVector<::loom::CollectiveStep, 2>{step};
+        double reduce = reshardStep(sync[0], info.stage, /*perStep=*/true);
+        double gather =
+            sync.size() > 1 ? reshardStep(sync[1], info.stage, /*perStep=*/true) : 0;
         info.gradSync += reduce + gather;
         if (facts) {
           facts->reduceSeconds += reduce;

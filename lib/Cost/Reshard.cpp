@@ -82,6 +82,18 @@ loom::reshardSteps(double fullBytes, const TensorLayout &from,
   return steps;
 }
 
+llvm::SmallVector<CollectiveStep, 2>
+loom::zeroGradientSteps(const CollectiveStep &step) {
+  if (step.kind != CollectiveKind::AllReduce)
+    return {step};
+  CollectiveStep reduce = step, gather = step;
+  reduce.kind = CollectiveKind::ReduceScatter;
+  gather.kind = CollectiveKind::AllGather;
+  // Each shard is contiguous on its owner: nothing to pack around either.
+  reduce.rearrangedBytes = gather.rearrangedBytes = 0;
+  return {reduce, gather};
+}
+
 double loom::rearrangeSeconds(const DeviceSpec &device, double bytes) {
   if (bytes <= 0)
     return 0;

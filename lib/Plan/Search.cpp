@@ -95,6 +95,7 @@ struct GraphEdge {
 /// a chosen solution, per device.
 struct Unit {
   double forward = 0, backward = 0; // per micro-batch, comm included
+  double backwardComm = 0;          // the backward's resharding, per micro-batch
   double recomputable = 0;          // forward of ops with a backward
   /// Per micro-batch under recompute=none / selective (regionModel): the
   /// activation bytes kept, the forward re-run in the backward, and the
@@ -113,7 +114,9 @@ struct Unit {
     return mode == RecomputeMode::Full ? kept[0] : rerunWorkingSet[regionModel(mode)];
   }
   double weightBytes = 0, paramBytes = 0, params = 0;
-  double gradSync = 0;              // per step
+  /// Per step: the parameter gradients' synchronisation as all-reduces
+  /// (no ZeRO) and as ZeRO runs it (reduce-scatters plus all-gathers).
+  double gradSync = 0, gradSyncZero = 0;
   double footprint = 0;             // largest op working set
   double boundaryOut = 0;           // activation bytes crossing its end
   double sendOut = 0;               // seconds to send them to the next stage
@@ -164,6 +167,18 @@ struct Solved {
   /// Solved under the device memory cap (Lagrangian), trading time for
   /// memory, after the unconstrained solution of the grid did not fit.
   bool memoryCapped = false;
+  /// Solved again with the gradient synchronisation charged at the share an
+  /// earlier solution of its grid left exposed (resolveHiddenSync).
+  bool syncReweighted = false;
+};
+
+/// How the strategy graph charges the per-step terms. By default as without
+/// ZeRO and with nothing hidden; resolveHiddenSync prices them as a
+/// solution's best configuration runs them.
+struct StepTerms {
+  double syncWeight = 1;     // share of gradient synchronisation charged
+  bool zeroSync = false;     // synchronised as ZeRO does (reduce-scatter + all-gather)
+  double optimizerSplit = 1; // ZeRO's split of the optimizer step
 };
 
 /// A complete candidate: a solution, stages and the step's settings.
@@ -184,6 +199,9 @@ struct Config {
   /// and the least step that takes: the share of every micro-batch's kept
   /// bytes that must leave the device crosses the host link each way.
   double peakWithActivationsOffloaded = 0, offloadStepBound = 0;
+  /// Of the gradient synchronisation, the share the backward does not hide
+  /// (over all pipeline devices).
+  double exposedSyncShare = 1;
   bool fits = false;
 };
 
@@ -241,10 +259,22 @@ private:
   /// `func` in `target` (the module itself, or a clone of it).
   func::FuncOp plannedFunction(ModuleOp target) const;
   void solveGrid(unsigned g);
+  /// Records solution `s` of grid `gi` (solved on `g`) and prices its
+  /// configurations, unless the grid already has that choice.
+  void addSolution(unsigned gi, const StrategyGraph &g, Solution s, bool exact,
+                   bool memoryCapped, bool syncReweighted);
+  /// The solutions in order of their best configuration (fitting ones first,
+  /// by step; then by peak memory).
+  std::vector<unsigned> solutionsByBestConfig() const;
+  /// Solution `si`'s fastest fitting configuration (or fastest at all).
+  const Config *bestConfigOf(unsigned si) const;
+  /// Solves the best grids again with the gradient synchronisation their
+  /// solution hides discounted in the objective.
+  void resolveHiddenSync();
   /// Makes the op strategies and node layouts those of grid `g` (they are
   /// enumerated per grid; solutions index into them).
   void activateGrid(unsigned g);
-  StrategyGraph buildStrategyGraph(const SearchGrid &grid);
+  StrategyGraph buildStrategyGraph(const SearchGrid &grid, const StepTerms &terms = {});
   /// Parameters, gradients and optimizer state a unit holds per device.
   double staticBytes(const Unit &u, const Config &cfg, int64_t dataParallel) const;
   /// Of those, the gradients and optimizer state (what memory placement can
@@ -1018,7 +1048,7 @@ void Planner::activateGrid(unsigned g) {
   }
 }
 
-StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
+StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, const StepTerms &terms) {
   const double pp = static_cast<double>(grid.pp);
   // Per-micro-batch costs are paid (m + pp - 1) times on the critical path
   // of a pipelined step (the bubble included); per-step costs once.
@@ -1045,7 +1075,8 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
       for (const TensorLayout &l : n.layouts) {
         double local = model->localBytes(vm, l, grid);
         double params = local / vm.elementBytes;
-        cost.push_back(trained ? n.copies * params * 28.0 / adamRate : 0);
+        cost.push_back(trained ? n.copies * params / terms.optimizerSplit * 28.0 / adamRate
+                               : 0);
         // Weights spread over the pipeline: per device about 1/pp of them.
         memory.push_back(n.copies * local * perByte / pp);
       }
@@ -1106,10 +1137,11 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid) {
         }
         double fwd = model->reshardSeconds(model->bytesOf(vm), pLayouts[a], cLayouts[b].first, grid);
         double bwd = grad ? model->reshardSeconds(model->bytesOf(vm), cLayouts[b].second,
-                                                  pLayouts[a], grid)
+                                                  pLayouts[a], grid,
+                                                  e.perStep && terms.zeroSync)
                           : 0;
         small[a * cLayouts.size() + b] =
-            e.weight * (e.perStep ? M * fwd + bwd : M * (fwd + bwd));
+            e.weight * (e.perStep ? M * fwd + terms.syncWeight * bwd : M * (fwd + bwd));
       }
     std::vector<double> cost(np * nc);
     for (size_t a = 0; a < np; ++a)
@@ -1227,35 +1259,45 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
           std::max(units[entry.second].rerunWorkingSet[k], entry.first);
   // Edge costs (resharding, gradients) go to the consumer's unit; the same
   // producer and consumer nodes (so the same layouts) are priced once.
-  DenseMap<uint64_t, std::pair<double, double>> edgeCost;
+  struct EdgeCost {
+    double forward = 0, backward = 0, zeroSync = 0;
+  };
+  DenseMap<uint64_t, EdgeCost> edgeCost;
   for (const ProgramIndex::Use &use : program.uses) {
     const ValueModel &vm = model->values[use.value];
     const OpModel &co = model->ops[nodes[use.cnode].index];
     uint64_t key = (uint64_t(use.pnode) << 40) | (uint64_t(use.result) << 32) |
                    (uint64_t(use.cnode) << 8) | use.operand;
-    auto [it, inserted] = edgeCost.try_emplace(key, std::make_pair(0.0, 0.0));
+    auto [it, inserted] = edgeCost.try_emplace(key);
+    bool perStep = options.training && vm.needsGrad && vm.parameterDerived;
     if (inserted) {
       const Strategy &cs = co.strategies[choice[use.cnode]];
       TensorLayout from = producedLayout(*model, nodes[use.pnode], choice[use.pnode], use.result);
       TensorLayout want = model->operandLayout(co, cs, use.operand);
-      it->second.first = model->reshardSeconds(model->bytesOf(vm), from, want, grid);
+      it->second.forward = model->reshardSeconds(model->bytesOf(vm), from, want, grid);
       if (options.training && vm.needsGrad) {
         TensorLayout gradFrom = want;
         gradFrom.partialAxes = model->gradientPartialAxes(co, cs, use.operand);
-        it->second.second = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid);
+        it->second.backward = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid);
+        if (perStep)
+          it->second.zeroSync = model->reshardSeconds(model->bytesOf(vm), gradFrom, from,
+                                                      grid, /*zeroSync=*/true);
       }
     }
-    auto [fwd, bwd] = it->second;
+    double fwd = it->second.forward, bwd = it->second.backward;
     Unit &u = units[use.unit];
     u.forward += fwd;
     // A recomputed op re-runs its operands' resharding with it.
     for (unsigned k = 0; k < 2; ++k)
       if (co.region[k] >= 0)
         u.recomputed[k] += fwd;
-    if (options.training && vm.needsGrad && vm.parameterDerived)
+    if (perStep) {
       u.gradSync += bwd;
-    else
+      u.gradSyncZero += it->second.zeroSync;
+    } else {
       u.backward += bwd;
+      u.backwardComm += bwd;
+    }
   }
   // Weights: held by the unit of their first user.
   for (auto [w, first] : llvm::enumerate(program.weightUnit)) {
@@ -1335,55 +1377,58 @@ void Planner::indexProgram() {
 // Solving one grid
 //===----------------------------------------------------------------------===//
 
+void Planner::addSolution(unsigned gi, const StrategyGraph &g, Solution s, bool exact,
+                          bool memoryCapped, bool syncReweighted) {
+  if (s.choice.empty() || !s.feasible)
+    return;
+  // A function input costs nothing in any layout, so the solver's pick
+  // among equal costs is arbitrary: give it the layout its first reader
+  // wants (the data loader delivers it that way; the estimator reads data
+  // parallelism off the first input).
+  for (const GraphEdge &e : edges) {
+    if (nodes[e.producer].kind != Node::Arg)
+      continue;
+    const Node &arg = nodes[e.producer];
+    const OpModel &co = model->ops[nodes[e.consumer].index];
+    uint64_t want = layoutKey(model->operandLayout(
+        co, co.strategies[s.choice[e.consumer]], e.operand));
+    if (layoutKey(arg.layouts[s.choice[e.producer]]) == want)
+      continue;
+    for (size_t k = 0; k < arg.layouts.size(); ++k)
+      if (layoutKey(arg.layouts[k]) == want) {
+        std::vector<unsigned> alt = s.choice;
+        alt[e.producer] = k;
+        if (evaluateCost(g, alt) <= s.cost) {
+          s.choice = std::move(alt);
+        }
+        break;
+      }
+  }
+  for (const Solved &other : solved)
+    if (other.grid == gi && other.choice == s.choice)
+      return;
+  Solved sv;
+  sv.grid = gi;
+  sv.choice = s.choice;
+  sv.exact = exact;
+  sv.memoryCapped = memoryCapped;
+  sv.syncReweighted = syncReweighted;
+  sv.batches.push_back(
+      {irBatch, evaluateUnits(grids[gi], sv.choice, sv.axisNames, sv.dataParallel)});
+  solved.push_back(std::move(sv));
+  priceConfigs(solved.size() - 1, 0);
+}
+
 void Planner::solveGrid(unsigned gi) {
   const SearchGrid &grid = grids[gi];
   activateGrid(gi);
   StrategyGraph g = buildStrategyGraph(grid);
-  auto addSolution = [&](Solution s, bool exact, bool memoryCapped) {
-    if (s.choice.empty() || !s.feasible)
-      return;
-    // A function input costs nothing in any layout, so the solver's pick
-    // among equal costs is arbitrary: give it the layout its first reader
-    // wants (the data loader delivers it that way; the estimator reads data
-    // parallelism off the first input).
-    for (const GraphEdge &e : edges) {
-      if (nodes[e.producer].kind != Node::Arg)
-        continue;
-      const Node &arg = nodes[e.producer];
-      const OpModel &co = model->ops[nodes[e.consumer].index];
-      uint64_t want = layoutKey(model->operandLayout(
-          co, co.strategies[s.choice[e.consumer]], e.operand));
-      if (layoutKey(arg.layouts[s.choice[e.producer]]) == want)
-        continue;
-      for (size_t k = 0; k < arg.layouts.size(); ++k)
-        if (layoutKey(arg.layouts[k]) == want) {
-          std::vector<unsigned> alt = s.choice;
-          alt[e.producer] = k;
-          if (evaluateCost(g, alt) <= s.cost) {
-            s.choice = std::move(alt);
-          }
-          break;
-        }
-    }
-    for (const Solved &other : solved)
-      if (other.grid == gi && other.choice == s.choice)
-        return;
-    Solved sv;
-    sv.grid = gi;
-    sv.choice = s.choice;
-    sv.exact = exact;
-    sv.memoryCapped = memoryCapped;
-    sv.batches.push_back(
-        {irBatch, evaluateUnits(grid, sv.choice, sv.axisNames, sv.dataParallel)});
-    solved.push_back(std::move(sv));
-    priceConfigs(solved.size() - 1, 0);
-  };
   bool exact = true;
   Solution s = options.thorough ? solveExact(g, &exact) : solveGreedy(g);
   ++result.solves;
   result.exact &= exact && options.thorough;
   size_t before = configs.size();
-  addSolution(s, exact, /*memoryCapped=*/false);
+  addSolution(gi, g, s, exact, /*memoryCapped=*/false, /*syncReweighted=*/false);
   bool anyFits = false;
   for (size_t i = before; i < configs.size(); ++i)
     anyFits |= configs[i].fits;
@@ -1393,7 +1438,90 @@ void Planner::solveGrid(unsigned gi) {
   double cap = cluster.device.memoryBytes * options.memoryFraction;
   Solution lean = solveUnderMemoryCap(g, cap, options.thorough);
   ++result.solves;
-  addSolution(lean, options.thorough, /*memoryCapped=*/true);
+  addSolution(gi, g, lean, options.thorough, /*memoryCapped=*/true, /*syncReweighted=*/false);
+}
+
+std::vector<unsigned> Planner::solutionsByBestConfig() const {
+  std::vector<std::pair<std::tuple<bool, double>, unsigned>> best;
+  DenseMap<unsigned, size_t> slot;
+  for (const Config &c : configs) {
+    auto key = std::make_tuple(!c.fits, c.fits ? c.stepTime : c.peakMemory);
+    auto [it, inserted] = slot.try_emplace(c.solved, best.size());
+    if (inserted)
+      best.push_back({key, c.solved});
+    else
+      best[it->second].first = std::min(best[it->second].first, key);
+  }
+  llvm::stable_sort(best);
+  std::vector<unsigned> order;
+  for (auto &entry : best)
+    order.push_back(entry.second);
+  return order;
+}
+
+void Planner::resolveHiddenSync() {
+  if (!options.training)
+    return;
+  // The objective charges each parameter gradient's synchronisation in full,
+  // once per step, but the step overlaps it with the backward: a layout
+  // that replicates weights (more synchronisation, less resharding) looks
+  // dearer to the solver than it runs. The best solutions' grids are solved
+  // again with synchronisation charged at the share their best configuration
+  // leaves exposed; the new solutions are priced like any other, so they
+  // win only by being faster.
+  const size_t kSolutions = 8;
+  const double kMostlyHidden = 0.9;
+  std::vector<unsigned> order = solutionsByBestConfig();
+  SmallVector<std::pair<unsigned, StepTerms>> work; // solution, its terms
+  for (unsigned si : order) {
+    if (work.size() == kSolutions)
+      break;
+    const Solved &sv = solved[si];
+    if (sv.memoryCapped || sv.syncReweighted ||
+        llvm::any_of(work, [&](auto &w) { return solved[w.first].grid == sv.grid; }))
+      continue;
+    const Config *best = bestConfigOf(si);
+    if (!best || best->exposedSyncShare >= kMostlyHidden)
+      continue;
+    StepTerms terms;
+    terms.syncWeight = best->exposedSyncShare;
+    terms.zeroSync = best->zero >= 1;
+    if (best->zero >= 1)
+      terms.optimizerSplit = dpDivisor(sv.dataParallel);
+    work.push_back({si, terms});
+  }
+  for (auto &[si, terms] : work) {
+    unsigned gi = solved[si].grid;
+    activateGrid(gi);
+    StrategyGraph g = buildStrategyGraph(grids[gi], terms);
+    bool exact = true;
+    Solution s = options.thorough ? solveExact(g, &exact) : solveGreedy(g);
+    ++result.solves;
+    result.exact &= exact && options.thorough;
+    size_t solvedBefore = solved.size(), configsBefore = configs.size();
+    addSolution(gi, g, s, exact, /*memoryCapped=*/false, /*syncReweighted=*/true);
+    if (solved.size() == solvedBefore)
+      continue;
+    // Kept only where it beats the solution it came from by more than the
+    // model's resolution (0.5%): otherwise it is a near-copy that would take
+    // finalist and placement slots.
+    const Config *was = bestConfigOf(si), *now = bestConfigOf(solvedBefore);
+    bool faster = now && now->fits &&
+                  (!was->fits || now->stepTime * kStepTimesEqualWithin < was->stepTime);
+    if (!faster) {
+      solved.pop_back();
+      configs.resize(configsBefore);
+    }
+  }
+}
+
+const Config *Planner::bestConfigOf(unsigned si) const {
+  const Config *best = nullptr;
+  for (const Config &c : configs)
+    if (c.solved == si && (!best || std::make_tuple(!c.fits, c.stepTime) <
+                                        std::make_tuple(!best->fits, best->stepTime)))
+      best = &c;
+  return best;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1570,18 +1698,27 @@ void Planner::evaluateConfig(Config &cfg) {
     const Unit &un = units[u];
     double bwd = un.backward + un.recomputeSeconds(cfg.recompute);
     stageTime[s] += un.forward + (options.training ? bwd : 0);
-    stageBwd[s] += options.training ? bwd : 0;
-    stageSync[s] += un.gradSync;
+    // Gradient synchronisation overlaps the backward's compute, not its
+    // collectives (as the estimator).
+    stageBwd[s] += options.training ? bwd - un.backwardComm : 0;
+    stageSync[s] += cfg.zero >= 1 ? un.gradSyncZero : un.gradSync;
     stageParams[s] += un.params;
     stageMovable[s] += trainingStateBytes(un, cfg, sv.dataParallel);
     stageMem[s].add(un, staticBytes(un, cfg, sv.dataParallel), cfg.recompute);
     if (u + 1 < units.size() && cfg.stageOfUnit[u + 1] != s)
       stageTime[s] += (options.training ? 2 : 1) * un.sendOut;
   }
+  // ZeRO-3 gathers each stage's parameters every micro-batch; prefetch hides
+  // what the stage's own compute covers. Part of the stage's time, so every
+  // schedule's step formula below sees it.
+  if (options.training && cfg.zero == 3)
+    for (int64_t s = 0; s < S; ++s)
+      stageTime[s] += std::max(0.0, stageSync[s] - stageTime[s]);
   // Per pipeline device.
   const ::loom::DeviceSpec &dev = cluster.device;
   double adamRate = dev.memoryBandwidth * dev.eff(::loom::OpClass::Elementwise).memory;
   double worstWork = 0, tail = 0, peak = 0, peakUnmoved = 0, peakOffloaded = 0;
+  double totalSync = 0, totalExposed = 0;
   double offloadSeconds = 0;
   const bool offloadable =
       options.training && llvm::is_contained(options.activationTiers, "host") &&
@@ -1590,12 +1727,7 @@ void Planner::evaluateConfig(Config &cfg) {
     double work = 0, bwd = 0, sync = 0, params = 0, mem = 0, temp = 0, movable = 0,
            kept = 0, keptPerStep = 0;
     for (int64_t s = d; s < S; s += p) {
-      double t = stageTime[s];
-      // ZeRO-3 gathers the stage's parameters every micro-batch; prefetch
-      // hides what the stage's own compute covers.
-      if (options.training && cfg.zero == 3)
-        t += std::max(0.0, stageSync[s] - stageTime[s]);
-      work += t;
+      work += stageTime[s];
       bwd += stageBwd[s];
       sync += stageSync[s];
       params += stageParams[s];
@@ -1625,6 +1757,8 @@ void Planner::evaluateConfig(Config &cfg) {
     }
     worstWork = std::max(worstWork, work);
     double exposed = std::max(0.0, sync - bwd);
+    totalSync += sync;
+    totalExposed += exposed;
     double opt = options.training
                      ? params / (cfg.zero >= 1 ? zeroDiv : 1.0) * 28.0 / adamRate
                      : 0;
@@ -1642,6 +1776,7 @@ void Planner::evaluateConfig(Config &cfg) {
   } else {
     cfg.stepTime = m * worstWork + bubble + tail;
   }
+  cfg.exposedSyncShare = totalSync > 0 ? totalExposed / totalSync : 1;
   cfg.peakMemory = peak;
   cfg.peakWithoutTrainingState = peakUnmoved;
   cfg.peakWithActivationsOffloaded = offloadable ? peakOffloaded : peakUnmoved;
@@ -1653,24 +1788,13 @@ void Planner::evaluateConfig(Config &cfg) {
 void Planner::priceOtherBatchSizes() {
   if (batchCandidates.size() < 2)
     return;
-  // The best configuration of every solution, best solutions first.
-  std::vector<std::pair<std::tuple<bool, double>, unsigned>> best;
-  DenseMap<unsigned, size_t> slot;
-  for (const Config &c : configs) {
-    auto key = std::make_tuple(!c.fits, c.fits ? c.stepTime : c.peakMemory);
-    auto [it, inserted] = slot.try_emplace(c.solved, best.size());
-    if (inserted)
-      best.push_back({key, c.solved});
-    else
-      best[it->second].first = std::min(best[it->second].first, key);
-  }
-  llvm::sort(best);
+  std::vector<unsigned> best = solutionsByBestConfig();
   // Other micro-batch sizes change stage balance, bubbles and activation
   // memory, not which layouts are good: they are priced for the few best
   // solutions only.
   const size_t kSolutions = 8;
   for (size_t k = 0; k < std::min(best.size(), kSolutions); ++k) {
-    unsigned si = best[k].second;
+    unsigned si = best[k];
     Solved &sv = solved[si];
     activateGrid(sv.grid);
     size_t first = sv.batches.size();
@@ -2417,6 +2541,7 @@ LogicalResult Planner::run() {
                    << "' matches the pinned grid and stages";
   for (unsigned g = 0; g < grids.size(); ++g)
     solveGrid(g);
+  resolveHiddenSync();
   priceOtherBatchSizes();
   if (configs.empty() && pins.any())
     return explainUnhonouredPins();

@@ -364,13 +364,16 @@ double ProgramModel::collectiveSeconds(::loom::CollectiveKind kind,
 }
 
 double ProgramModel::reshardSeconds(double fullBytes, const TensorLayout &from,
-                                    const TensorLayout &to,
-                                    const SearchGrid &grid) const {
+                                    const TensorLayout &to, const SearchGrid &grid,
+                                    bool zeroSync) const {
   double t = 0;
   for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
            fullBytes, from, to, [&](int16_t a) { return grid.axes[a]; }))
-    t += collectiveSeconds(step.kind, step.axes, step.bytes, grid) +
-         ::loom::rearrangeSeconds(cluster.device, step.rearrangedBytes);
+    for (const ::loom::CollectiveStep &s :
+         zeroSync ? ::loom::zeroGradientSteps(step)
+                  : SmallVector<::loom::CollectiveStep, 2>{step})
+      t += collectiveSeconds(s.kind, s.axes, s.bytes, grid) +
+           ::loom::rearrangeSeconds(cluster.device, s.rearrangedBytes);
   return t;
 }
 

@@ -149,10 +149,11 @@ public:
                             const SearchGrid &grid) const;
 
   /// Seconds of the collectives turning `from` into `to` for a tensor of
-  /// `fullBytes`.
+  /// `fullBytes`; with `zeroSync`, as ZeRO synchronises a parameter's
+  /// gradient (an all-reduce as a reduce-scatter plus an all-gather).
   double reshardSeconds(double fullBytes, const ::loom::TensorLayout &from,
-                        const ::loom::TensorLayout &to,
-                        const SearchGrid &grid) const;
+                        const ::loom::TensorLayout &to, const SearchGrid &grid,
+                        bool zeroSync = false) const;
   double collectiveSeconds(::loom::CollectiveKind kind, ArrayRef<int16_t> axes,
                            double bytes, const SearchGrid &grid) const;
   double localBytes(const ValueModel &v, const ::loom::TensorLayout &l,
