@@ -212,6 +212,11 @@ struct Pins {
   std::optional<SmallVector<int64_t, 3>> gridAxes; // non-pipeline axes
   std::optional<int64_t> gridPP;                   // the marked pipeline axis
   std::string gridName;
+  /// The pinned grid's own axis names (`loom.axis_names`), non-pipeline
+  /// axes in order, then the pipeline axis's; empty when it has none. The
+  /// plan keeps them; the search's role names (dp, tp, ...) still decide
+  /// which axes are data parallel.
+  SmallVector<std::string, 4> axisNames;
   DenseMap<Value, std::pair<TensorLayout, Location>> values;
   std::map<std::pair<Operation *, unsigned>, std::pair<TensorLayout, Location>> operands;
   DenseMap<Operation *, int64_t> stages; // compute ops only
@@ -266,6 +271,13 @@ private:
   /// The solutions in order of their best configuration (fitting ones first,
   /// by step; then by peak memory).
   std::vector<unsigned> solutionsByBestConfig() const;
+  /// The names a solution's non-pipeline axes are shown and written with:
+  /// the pinned grid's own, else the search's role names.
+  SmallVector<std::string, 3> shownAxisNames(const Solved &sv) const {
+    if (pins.axisNames.empty())
+      return sv.axisNames;
+    return SmallVector<std::string, 3>(pins.axisNames.begin(), pins.axisNames.end() - 1);
+  }
   /// Solution `si`'s fastest fitting configuration (or fastest at all).
   const Config *bestConfigOf(unsigned si) const;
   /// Solves the best grids again with the gradient synchronisation their
@@ -515,6 +527,21 @@ LogicalResult Planner::readPins() {
              << pins.gridName << " has " << axes.size()
              << " non-pipeline axes; the search handles at most 3";
     pins.gridAxes = axes;
+    if (auto names = g->getAttrOfType<ArrayAttr>("loom.axis_names")) {
+      if (names.size() != g.getShape().size() ||
+          !llvm::all_of(names, [](Attribute n) { return isa<StringAttr>(n); }))
+        return g.emitError("loom-plan: pinned grid @")
+               << pins.gridName << ": loom.axis_names must name each of its "
+               << g.getShape().size() << " axes with a string";
+      std::string pipelineName;
+      for (auto [i, n] : llvm::enumerate(names)) {
+        if (pipelineAxis && static_cast<int64_t>(i) == *pipelineAxis)
+          pipelineName = cast<StringAttr>(n).str();
+        else if (searchAxisOf[i] >= 0)
+          pins.axisNames.push_back(cast<StringAttr>(n).str());
+      }
+      pins.axisNames.push_back(pipelineName.empty() ? "pp" : pipelineName);
+    }
   }
 
   SmallVector<shard::ShardOp> shardOps;
@@ -1910,10 +1937,10 @@ PlanCandidate Planner::toCandidate(const Config &cfg) const {
   PlanCandidate c;
   for (int64_t d : grid.irShape())
     c.gridShape.push_back(d);
-  for (const std::string &n : sv.axisNames)
+  for (const std::string &n : shownAxisNames(sv))
     c.axisNames.push_back(n);
   if (grid.pp > 1) {
-    c.axisNames.push_back("pp");
+    c.axisNames.push_back(pins.axisNames.empty() ? "pp" : pins.axisNames.back());
     c.pipelineAxis = grid.axes.size();
   }
   c.deviceOrder.assign(grid.innerToOuter.begin(), grid.innerToOuter.end());
@@ -2483,7 +2510,7 @@ LogicalResult Planner::chooseAndAnnotate() {
 
   // The report's strategies: per block (representative ops), then the rest.
   const Solved &sv = solved[cfg.solved];
-  SmallVector<std::string> names(sv.axisNames.begin(), sv.axisNames.end());
+  SmallVector<std::string, 3> names = shownAxisNames(sv);
   auto describeOp = [&](Operation *op) {
     unsigned node = nodeOfOp.lookup(op);
     const OpModel &o = model->ops[nodes[node].index];

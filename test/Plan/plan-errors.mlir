@@ -56,6 +56,15 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// expected-error @+1 {{pinned grid @g: loom.axis_names must name each of its 2 axes with a string}}
+shard.grid @g(shape = 2x4) {loom.axis_names = ["dp"]}
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = loom.unary relu %x : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
 // A sharding over an axis the grid does not have.
 shard.grid @g(shape = 8)
 func.func @main(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {

@@ -17,6 +17,16 @@
 // RUN: FileCheck %s --check-prefix=GPT < %t.gpt.planned.mlir
 // RUN: FileCheck %s --check-prefix=GPTTEXT < %t.gpt.txt
 // RUN: loom-opt %t.gpt.planned.mlir --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition,canonicalize))' -o /dev/null
+// The pinned grid's own axis names stay, in the report and on the planned
+// grid (the pipeline axis moves last); which axes are data parallel still
+// follows what they split.
+// RUN: sed 's/loom.axis_names = \["dp", "pp", "tp"\]/loom.axis_names = ["data", "stage", "model"]/' %t.gpt.mlir > %t.named.mlir
+// RUN: loom-opt %t.named.mlir --loom-plan="cluster=dgx-a100-80g mode=train global-batch=16 table=%t.named.txt" -o %t.named.planned.mlir
+// RUN: FileCheck %s --check-prefix=NAMED < %t.named.txt
+// RUN: FileCheck %s --check-prefix=NAMED-IR < %t.named.planned.mlir
+// NAMED: plan:   grid data=2xmodel=2xstage=2,
+// NAMED: loom.matmul at {{.*}}: result [data, -, model] weight [-, model]
+// NAMED-IR: shard.grid @plan(shape = 2x2x2) {loom.axis_names = ["data", "model", "stage"], loom.data_axes = [0],
 
 // GShard's hand plan for an 8-layer MoE on dp=2 x ep=4: tokens group-split
 // over both axes as dispatched, expert-split for the expert matmuls, and
@@ -42,6 +52,7 @@
 // MLPTEXT: block 0: 2 copies x 2 ops
 // MLPTEXT-NEXT: loom.matmul at plan-pins.mlir:{{[0-9]+}}: result [-, tp] weight [-, tp]
 
+// MOE: shard.grid @plan(shape = 2x4) {loom.axis_names = ["dp", "ep"]
 // MOE-DAG: %[[GROUPS:.*]] = shard.sharding @plan split_axes = {{\[\[0, 1\]\]}}
 // MOE-DAG: %[[DP:.*]] = shard.sharding @plan split_axes = {{\[\[0\]\]}}
 // MOE-DAG: %[[EXPERTS:.*]] = shard.sharding @plan split_axes = {{\[\[0\], \[1\]\]}}
