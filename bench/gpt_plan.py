@@ -214,6 +214,17 @@ class Emitter:
                 t = self.reshape(t, xs, [B, S, nh, d], stage)
                 t, _ = self.transpose(t, [B, S, nh, d], [0, 2, 1, 3], stage)  # [B, nh, S, d]
                 heads.append(t)
+        elif self.a.qkv_layout == "gpt2":
+            # GPT-2's c_attn: one [h, 3h] weight holding q, k and v one after
+            # another, the result sliced into thirds.
+            qkv, _ = self.linear(ln, xs, 3 * H, p + ".attn.c_attn", stage, "column")
+            for j in range(3):
+                t = self.op("loom.slice %s" % qkv, stage, tensor([B, S, 3 * H], self.dt),
+                            attrs="offsets = array<i64: 0, 0, %d>, sizes = array<i64: %d, %d, %d>, "
+                                  "strides = array<i64: 1, 1, 1>" % (j * H, B, S, H))
+                t = self.reshape(t, xs, [B, S, nh, d], stage)
+                t, _ = self.transpose(t, [B, S, nh, d], [0, 2, 1, 3], stage)  # [B, nh, S, d]
+                heads.append(t)
         else:
             qkv, _ = self.linear(ln, xs, 3 * H, p + ".attention.query_key_value", stage, "column")
             # Megatron's QKV layout is [s, b, np, 3*hn]: q, k, v interleaved per
@@ -338,6 +349,10 @@ def main(argv=None):
     ap.add_argument("--untied", action="store_true", help="separate LM-head weight instead of the tied embedding")
     ap.add_argument("--separate-qkv", action="store_true",
                     help="three [h, h] Q/K/V projections instead of one fused [h, 3h] + loom.slice")
+    ap.add_argument("--qkv-layout", choices=["megatron", "gpt2"], default="megatron",
+                    help="fused QKV as Megatron stores it (interleaved per head) or as "
+                         "GPT-2 does (q, k, v one after another); --tp's column split "
+                         "of the gpt2 layout does not follow the heads")
     ap.add_argument("--causal-mask", action="store_true", help="emit the causal mask as loom.where")
     ap.add_argument("--no-plan", action="store_true",
                     help="no grid, shard ops or loom.stage: unplanned input for --loom-plan "

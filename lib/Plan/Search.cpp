@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Plan/Search.h"
+#include "loom/Plan/FusedProjections.h"
 
 #include "Space.h"
 #include "dialects/Loom/IR/LoomOps.h"
@@ -1456,12 +1457,15 @@ void Planner::solveGrid(unsigned gi) {
   result.exact &= exact && options.thorough;
   size_t before = configs.size();
   addSolution(gi, g, s, exact, /*memoryCapped=*/false, /*syncReweighted=*/false);
-  bool anyFits = false;
+  // The memory-capped solve runs unless a configuration fits without full
+  // recomputation: a layout that fits only by re-running the whole forward
+  // must not hide one that fits without.
+  bool fitsWithoutFullRecompute = false;
   for (size_t i = before; i < configs.size(); ++i)
-    anyFits |= configs[i].fits;
-  if (anyFits)
+    fitsWithoutFullRecompute |= configs[i].fits && configs[i].recompute != RecomputeMode::Full;
+  if (fitsWithoutFullRecompute)
     return;
-  // Nothing fits: trade time for memory (Lagrangian over the same solver).
+  // Trade time for memory (Lagrangian over the same solver).
   double cap = cluster.device.memoryBytes * options.memoryFraction;
   Solution lean = solveUnderMemoryCap(g, cap, options.thorough);
   ++result.solves;
@@ -2585,6 +2589,9 @@ FailureOr<PlanResult> mlir::loom::planModule(ModuleOp module,
   // So do the fetches and releases of an earlier placement (Movement.h).
   for (auto func : module.getOps<func::FuncOp>())
     removeMovement(func);
+  if (options.splitProjections)
+    for (auto func : module.getOps<func::FuncOp>())
+      splitFusedProjections(func);
   // Marks an earlier plan wrote for its selective recomputation belong to
   // that plan; a user's own (unit) marks stay and bind every plan.
   module.walk([](Operation *op) {

@@ -23,6 +23,22 @@ def LoomFold : Pass<"loom-fold", "::mlir::func::FuncOp"> {
   ];
 }
 
+def LoomSplitFusedProjections
+    : Pass<"loom-split-fused-projections", "::mlir::func::FuncOp"> {
+  let summary = "Split fused projections (a fused QKV) into one matmul per part";
+  let description = [{
+    A matmul whose weight stores several projections one after another
+    (GPT-2's c_attn: query, key and value) and whose result is only read by
+    slices that cut it into equal parts becomes one matmul per part. The
+    weight keeps its name, file and offset, retyped with the part as a
+    dimension of its own ([P*N, K] as [P, N, K]); each part reads its view
+    through a slice and a reshape, so splitting N (the heads) over a grid
+    axis is block-local in every part. The bias is retyped the same way. The
+    arithmetic is unchanged. `--loom-plan` runs this first unless
+    `split-projections=false`.
+  }];
+}
+
 def LoomPlan : Pass<"loom-plan", "::mlir::ModuleOp"> {
   let summary = "Search the sharding and pipeline plan of a model for a cluster";
   let description = [{
@@ -50,6 +66,9 @@ def LoomPlan : Pass<"loom-plan", "::mlir::ModuleOp"> {
     Option<"level", "level", "std::string", "\"thorough\"",
            "fast (heuristics) or thorough (exact per folded block)">,
     Option<"fold", "fold", "bool", "true", "Fold repeated blocks before searching">,
+    Option<"splitProjections", "split-projections", "bool", "true",
+           "Split fused projections into their parts first "
+           "(--loom-split-fused-projections)">,
     Option<"maxTP", "max-tp", "int64_t", "0",
            "Largest product of non-batch axes splitting one op (0 = no cap)">,
     Option<"maxPP", "max-pp", "int64_t", "0", "Largest pipeline size (0 = no cap)">,

@@ -48,6 +48,7 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
       return fail("memory-fraction must be in (0, 1]");
     opts.globalBatch = globalBatch;
     opts.fold = fold;
+    opts.splitProjections = splitProjections;
     opts.maxTP = maxTP;
     opts.maxPP = maxPP;
     opts.devices = devices;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -141,8 +142,15 @@ double mlir::loom::detail::defaultBytesAccessed(
       .Case<GatherOp, EmbeddingOp>([&](auto g) {
         return 2 * bytesOf(g->getResult(0)) + bytesOf(g->getOperand(1));
       })
-      // Slicing reads what it keeps.
-      .Case<SliceOp>([&](SliceOp s) { return 2 * bytesOf(s.getResult()); })
+      // Slicing reads what it keeps. A unit-stride slice of a stored weight
+      // is a view its reader takes in place (a strided matrix operand), as
+      // the parts of a split fused projection are (FusedProjections.h).
+      .Case<SliceOp>([&](SliceOp s) {
+        if (lookThroughShards(s.getInput()).getDefiningOp<WeightOp>() &&
+            llvm::all_of(s.getStrides(), [](int64_t st) { return st == 1; }))
+          return 0.0;
+        return 2 * bytesOf(s.getResult());
+      })
       // Scatter updates in place: read and write the updated rows.
       .Case<ScatterOp>([&](ScatterOp s) {
         return 3 * bytesOf(s.getUpdates()) + bytesOf(s.getIndices());

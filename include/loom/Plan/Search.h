@@ -32,6 +32,9 @@ struct PlanOptions {
   int64_t globalBatch = 0; // 0: the IR's batch (one micro-batch)
   bool thorough = true;    // level=thorough (exact per block) or fast
   bool fold = true;
+  /// Split fused projections (a fused QKV) into their parts first, so that
+  /// tensor parallelism can split each part by heads (FusedProjections.h).
+  bool splitProjections = true;
   int64_t maxTP = 0;       // cap on non-batch splitting of one op (0: none)
   int64_t maxPP = 0;       // cap on the pipeline size (0: none)
   int64_t devices = 0;     // 0: the whole cluster

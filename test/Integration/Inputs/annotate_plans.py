@@ -117,8 +117,23 @@ def uses_transposed(lines, value):
     return any(pat.search(line) for line in lines)
 
 
-def weight_dims(name, shape, transposed, added, axes):
-    """The dims of one weight each plan axis splits."""
+def parts_dim(lines, value):
+    """The dim counting the parts of a split fused projection's weight
+    (loom-split-fused-projections reads part k as a slice of size 1 along
+    it), or None."""
+    pat = re.compile(r"loom\.slice " + re.escape(value) + r" \{.*sizes = array<i64: ([0-9, ]+)>")
+    for line in lines:
+        m = pat.search(line)
+        if m:
+            sizes = [int(x) for x in m.group(1).split(",")]
+            return sizes.index(1) if 1 in sizes else None
+    return None
+
+
+def weight_dims(name, shape, transposed, added, axes, parts=None):
+    """The dims of one weight each plan axis splits. `parts`: the dim
+    counting a split fused projection's parts, whose per-part output dim
+    (the heads) follows it."""
     role = role_of(name)
     dims = {}
     for index, (kind, size) in enumerate(axes):
@@ -126,7 +141,9 @@ def weight_dims(name, shape, transposed, added, axes):
         if kind == "sp" and role == "position" and added:
             d = 0
         if kind == "tp" and role in ("column", "row"):
-            if len(shape) == 1:  # bias: split only a column-parallel layer's
+            if parts is not None and role == "column":
+                d = parts + 1  # [P, N, K], [K, P, N] or a bias [P, N]: N
+            elif len(shape) == 1:  # bias: split only a column-parallel layer's
                 d = 0 if role == "column" else None
             elif len(shape) == 2:
                 out_dim, in_dim = (0, 1) if transposed else (1, 0)
@@ -270,7 +287,8 @@ def annotate(lines, axes, weights_dir, entry):
             if axes and in_entry:
                 shape = tensor_shape(ty)
                 dims = weight_dims(name, shape, uses_transposed(lines[i + 1:], value),
-                                   uses_added(lines[i + 1:], value), axes)
+                                   uses_added(lines[i + 1:], value), axes,
+                                   parts_dim(lines[i + 1:], value))
                 shard(indent, value, ty, dims)
             continue
         if axes and in_entry and ep is not None:
