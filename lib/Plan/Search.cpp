@@ -1459,11 +1459,13 @@ void Planner::solveGrid(unsigned gi) {
   addSolution(gi, g, s, exact, /*memoryCapped=*/false, /*syncReweighted=*/false);
   // The memory-capped solve runs unless a configuration fits without full
   // recomputation: a layout that fits only by re-running the whole forward
-  // must not hide one that fits without.
-  bool fitsWithoutFullRecompute = false;
+  // must not hide one that fits without. level=fast settles for any
+  // configuration that fits.
+  bool fitsWellEnough = false;
   for (size_t i = before; i < configs.size(); ++i)
-    fitsWithoutFullRecompute |= configs[i].fits && configs[i].recompute != RecomputeMode::Full;
-  if (fitsWithoutFullRecompute)
+    fitsWellEnough |= configs[i].fits && (!options.thorough ||
+                                          configs[i].recompute != RecomputeMode::Full);
+  if (fitsWellEnough)
     return;
   // Trade time for memory (Lagrangian over the same solver).
   double cap = cluster.device.memoryBytes * options.memoryFraction;
@@ -1491,7 +1493,9 @@ std::vector<unsigned> Planner::solutionsByBestConfig() const {
 }
 
 void Planner::resolveHiddenSync() {
-  if (!options.training)
+  // level=fast keeps to one solve per grid (its first answer must come in
+  // well under a second).
+  if (!options.training || !options.thorough)
     return;
   // The objective charges each parameter gradient's synchronisation in full,
   // once per step, but the step overlaps it with the backward: a layout
@@ -1526,9 +1530,9 @@ void Planner::resolveHiddenSync() {
     activateGrid(gi);
     StrategyGraph g = buildStrategyGraph(grids[gi], terms);
     bool exact = true;
-    Solution s = options.thorough ? solveExact(g, &exact) : solveGreedy(g);
+    Solution s = solveExact(g, &exact);
     ++result.solves;
-    result.exact &= exact && options.thorough;
+    result.exact &= exact;
     size_t solvedBefore = solved.size(), configsBefore = configs.size();
     addSolution(gi, g, s, exact, /*memoryCapped=*/false, /*syncReweighted=*/true);
     if (solved.size() == solvedBefore)
