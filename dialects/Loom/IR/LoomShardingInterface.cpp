@@ -438,12 +438,17 @@ static IterationSpace spaceOf(ScatterOp op) {
   SpaceBuilder b(op.getContext());
   ArrayRef<int64_t> data = shapeOf(op.getData()), idx = shapeOf(op.getIndices());
   SmallVector<AffineExpr> dataLoops, idxExprs;
+  // Off the scatter axis, position p of the indices and updates writes
+  // position p of the data: where they cover the whole data dimension, a
+  // block split of it keeps every write on its own device (ScatterElements
+  // over a batch of rows, as a router's gates are scattered per token).
+  auto aligned = [&](size_t d) {
+    return static_cast<int64_t>(d) != op.getAxis() && d < idx.size() && idx[d] == data[d];
+  };
   for (size_t d = 0; d < data.size(); ++d)
-    dataLoops.push_back(b.parallel(/*isLocal=*/false));
+    dataLoops.push_back(b.parallel(/*isLocal=*/aligned(d)));
   for (size_t d = 0; d < idx.size(); ++d)
-    idxExprs.push_back((int64_t)d != op.getAxis() && idx[d] == data[d]
-                           ? dataLoops[d]
-                           : b.parallel(/*isLocal=*/false));
+    idxExprs.push_back(aligned(d) ? dataLoops[d] : b.parallel(/*isLocal=*/false));
   b.map(dataLoops);
   b.map(idxExprs);
   b.map(idxExprs);

@@ -122,3 +122,38 @@ func.func @slice_keeps_split_dim(%x: tensor<4x6xf32>) -> tensor<4x3xf32> {
   %r = shard.shard %q to %s : tensor<4x3xf32>
   return %r : tensor<4x3xf32>
 }
+
+// -----
+
+// A router's gates scattered per token (ScatterElements along the expert
+// axis) with the tokens split: each device scatters its own rows, no
+// gather. The axis the scatter writes along stays whole.
+shard.grid @dp(shape = 2)
+// CHECK-LABEL: func @scatter_rows_local
+func.func @scatter_rows_local(%d: tensor<4x8xf32>, %i: tensor<4x2xi64>, %u: tensor<4x2xf32>) -> tensor<4x8xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %ds = shard.shard %d to %s : tensor<4x8xf32>
+  %is = shard.shard %i to %s : tensor<4x2xi64>
+  %us = shard.shard %u to %s : tensor<4x2xf32>
+  // CHECK-NOT: shard.all_gather
+  // CHECK: loom.scatter %{{.*}}, %{{.*}}, %{{.*}} reduction add {axis = 1 : i64} : tensor<2x8xf32>, tensor<2x2xi64>, tensor<2x2xf32>
+  // CHECK-NOT: shard.all_gather
+  %y = loom.scatter %ds, %is, %us reduction add {axis = 1 : i64} : tensor<4x8xf32>, tensor<4x2xi64>, tensor<4x2xf32>
+  %r = shard.shard %y to %s : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// Indices covering only part of a dimension off the axis: a block split of
+// it would move writes between devices, so the data is gathered first.
+shard.grid @dp(shape = 2)
+// CHECK-LABEL: func @scatter_partial_rows_gathered
+func.func @scatter_partial_rows_gathered(%d: tensor<4x8xf32>, %i: tensor<2x2xi64>, %u: tensor<2x2xf32>) -> tensor<4x8xf32> {
+  %s = shard.sharding @dp split_axes = [[0]] : !shard.sharding
+  %ds = shard.shard %d to %s : tensor<4x8xf32>
+  // CHECK: shard.all_gather
+  // CHECK: loom.scatter %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64} : tensor<4x8xf32>, tensor<2x2xi64>, tensor<2x2xf32>
+  %y = loom.scatter %ds, %i, %u {axis = 1 : i64} : tensor<4x8xf32>, tensor<2x2xi64>, tensor<2x2xf32>
+  return %y : tensor<4x8xf32>
+}
