@@ -751,8 +751,7 @@ LogicalResult Estimator::costOps() {
         // synchronised once per step; ZeRO turns the all-reduce into a
         // reduce-scatter of gradients plus an all-gather of parameters.
         SmallVector<::loom::CollectiveStep, 2> sync =
-            options.zeroStage >= 1 ? ::loom::zeroGradientSteps(step)
-                                   : SmallVector<::loom::CollectiveStep, 2>{step};
+            ::loom::gradientSyncSteps(step, options.zeroStage >= 1);
         double reduce = reshardStep(sync[0], info.stage, /*perStep=*/true);
         double gather =
             sync.size() > 1 ? reshardStep(sync[1], info.stage, /*perStep=*/true) : 0;

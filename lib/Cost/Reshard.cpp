@@ -83,8 +83,8 @@ loom::reshardSteps(double fullBytes, const TensorLayout &from,
 }
 
 llvm::SmallVector<CollectiveStep, 2>
-loom::zeroGradientSteps(const CollectiveStep &step) {
-  if (step.kind != CollectiveKind::AllReduce)
+loom::gradientSyncSteps(const CollectiveStep &step, bool zero) {
+  if (!zero || step.kind != CollectiveKind::AllReduce)
     return {step};
   CollectiveStep reduce = step, gather = step;
   reduce.kind = CollectiveKind::ReduceScatter;

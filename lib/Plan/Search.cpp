@@ -279,7 +279,8 @@ private:
       return sv.axisNames;
     return SmallVector<std::string, 3>(pins.axisNames.begin(), pins.axisNames.end() - 1);
   }
-  /// Solution `si`'s fastest fitting configuration (or fastest at all).
+  /// Solution `si`'s best configuration: its fastest that fits, else the
+  /// one needing least memory (as solutionsByBestConfig ranks them).
   const Config *bestConfigOf(unsigned si) const;
   /// Solves the best grids again with the gradient synchronisation their
   /// solution hides discounted in the objective.
@@ -1474,11 +1475,17 @@ void Planner::solveGrid(unsigned gi) {
   addSolution(gi, g, lean, options.thorough, /*memoryCapped=*/true, /*syncReweighted=*/false);
 }
 
+/// How configurations rank as their solution's best: fitting ones first,
+/// by step; the others by peak memory.
+static std::tuple<bool, double> bestConfigKey(const Config &c) {
+  return {!c.fits, c.fits ? c.stepTime : c.peakMemory};
+}
+
 std::vector<unsigned> Planner::solutionsByBestConfig() const {
   std::vector<std::pair<std::tuple<bool, double>, unsigned>> best;
   DenseMap<unsigned, size_t> slot;
   for (const Config &c : configs) {
-    auto key = std::make_tuple(!c.fits, c.fits ? c.stepTime : c.peakMemory);
+    auto key = bestConfigKey(c);
     auto [it, inserted] = slot.try_emplace(c.solved, best.size());
     if (inserted)
       best.push_back({key, c.solved});
@@ -1553,8 +1560,7 @@ void Planner::resolveHiddenSync() {
 const Config *Planner::bestConfigOf(unsigned si) const {
   const Config *best = nullptr;
   for (const Config &c : configs)
-    if (c.solved == si && (!best || std::make_tuple(!c.fits, c.stepTime) <
-                                        std::make_tuple(!best->fits, best->stepTime)))
+    if (c.solved == si && (!best || bestConfigKey(c) < bestConfigKey(*best)))
       best = &c;
   return best;
 }

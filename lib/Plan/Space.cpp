@@ -369,9 +369,7 @@ double ProgramModel::reshardSeconds(double fullBytes, const TensorLayout &from,
   double t = 0;
   for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
            fullBytes, from, to, [&](int16_t a) { return grid.axes[a]; }))
-    for (const ::loom::CollectiveStep &s :
-         zeroSync ? ::loom::zeroGradientSteps(step)
-                  : SmallVector<::loom::CollectiveStep, 2>{step})
+    for (const ::loom::CollectiveStep &s : ::loom::gradientSyncSteps(step, zeroSync))
       t += collectiveSeconds(s.kind, s.axes, s.bytes, grid) +
            ::loom::rearrangeSeconds(cluster.device, s.rearrangedBytes);
   return t;

@@ -52,12 +52,14 @@ llvm::SmallVector<CollectiveStep>
 reshardSteps(double fullBytes, const TensorLayout &from, const TensorLayout &to,
              llvm::function_ref<int64_t(int16_t)> axisSize);
 
-/// A parameter gradient's synchronisation step as ZeRO (stage 1 and up)
-/// runs it: an all-reduce becomes a reduce-scatter of the gradients plus an
-/// all-gather of the updated parameters, two collectives of the same bytes;
-/// any other step is unchanged. The estimator and the strategy search both
-/// price gradient synchronisation through this.
-llvm::SmallVector<CollectiveStep, 2> zeroGradientSteps(const CollectiveStep &step);
+/// One step of a parameter gradient's synchronisation as it runs: with
+/// `zero` (ZeRO stage 1 and up) an all-reduce becomes a reduce-scatter of
+/// the gradients plus an all-gather of the updated parameters, two
+/// collectives of the same bytes; anything else is the step itself. The
+/// estimator and the strategy search both price gradient synchronisation
+/// through this.
+llvm::SmallVector<CollectiveStep, 2> gradientSyncSteps(const CollectiveStep &step,
+                                                       bool zero);
 
 /// Split axes per dimension without trailing unsplit dimensions (which do
 /// not change a sharding).
