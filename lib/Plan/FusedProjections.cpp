@@ -112,10 +112,9 @@ static WeightOp retyped(OpBuilder &b, WeightOp w, ArrayRef<int64_t> shape) {
   return view;
 }
 
-/// Part `k` of `w`, whose dimension `partDim` counts the parts, as a tensor
-/// of `shape` (the part dimension dropped).
-static Value partOf(OpBuilder &b, Location loc, Value w, int64_t partDim, int64_t k,
-                    ArrayRef<int64_t> shape) {
+/// Part `k` of `w`, whose dimension `partDim` counts the parts, with that
+/// dimension dropped.
+static Value partOf(OpBuilder &b, Location loc, Value w, int64_t partDim, int64_t k) {
   ArrayRef<int64_t> full = shapeOf(w);
   SmallVector<int64_t> offsets(full.size(), 0), sizes(full), strides(full.size(), 1);
   offsets[partDim] = k;
@@ -123,6 +122,8 @@ static Value partOf(OpBuilder &b, Location loc, Value w, int64_t partDim, int64_
   Value slice = SliceOp::create(b, loc, w, b.getDenseI64ArrayAttr(offsets),
                                 b.getDenseI64ArrayAttr(sizes),
                                 b.getDenseI64ArrayAttr(strides));
+  SmallVector<int64_t> shape(full);
+  shape.erase(shape.begin() + partDim);
   auto type = RankedTensorType::get(
       shape, cast<RankedTensorType>(w.getType()).getElementType());
   return ReshapeOp::create(b, loc, type, slice);
@@ -147,16 +148,16 @@ static void rewrite(FusedProjection &f) {
   for (auto [k, slice] : llvm::enumerate(f.parts)) {
     Value w;
     if (f.transpose) {
-      Value rows = partOf(b, f.transpose.getLoc(), weight, 0, k, {n, stored[1]});
+      Value rows = partOf(b, f.transpose.getLoc(), weight, 0, k);
       w = TransposeOp::create(b, f.transpose.getLoc(), rows, f.transpose.getPermutationAttr());
     } else {
-      w = partOf(b, f.weight.getLoc(), weight, 1, k, {stored[0], n});
+      w = partOf(b, f.weight.getLoc(), weight, 1, k);
     }
     auto matmul = MatmulOp::create(b, loc, f.matmul.getLhs(), w);
     copyMarks(f.matmul, matmul);
     Value y = matmul;
     if (f.biasAdd) {
-      Value bk = partOf(b, f.bias.getLoc(), bias, 0, k, {n});
+      Value bk = partOf(b, f.bias.getLoc(), bias, 0, k);
       bool biasFirst = f.biasAdd.getLhs() == f.bias.getResult();
       auto add = BinaryOp::create(b, f.biasAdd.getLoc(), f.biasAdd.getKindAttr(),
                                   biasFirst ? bk : y, biasFirst ? y : bk);
