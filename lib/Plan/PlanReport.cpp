@@ -33,7 +33,9 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
                       : p.exact           ? "exact"
                                           : "not exact (greedy fallback)");
   os << "  time:   fold " << secs(p.foldSeconds) << ", search " << secs(p.searchSeconds)
-     << ", verify " << secs(p.verifySeconds);
+     << " (graphs " << secs(p.phases.graphs) << ", solves " << secs(p.phases.solves)
+     << ", units " << secs(p.phases.units) << ", stages " << secs(p.phases.stages)
+     << "), verify " << secs(p.verifySeconds);
   if (p.options.placeMemory)
     os << ", place " << secs(p.placeSeconds) << " (" << p.placed << " plans over memory)";
   os << ", total " << secs(p.totalSeconds) << "\n";
@@ -186,6 +188,11 @@ llvm::json::Value mlir::loom::planToJSON(const PlanResult &p) {
       {"exact", p.exact},
       {"fold_seconds", p.foldSeconds},
       {"search_seconds", p.searchSeconds},
+      {"search_phase_seconds",
+       llvm::json::Object{{"graphs", p.phases.graphs},
+                          {"solves", p.phases.solves},
+                          {"units", p.phases.units},
+                          {"stages", p.phases.stages}}},
       {"verify_seconds", p.verifySeconds},
       {"place_memory", p.options.placeMemory},
       {"place_seconds", p.placeSeconds},

@@ -62,6 +62,17 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+/// Adds the time until it goes out of scope to `total`.
+class PhaseTimer {
+public:
+  explicit PhaseTimer(double &total) : total(total), start(Clock::now()) {}
+  ~PhaseTimer() { total += secondsSince(start); }
+
+private:
+  double &total;
+  Clock::time_point start;
+};
+
 /// place-memory=true places plans whose peak without gradients, optimizer
 /// state and (when they may go to the host) kept activations is within this
 /// factor of device memory, in the order of the least step each can have
@@ -1078,6 +1089,7 @@ void Planner::activateGrid(unsigned g) {
 }
 
 StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, const StepTerms &terms) {
+  PhaseTimer timer(result.phases.graphs);
   const double pp = static_cast<double>(grid.pp);
   // Per-micro-batch costs are paid (m + pp - 1) times on the critical path
   // of a pipelined step (the bubble included); per-step costs once.
@@ -1189,6 +1201,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
                                          const std::vector<unsigned> &choice,
                                          SmallVector<std::string, 3> &names,
                                          int64_t &dp) {
+  PhaseTimer timer(result.phases.units);
   std::vector<Unit> units(numUnits);
   // Axis roles, for names and data parallelism: an axis splitting the batch
   // loop of ops carrying most of the FLOPs is data-parallel (dp); one
@@ -1453,7 +1466,11 @@ void Planner::solveGrid(unsigned gi) {
   activateGrid(gi);
   StrategyGraph g = buildStrategyGraph(grid);
   bool exact = true;
-  Solution s = options.thorough ? solveExact(g, &exact) : solveGreedy(g);
+  Solution s;
+  {
+    PhaseTimer timer(result.phases.solves);
+    s = options.thorough ? solveExact(g, &exact) : solveGreedy(g);
+  }
   ++result.solves;
   result.exact &= exact && options.thorough;
   size_t before = configs.size();
@@ -1470,7 +1487,11 @@ void Planner::solveGrid(unsigned gi) {
     return;
   // Trade time for memory (Lagrangian over the same solver).
   double cap = cluster.device.memoryBytes * options.memoryFraction;
-  Solution lean = solveUnderMemoryCap(g, cap, options.thorough);
+  Solution lean;
+  {
+    PhaseTimer timer(result.phases.solves);
+    lean = solveUnderMemoryCap(g, cap, options.thorough);
+  }
   ++result.solves;
   addSolution(gi, g, lean, options.thorough, /*memoryCapped=*/true, /*syncReweighted=*/false);
 }
@@ -1537,7 +1558,11 @@ void Planner::resolveHiddenSync() {
     activateGrid(gi);
     StrategyGraph g = buildStrategyGraph(grids[gi], terms);
     bool exact = true;
-    Solution s = solveExact(g, &exact);
+    Solution s;
+    {
+      PhaseTimer timer(result.phases.solves);
+      s = solveExact(g, &exact);
+    }
     ++result.solves;
     result.exact &= exact;
     size_t solvedBefore = solved.size(), configsBefore = configs.size();
@@ -1652,14 +1677,20 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   };
   double cap = cluster.device.memoryBytes * options.memoryFraction;
   const int64_t p = grid.pp, v = stages / std::max<int64_t>(1, p);
-  // Memory of a stage, grown one unit at a time.
-  auto held = [&](int64_t s) {
-    return options.training ? inFlight(cfg.schedule, cfg.microBatches, p, s % p, v, s / p) : 0;
-  };
+  // Memory of a stage, grown one unit at a time: the micro-batches each
+  // stage holds and each unit's static bytes, looked up once for the
+  // bisection's many passes.
+  std::vector<int64_t> held(stages, 0);
+  if (options.training)
+    for (int64_t s = 0; s < stages; ++s)
+      held[s] = inFlight(cfg.schedule, cfg.microBatches, p, s % p, v, s / p);
+  std::vector<double> unitStatic(n);
   // Prefix sums of time.
   std::vector<double> prefix(n + 1, 0);
-  for (size_t u = 0; u < n; ++u)
+  for (size_t u = 0; u < n; ++u) {
     prefix[u + 1] = prefix[u] + unitTime(units[u]);
+    unitStatic[u] = staticBytes(units[u], cfg, sv.dataParallel);
+  }
   auto sendAt = [&](size_t end) {
     return end < n ? 2 * units[end - 1].sendOut : 0;
   };
@@ -1688,9 +1719,8 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
         ++b;
         if (prefix[b] - prefix[a] > T)
           break;
-        mem.add(units[b - 1], staticBytes(units[b - 1], cfg, sv.dataParallel),
-                cfg.recompute);
-        if (mem.bytes(held(s), cfg.recompute, options.training) + mem.temp > stageCap)
+        mem.add(units[b - 1], unitStatic[b - 1], cfg.recompute);
+        if (mem.bytes(held[s], cfg.recompute, options.training) + mem.temp > stageCap)
           break;
         if (prefix[b] - prefix[a] + sendAt(b) <= T)
           best = b;
@@ -1853,6 +1883,7 @@ void Planner::priceOtherBatchSizes() {
 }
 
 void Planner::priceConfigs(unsigned si, size_t firstBatch) {
+  PhaseTimer timer(result.phases.stages);
   const Solved &sv = solved[si];
   const SearchGrid &grid = grids[sv.grid];
   const int64_t p = grid.pp;

@@ -120,6 +120,12 @@ struct PlanResult {
   bool feasible = true;
   double shortfallBytes = 0;           // when nothing fits: the smallest excess
   double foldSeconds = 0, searchSeconds = 0, verifySeconds = 0, totalSeconds = 0;
+  /// Where the search's time goes: building strategy graphs, solving them,
+  /// pricing each solution's units (per op, so it follows the depth), and
+  /// cutting stages and pricing configurations (per unit: also the depth).
+  struct Phases {
+    double graphs = 0, solves = 0, units = 0, stages = 0;
+  } phases;
   size_t placed = 0;       // plans over memory placed (place-memory=true)
   double placeSeconds = 0; // their placement, and the winner's again
   std::optional<Estimate> estimate;    // of the chosen plan, when verified
