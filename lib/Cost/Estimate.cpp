@@ -934,6 +934,11 @@ LogicalResult Estimator::assemble() {
     return success();
   };
   std::vector<double> stageWeights(S, 0), stageParams(S, 0), stageParamBytes(S, 0);
+  // What ZeRO leaves per device: each parameter over its own replicas (the
+  // devices its gradient is all-reduced over; WeightFacts), so an expert
+  // weight split over an expert axis is not divided by that axis, and a
+  // weight replicated over a sequence axis is.
+  std::vector<double> stageShardedParams(S, 0), stageShardedParamBytes(S, 0);
   std::vector<double> boundaryBytes(S, 0); // sent from stage s to s+1
 
   for (int64_t s = 0; s < S; ++s) {
@@ -999,8 +1004,14 @@ LogicalResult Estimator::assemble() {
       auto t = cast<RankedTensorType>(w->getResult(0).getType());
       double full = fullBytes(w->getResult(0));
       if (needsGrad.contains(w->getResult(0)) && full > 0) {
-        stageParams[s] += static_cast<double>(t.getNumElements()) * (b / full);
+        double params = static_cast<double>(t.getNumElements()) * (b / full);
+        auto facts = result.weightFacts.find(w);
+        double replicas =
+            facts == result.weightFacts.end() ? 1.0 : static_cast<double>(facts->second.replicas);
+        stageParams[s] += params;
         stageParamBytes[s] += b;
+        stageShardedParams[s] += params / replicas;
+        stageShardedParamBytes[s] += b / replicas;
       }
     }
     st.parameters = stageParams[s];
@@ -1196,8 +1207,8 @@ LogicalResult Estimator::assemble() {
   for (int64_t d = 0; d < P; ++d) {
     DeviceMemory &mem = result.deviceMemory[d];
     mem.device = d;
-    double sync = 0, lastBackward = 0, params = 0, paramBytes = 0, weights = 0, temp = 0,
-           comm = 0;
+    double sync = 0, lastBackward = 0, params = 0, paramBytes = 0, shardedParams = 0,
+           shardedParamBytes = 0, weights = 0, temp = 0, comm = 0;
     std::string tempAt;
     for (int64_t s = d; s < S; s += P) {
       StageEstimate &st = result.stageEstimates[s];
@@ -1205,6 +1216,8 @@ LogicalResult Estimator::assemble() {
       lastBackward += st.backward - st.backwardComm;
       params += stageParams[s];
       paramBytes += stageParamBytes[s];
+      shardedParams += stageShardedParams[s];
+      shardedParamBytes += stageShardedParamBytes[s];
       weights += stageWeights[s];
       // Offloaded, the kept activations are temporaries of the forward too.
       double work = offload ? live[s].forwardLive : live[s].forwardTemporaries;
@@ -1227,11 +1240,10 @@ LogicalResult Estimator::assemble() {
     double exposed = options.overlapGradSync ? std::max(0.0, sync - lastBackward) : sync;
     // Adam streams 28 bytes per parameter (fp32 master, two moments, the
     // gradient and the low-precision copy), bandwidth-bound.
-    double zeroSplit = 1;
-    if (options.zeroStage >= 1 && result.dataParallel > 1)
-      zeroSplit = static_cast<double>(result.dataParallel);
+    // With ZeRO each device updates its own shard of every parameter.
+    double updated = options.zeroStage >= 1 ? shardedParams : params;
     double optimizer =
-        training ? params / zeroSplit * 28.0 /
+        training ? updated * 28.0 /
                        (dev.memoryBandwidth * dev.eff(OpClass::Elementwise).memory)
                  : 0.0;
     for (int64_t s = d; s < S; s += P) {
@@ -1244,20 +1256,17 @@ LogicalResult Estimator::assemble() {
 
     // Memory: parameters in their element type; in training, gradients of
     // the same size and Adam state (fp32 master copy when the parameters are
-    // 16-bit, and two fp32 moments), divided by ZeRO over data parallelism.
-    // Only trainable parameters have gradients and optimizer state; buffers
-    // are held but not trained.
+    // 16-bit, and two fp32 moments), each parameter's divided by ZeRO over
+    // its replicas. Only trainable parameters have gradients and optimizer
+    // state (and ZeRO-3 shards); buffers are held whole but not trained.
     double bytesPerParam = params > 0 ? paramBytes / params : 4;
     mem.memory.weights = weights;
     if (training) {
-      mem.memory.gradients = params * bytesPerParam;
-      mem.memory.optimizer = params * adamStateBytesPerParameter(bytesPerParam);
-      if (options.zeroStage >= 1)
-        mem.memory.optimizer /= zeroSplit;
-      if (options.zeroStage >= 2)
-        mem.memory.gradients /= zeroSplit;
+      mem.memory.gradients = options.zeroStage >= 2 ? shardedParamBytes : paramBytes;
+      mem.memory.optimizer = (options.zeroStage >= 1 ? shardedParams : params) *
+                             adamStateBytesPerParameter(bytesPerParam);
       if (options.zeroStage >= 3)
-        mem.memory.weights /= zeroSplit;
+        mem.memory.weights = weights - paramBytes + shardedParamBytes;
     }
     int64_t inFlight = 0;
     double actBytes = 0;

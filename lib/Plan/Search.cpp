@@ -126,6 +126,10 @@ struct Unit {
     return mode == RecomputeMode::Full ? kept[0] : rerunWorkingSet[regionModel(mode)];
   }
   double weightBytes = 0, paramBytes = 0, params = 0;
+  /// What ZeRO leaves of the parameters per device: each over its own
+  /// replicas, the devices its gradient is all-reduced over (as the
+  /// estimator's WeightFacts and memory placement count them).
+  double shardedParamBytes = 0, shardedParams = 0;
   /// Per step: the parameter gradients' synchronisation as all-reduces
   /// (no ZeRO) and as ZeRO runs it (reduce-scatters plus all-gathers).
   double gradSync = 0, gradSyncZero = 0;
@@ -301,10 +305,10 @@ private:
   void activateGrid(unsigned g);
   StrategyGraph buildStrategyGraph(const SearchGrid &grid, const StepTerms &terms = {});
   /// Parameters, gradients and optimizer state a unit holds per device.
-  double staticBytes(const Unit &u, const Config &cfg, int64_t dataParallel) const;
+  double staticBytes(const Unit &u, const Config &cfg) const;
   /// Of those, the gradients and optimizer state (what memory placement can
   /// move off the device).
-  double trainingStateBytes(const Unit &u, const Config &cfg, int64_t dataParallel) const;
+  double trainingStateBytes(const Unit &u, const Config &cfg) const;
   static double dpDivisor(int64_t dataParallel) {
     return dataParallel > 1 ? static_cast<double>(dataParallel) : 1;
   }
@@ -373,6 +377,7 @@ private:
   struct ProgramIndex {
     struct Use {
       unsigned unit, pnode, result, cnode, operand, value;
+      int weight; // the weight the value is read from (through casts), or -1
     };
     struct Crossing {
       unsigned op, result, lastUnit, value;
@@ -1242,9 +1247,12 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
       splitsExperts[a] = splitsExperts[a] || (inWeight && inActivation);
     }
   }
+  // An axis that splits experts and the other ops' batch is ep however the
+  // FLOPs weigh: the expert matmuls may outweigh the dense ops, whose weights
+  // it still replicates as data parallelism does.
   SmallVector<int, 3> role(grid.axes.size(), 3); // 0 ep, 1 dp, 2 tp, 3 sp
   for (size_t a = 0; a < grid.axes.size(); ++a)
-    if (batchFlops[a] > 0 && batchFlops[a] >= otherFlops[a]) {
+    if (batchFlops[a] > 0 && (batchFlops[a] >= otherFlops[a] || splitsExperts[a])) {
       role[a] = splitsExperts[a] ? 0 : 1;
       dp *= grid.axes[a];
     }
@@ -1303,7 +1311,9 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   // producer and consumer nodes (so the same layouts) are priced once.
   struct EdgeCost {
     double forward = 0, backward = 0, zeroSync = 0;
+    int64_t replicas = 1; // devices a parameter's gradient is all-reduced over
   };
+  std::vector<int64_t> weightReplicas(model->weights.size(), 1);
   DenseMap<uint64_t, EdgeCost> edgeCost;
   for (const ProgramIndex::Use &use : program.uses) {
     const ValueModel &vm = model->values[use.value];
@@ -1321,9 +1331,15 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
         TensorLayout gradFrom = want;
         gradFrom.partialAxes = model->gradientPartialAxes(co, cs, use.operand);
         it->second.backward = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid);
-        if (perStep)
+        if (perStep) {
           it->second.zeroSync = model->reshardSeconds(model->bytesOf(vm), gradFrom, from,
                                                       grid, /*zeroSync=*/true);
+          for (const ::loom::CollectiveStep &step :
+               ::loom::reshardSteps(model->bytesOf(vm), gradFrom, from,
+                                    [&](int16_t a) { return grid.axes[a]; }))
+            if (step.kind == ::loom::CollectiveKind::AllReduce)
+              it->second.replicas = std::max(it->second.replicas, grid.size(step.axes));
+        }
       }
     }
     double fwd = it->second.forward, bwd = it->second.backward;
@@ -1336,6 +1352,8 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     if (perStep) {
       u.gradSync += bwd;
       u.gradSyncZero += it->second.zeroSync;
+      if (use.weight >= 0)
+        weightReplicas[use.weight] = std::max(weightReplicas[use.weight], it->second.replicas);
     } else {
       u.backward += bwd;
       u.backwardComm += bwd;
@@ -1351,8 +1369,11 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     double local = model->localBytes(vm, nodes[wn].layouts[choice[wn]], grid);
     units[first].weightBytes += local;
     if (model->isParameter(op)) {
+      double replicas = static_cast<double>(weightReplicas[w]);
       units[first].paramBytes += local;
       units[first].params += local / vm.elementBytes;
+      units[first].shardedParamBytes += local / replicas;
+      units[first].shardedParams += local / vm.elementBytes / replicas;
     }
   }
   // Activation bytes crossing each unit boundary (for pipeline sends and
@@ -1379,6 +1400,23 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
 
 void Planner::indexProgram() {
   program.nodeOfOp.resize(model->ops.size());
+  DenseMap<Operation *, int> weightIndex;
+  for (auto [w, op] : llvm::enumerate(model->weights))
+    weightIndex[op] = static_cast<int>(w);
+  // The weight a value is read from through single-operand ops (casts,
+  // transposes), whose gradient synchronisation is that weight's.
+  auto weightBehind = [&](Value v) {
+    for (;;) {
+      Operation *def = lookThroughShards(v).getDefiningOp();
+      if (!def)
+        return -1;
+      if (auto it = weightIndex.find(def); it != weightIndex.end())
+        return it->second;
+      if (def->getNumOperands() != 1)
+        return -1;
+      v = def->getOperand(0);
+    }
+  };
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     program.nodeOfOp[i] = repNode(o.op);
     for (unsigned k = 0; k < o.op->getNumOperands(); ++k) {
@@ -1389,7 +1427,7 @@ void Planner::indexProgram() {
       unsigned pnode = def ? repNode(def) : cast<BlockArgument>(v).getArgNumber();
       unsigned res = isa<OpResult>(v) ? cast<OpResult>(v).getResultNumber() : 0;
       program.uses.push_back({unitOfOp[i], pnode, res, program.nodeOfOp[i], k,
-                              model->valueIndex.lookup(v)});
+                              model->valueIndex.lookup(v), weightBehind(v)});
     }
     for (unsigned r = 0; r < o.op->getNumResults(); ++r) {
       Value res = o.op->getResult(r);
@@ -1641,27 +1679,23 @@ int64_t Planner::inFlight(PipelineSchedule schedule, int64_t m, int64_t p,
   return it->second[d][chunk];
 }
 
-double Planner::staticBytes(const Unit &u, const Config &cfg,
-                            int64_t dataParallel) const {
-  return u.weightBytes / (cfg.zero >= 3 && options.training ? dpDivisor(dataParallel) : 1) +
-         trainingStateBytes(u, cfg, dataParallel);
+double Planner::staticBytes(const Unit &u, const Config &cfg) const {
+  double held = cfg.zero >= 3 && options.training
+                    ? u.weightBytes - u.paramBytes + u.shardedParamBytes
+                    : u.weightBytes;
+  return held + trainingStateBytes(u, cfg);
 }
 
-double Planner::trainingStateBytes(const Unit &u, const Config &cfg,
-                                   int64_t dataParallel) const {
+double Planner::trainingStateBytes(const Unit &u, const Config &cfg) const {
   // As the estimator: gradients the size of the parameters and Adam state
   // (fp32 master copy when the parameters are 16-bit, two fp32 moments),
-  // divided by ZeRO over the data-parallel replicas.
+  // each parameter's divided by ZeRO over its replicas.
   if (!options.training)
     return 0;
-  double split = dpDivisor(dataParallel);
   double bytesPerParam = u.params > 0 ? u.paramBytes / u.params : 4;
-  double grads = u.paramBytes,
-         optimizer = u.params * adamStateBytesPerParameter(bytesPerParam);
-  if (cfg.zero >= 1)
-    optimizer /= split;
-  if (cfg.zero >= 2)
-    grads /= split;
+  double grads = cfg.zero >= 2 ? u.shardedParamBytes : u.paramBytes;
+  double optimizer = (cfg.zero >= 1 ? u.shardedParams : u.params) *
+                     adamStateBytesPerParameter(bytesPerParam);
   return grads + optimizer;
 }
 
@@ -1671,7 +1705,6 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   size_t n = units.size();
   if (static_cast<int64_t>(n) < stages)
     return false;
-  const Solved &sv = solved[cfg.solved];
   auto unitTime = [&](const Unit &u) {
     return u.forward + u.backward + u.recomputeSeconds(cfg.recompute);
   };
@@ -1689,7 +1722,7 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
   std::vector<double> prefix(n + 1, 0);
   for (size_t u = 0; u < n; ++u) {
     prefix[u + 1] = prefix[u] + unitTime(units[u]);
-    unitStatic[u] = staticBytes(units[u], cfg, sv.dataParallel);
+    unitStatic[u] = staticBytes(units[u], cfg);
   }
   auto sendAt = [&](size_t end) {
     return end < n ? 2 * units[end - 1].sendOut : 0;
@@ -1760,7 +1793,6 @@ void Planner::evaluateConfig(Config &cfg) {
   const std::vector<Unit> &units = sv.batches[cfg.batch].units;
   const int64_t p = grid.pp, S = p * cfg.virtualStages;
   const double m = static_cast<double>(cfg.microBatches);
-  double zeroDiv = dpDivisor(sv.dataParallel);
   std::vector<double> stageTime(S, 0), stageBwd(S, 0), stageSync(S, 0),
       stageParams(S, 0), stageMovable(S, 0);
   std::vector<StageMemory> stageMem(S);
@@ -1773,9 +1805,10 @@ void Planner::evaluateConfig(Config &cfg) {
     // collectives (as the estimator).
     stageBwd[s] += options.training ? bwd - un.backwardComm : 0;
     stageSync[s] += cfg.zero >= 1 ? un.gradSyncZero : un.gradSync;
-    stageParams[s] += un.params;
-    stageMovable[s] += trainingStateBytes(un, cfg, sv.dataParallel);
-    stageMem[s].add(un, staticBytes(un, cfg, sv.dataParallel), cfg.recompute);
+    // The optimizer updates each device's shard of every parameter with ZeRO.
+    stageParams[s] += cfg.zero >= 1 ? un.shardedParams : un.params;
+    stageMovable[s] += trainingStateBytes(un, cfg);
+    stageMem[s].add(un, staticBytes(un, cfg), cfg.recompute);
     if (u + 1 < units.size() && cfg.stageOfUnit[u + 1] != s)
       stageTime[s] += (options.training ? 2 : 1) * un.sendOut;
   }
@@ -1831,7 +1864,7 @@ void Planner::evaluateConfig(Config &cfg) {
     totalSync += sync;
     totalExposed += exposed;
     double opt = options.training
-                     ? params / (cfg.zero >= 1 ? zeroDiv : 1.0) * 28.0 / adamRate
+                     ? params * 28.0 / adamRate
                      : 0;
     tail = std::max(tail, exposed + opt);
   }
