@@ -134,6 +134,7 @@ struct Unit {
   /// (no ZeRO) and as ZeRO runs it (reduce-scatters plus all-gathers).
   double gradSync = 0, gradSyncZero = 0;
   double footprint = 0;             // largest op working set
+  double commBytes = 0;             // largest collective's buffer
   double boundaryOut = 0;           // activation bytes crossing its end
   double sendOut = 0;               // seconds to send them to the next stage
 };
@@ -141,16 +142,21 @@ struct Unit {
 /// One pipeline stage's memory per device as its units are added: static
 /// state, the activations one micro-batch keeps (or, under full
 /// recomputation, the block boundaries if smaller), the largest region one
-/// recomputation re-creates, and the largest temporary working set. The
-/// stage partitioner and the step evaluation both count with it.
+/// recomputation re-creates, the largest temporary working set, and the
+/// largest collective's buffer (the estimator's `comm` column; its pipeline
+/// send buffers are left out: with them the search overcounted the
+/// pipelined plan of test/Plan/plan-recompute.test, which it matches to the
+/// byte without). The stage partitioner and the step evaluation both count
+/// with it.
 struct StageMemory {
-  double staticBytes = 0, kept = 0, boundaries = 0, rerun = 0, temp = 0;
+  double staticBytes = 0, kept = 0, boundaries = 0, rerun = 0, temp = 0, comm = 0;
   void add(const Unit &u, double unitStaticBytes, RecomputeMode mode) {
     staticBytes += unitStaticBytes;
     kept += u.keptBytes(mode);
     boundaries += u.boundaryOut;
     rerun = std::max(rerun, u.rerunBytes(mode));
     temp = std::max(temp, u.footprint);
+    comm = std::max(comm, u.commBytes);
   }
   /// Everything but the temporaries, with `held` micro-batches in flight.
   double bytes(int64_t held, RecomputeMode mode, bool training) const {
@@ -1299,6 +1305,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
       }
     }
     u.footprint = std::max(u.footprint, c.footprint);
+    u.commBytes = std::max(u.commBytes, c.commBytes);
   }
   // A region's re-created bytes are live together while its backward runs:
   // charged whole to the unit of its last op (a region stays between the
@@ -1311,7 +1318,8 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   // producer and consumer nodes (so the same layouts) are priced once.
   struct EdgeCost {
     double forward = 0, backward = 0, zeroSync = 0;
-    int64_t replicas = 1; // devices a parameter's gradient is all-reduced over
+    double largestStep = 0; // bytes of its largest collective
+    int64_t replicas = 1;   // devices a parameter's gradient is all-reduced over
   };
   std::vector<int64_t> weightReplicas(model->weights.size(), 1);
   DenseMap<uint64_t, EdgeCost> edgeCost;
@@ -1326,11 +1334,13 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
       const Strategy &cs = co.strategies[choice[use.cnode]];
       TensorLayout from = producedLayout(*model, nodes[use.pnode], choice[use.pnode], use.result);
       TensorLayout want = model->operandLayout(co, cs, use.operand);
-      it->second.forward = model->reshardSeconds(model->bytesOf(vm), from, want, grid);
+      it->second.forward = model->reshardSeconds(model->bytesOf(vm), from, want, grid,
+                                                 /*zeroSync=*/false, &it->second.largestStep);
       if (options.training && vm.needsGrad) {
         TensorLayout gradFrom = want;
         gradFrom.partialAxes = model->gradientPartialAxes(co, cs, use.operand);
-        it->second.backward = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid);
+        it->second.backward = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid,
+                                                    /*zeroSync=*/false, &it->second.largestStep);
         if (perStep) {
           it->second.zeroSync = model->reshardSeconds(model->bytesOf(vm), gradFrom, from,
                                                       grid, /*zeroSync=*/true);
@@ -1345,6 +1355,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     double fwd = it->second.forward, bwd = it->second.backward;
     Unit &u = units[use.unit];
     u.forward += fwd;
+    u.commBytes = std::max(u.commBytes, it->second.largestStep);
     // A recomputed op re-runs its operands' resharding with it.
     for (unsigned k = 0; k < 2; ++k)
       if (co.region[k] >= 0)
@@ -1753,7 +1764,8 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
         if (prefix[b] - prefix[a] > T)
           break;
         mem.add(units[b - 1], unitStatic[b - 1], cfg.recompute);
-        if (mem.bytes(held[s], cfg.recompute, options.training) + mem.temp > stageCap)
+        if (mem.bytes(held[s], cfg.recompute, options.training) + mem.temp + mem.comm >
+            stageCap)
           break;
         if (prefix[b] - prefix[a] + sendAt(b) <= T)
           best = b;
@@ -1828,7 +1840,7 @@ void Planner::evaluateConfig(Config &cfg) {
       options.training && llvm::is_contained(options.activationTiers, "host") &&
       cluster.host.copyBandwidth() > 0;
   for (int64_t d = 0; d < p; ++d) {
-    double work = 0, bwd = 0, sync = 0, params = 0, mem = 0, temp = 0, movable = 0,
+    double work = 0, bwd = 0, sync = 0, params = 0, mem = 0, temp = 0, comm = 0, movable = 0,
            kept = 0, keptPerStep = 0;
     for (int64_t s = d; s < S; s += p) {
       work += stageTime[s];
@@ -1844,8 +1856,9 @@ void Planner::evaluateConfig(Config &cfg) {
       keptPerStep += stageMem[s].keptBytes(cfg.microBatches, cfg.recompute,
                                            options.training);
       temp = std::max(temp, stageMem[s].temp);
+      comm = std::max(comm, stageMem[s].comm);
     }
-    mem += temp;
+    mem += temp + comm;
     peak = std::max(peak, mem);
     peakUnmoved = std::max(peakUnmoved, mem - movable);
     // Placement may also offload the kept activations to host memory; each

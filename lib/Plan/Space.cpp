@@ -365,13 +365,16 @@ double ProgramModel::collectiveSeconds(::loom::CollectiveKind kind,
 
 double ProgramModel::reshardSeconds(double fullBytes, const TensorLayout &from,
                                     const TensorLayout &to, const SearchGrid &grid,
-                                    bool zeroSync) const {
+                                    bool zeroSync, double *largestStep) const {
   double t = 0;
   for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
            fullBytes, from, to, [&](int16_t a) { return grid.axes[a]; }))
-    for (const ::loom::CollectiveStep &s : ::loom::gradientSyncSteps(step, zeroSync))
-      t += collectiveSeconds(s.kind, s.axes, s.bytes, grid) +
-           ::loom::rearrangeSeconds(cluster.device, s.rearrangedBytes);
+    for (const ::loom::CollectiveStep &s : ::loom::gradientSyncSteps(step, zeroSync)) {
+      double seconds = collectiveSeconds(s.kind, s.axes, s.bytes, grid);
+      t += seconds + ::loom::rearrangeSeconds(cluster.device, s.rearrangedBytes);
+      if (largestStep && seconds > 0)
+        *largestStep = std::max(*largestStep, s.bytes);
+    }
   return t;
 }
 
@@ -419,10 +422,13 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
     bytes = cost.getBytesAccessed([&](Value v) { return local.lookup(v); });
   const double scale = flopScale(o);
   c.forward = roofline(o.cls, scale * o.totalFlops / split, bytes, o.precision);
-  if (!reductionAxes.empty() && op->getNumResults())
+  if (!reductionAxes.empty() && op->getNumResults()) {
     c.forwardComm = collectiveSeconds(::loom::CollectiveKind::AllReduce,
                                       reductionAxes, local.lookup(op->getResult(0)),
                                       grid);
+    if (c.forwardComm > 0)
+      c.commBytes = local.lookup(op->getResult(0));
+  }
   c.forward += c.forwardComm;
   if (o.hasBackward) {
     double flops = scale * (o.contractionFlops * o.contractionGrads +

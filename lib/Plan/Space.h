@@ -97,6 +97,7 @@ struct StrategyCost {
   double recomputeSeconds[2] = {0, 0};
   double rerunBytes[2] = {0, 0};
   double footprint = 0;             // local operand + result bytes
+  double commBytes = 0;             // its own collective's buffer (a split reduction's)
 };
 
 /// The program as the search sees it: ops, values, and cost functions
@@ -151,9 +152,11 @@ public:
   /// Seconds of the collectives turning `from` into `to` for a tensor of
   /// `fullBytes`; with `zeroSync`, as ZeRO synchronises a parameter's
   /// gradient (an all-reduce as a reduce-scatter plus an all-gather).
+  /// `largestStep`, if given, is raised to the largest collective's bytes
+  /// (the buffer it needs).
   double reshardSeconds(double fullBytes, const ::loom::TensorLayout &from,
                         const ::loom::TensorLayout &to, const SearchGrid &grid,
-                        bool zeroSync = false) const;
+                        bool zeroSync = false, double *largestStep = nullptr) const;
   double collectiveSeconds(::loom::CollectiveKind kind, ArrayRef<int16_t> axes,
                            double bytes, const SearchGrid &grid) const;
   double localBytes(const ValueModel &v, const ::loom::TensorLayout &l,
