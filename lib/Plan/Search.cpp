@@ -115,6 +115,11 @@ struct Unit {
   double kept[2] = {0, 0};
   double recomputed[2] = {0, 0};
   double rerunWorkingSet[2] = {0, 0};
+  /// Under full recomputation, as the estimator checkpoints: the results at
+  /// the unit's inner cut points (where one activation carries everything
+  /// onward; its end is `boundaryOut`), and the most bytes one segment
+  /// between cut points keeps, which its re-run re-creates at once.
+  double cutBytes = 0, segmentKept = 0;
 
   /// The backward's extra forward, the bytes kept per micro-batch, and what
   /// re-running a segment or region holds at once, under `mode`.
@@ -123,7 +128,7 @@ struct Unit {
   }
   double keptBytes(RecomputeMode mode) const { return kept[regionModel(mode)]; }
   double rerunBytes(RecomputeMode mode) const {
-    return mode == RecomputeMode::Full ? kept[0] : rerunWorkingSet[regionModel(mode)];
+    return mode == RecomputeMode::Full ? segmentKept : rerunWorkingSet[regionModel(mode)];
   }
   double weightBytes = 0, paramBytes = 0, params = 0;
   /// What ZeRO leaves of the parameters per device: each over its own
@@ -153,7 +158,7 @@ struct StageMemory {
   void add(const Unit &u, double unitStaticBytes, RecomputeMode mode) {
     staticBytes += unitStaticBytes;
     kept += u.keptBytes(mode);
-    boundaries += u.boundaryOut;
+    boundaries += u.boundaryOut + u.cutBytes;
     rerun = std::max(rerun, u.rerunBytes(mode));
     temp = std::max(temp, u.footprint);
     comm = std::max(comm, u.commBytes);
@@ -392,6 +397,9 @@ private:
     std::vector<Use> uses;
     std::vector<Crossing> crossings;
     std::vector<int> weightUnit; // -1: no compute user
+    /// Per op: whether its result alone carries the program onward, inside
+    /// its unit (the estimator's checkpoints under full recomputation).
+    std::vector<bool> innerCut;
   } program;
   void indexProgram();
 
@@ -1284,6 +1292,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   // (each copy's own): its re-created bytes and its last unit.
   std::map<int, std::pair<double, unsigned>> regionBytes[2];
   std::vector<std::optional<StrategyCost>> opCost(nodes.size());
+  double segment = 0; // kept since the last cut point (full recomputation)
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     unsigned node = program.nodeOfOp[i];
     const OpModel &ro = model->ops[nodes[node].index];
@@ -1306,6 +1315,17 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     }
     u.footprint = std::max(u.footprint, c.footprint);
     u.commBytes = std::max(u.commBytes, c.commBytes);
+    if (ro.hasBackward)
+      segment += c.keptBytes[0];
+    bool unitEnds = i + 1 == model->ops.size() || unitOfOp[i + 1] != unitOfOp[i];
+    if (program.innerCut[i])
+      u.cutBytes += model->localBytes(model->valueOf(o.op->getResult(0)),
+                                      model->resultLayout(ro, ro.strategies[choice[node]], 0),
+                                      grid);
+    if (program.innerCut[i] || unitEnds) {
+      u.segmentKept = std::max(u.segmentKept, segment);
+      segment = 0;
+    }
   }
   // A region's re-created bytes are live together while its backward runs:
   // charged whole to the unit of its last op (a region stays between the
@@ -1451,6 +1471,40 @@ void Planner::indexProgram() {
       if (last != unitOfOp[i])
         program.crossings.push_back({static_cast<unsigned>(i), r, last,
                                      model->valueIndex.lookup(res)});
+    }
+  }
+  // Cut points, as the estimator finds them in a stage: after an op whose
+  // one result is then the only live activation. Kept only inside a unit
+  // (its last reader in the same unit): a unit's end is its boundaryOut.
+  {
+    const size_t n = model->ops.size();
+    auto lastReader = [&](Value v) {
+      int64_t last = -1;
+      for (Operation *user : v.getUsers())
+        if (auto it = model->opIndex.find(user); it != model->opIndex.end())
+          last = std::max<int64_t>(last, it->second);
+      return last;
+    };
+    std::vector<unsigned> dying(n, 0);
+    int64_t live = 0;
+    for (BlockArgument arg : func.getArguments())
+      if (int64_t last = lastReader(arg); last >= 0 && model->valueOf(arg).activation) {
+        ++live;
+        ++dying[last];
+      }
+    program.innerCut.assign(n, false);
+    for (auto [i, o] : llvm::enumerate(model->ops)) {
+      for (Value r : o.op->getResults())
+        if (int64_t last = lastReader(r);
+            last > static_cast<int64_t>(i) && model->valueOf(r).activation) {
+          ++live;
+          ++dying[last];
+        }
+      live -= dying[i];
+      if (live != 1 || o.op->getNumResults() != 1 || !model->valueOf(o.op->getResult(0)).activation)
+        continue;
+      int64_t last = lastReader(o.op->getResult(0));
+      program.innerCut[i] = last > static_cast<int64_t>(i) && unitOfOp[last] == unitOfOp[i];
     }
   }
   for (Operation *w : model->weights) {
