@@ -1293,6 +1293,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   std::map<int, std::pair<double, unsigned>> regionBytes[2];
   std::vector<std::optional<StrategyCost>> opCost(nodes.size());
   double segment = 0; // kept since the last cut point (full recomputation)
+  DenseMap<unsigned, double> cutBytes; // per node: its cut result's local bytes
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     unsigned node = program.nodeOfOp[i];
     const OpModel &ro = model->ops[nodes[node].index];
@@ -1318,10 +1319,14 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     if (ro.hasBackward)
       segment += c.keptBytes[0];
     bool unitEnds = i + 1 == model->ops.size() || unitOfOp[i + 1] != unitOfOp[i];
-    if (program.innerCut[i])
-      u.cutBytes += model->localBytes(model->valueOf(o.op->getResult(0)),
-                                      model->resultLayout(ro, ro.strategies[choice[node]], 0),
-                                      grid);
+    if (program.innerCut[i]) {
+      auto [it, inserted] = cutBytes.try_emplace(node, 0.0);
+      if (inserted)
+        it->second = model->localBytes(model->valueOf(o.op->getResult(0)),
+                                       model->resultLayout(ro, ro.strategies[choice[node]], 0),
+                                       grid);
+      u.cutBytes += it->second;
+    }
     if (program.innerCut[i] || unitEnds) {
       u.segmentKept = std::max(u.segmentKept, segment);
       segment = 0;
@@ -1411,20 +1416,31 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   // full-recompute checkpoints): a value lives from its unit to its last
   // reader's unit.
   std::vector<double> delta(numUnits + 1, 0);
+  // Copies of a folded block cross with the same bytes, and send the same
+  // bytes on: each (node, result) and each boundary size is priced once.
+  DenseMap<uint64_t, double> crossingBytes;
   for (const ProgramIndex::Crossing &x : program.crossings) {
     unsigned node = program.nodeOfOp[x.op];
-    const OpModel &ro = model->ops[nodes[node].index];
-    double b = model->localBytes(model->values[x.value],
-                                 model->resultLayout(ro, ro.strategies[choice[node]], x.result),
-                                 grid);
+    auto [it, inserted] = crossingBytes.try_emplace((uint64_t(node) << 32) | x.result, 0.0);
+    if (inserted) {
+      const OpModel &ro = model->ops[nodes[node].index];
+      it->second = model->localBytes(
+          model->values[x.value], model->resultLayout(ro, ro.strategies[choice[node]], x.result),
+          grid);
+    }
+    double b = it->second;
     delta[unitOfOp[x.op]] += b;
     delta[x.lastUnit] -= b;
   }
   double live = 0;
+  std::map<double, double> sendOf;
   for (size_t u = 0; u < numUnits; ++u) {
     live += delta[u];
     units[u].boundaryOut = live;
-    units[u].sendOut = sendSeconds(live, grid);
+    auto [it, inserted] = sendOf.try_emplace(live, 0.0);
+    if (inserted)
+      it->second = sendSeconds(live, grid);
+    units[u].sendOut = it->second;
   }
   return units;
 }
