@@ -42,11 +42,13 @@
 #include "llvm/Support/Path.h"
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -142,6 +144,15 @@ struct Unit {
   double commBytes = 0;             // largest collective's buffer
   double boundaryOut = 0;           // activation bytes crossing its end
   double sendOut = 0;               // seconds to send them to the next stage
+
+  /// Every field, for comparing units exactly.
+  auto fields() const {
+    return std::tie(forward, backward, backwardComm, recomputable, kept[0], kept[1],
+                    recomputed[0], recomputed[1], rerunWorkingSet[0], rerunWorkingSet[1],
+                    cutBytes, segmentKept, weightBytes, paramBytes, params, shardedParamBytes,
+                    shardedParams, gradSync, gradSyncZero, footprint, commBytes, boundaryOut,
+                    sendOut);
+  }
 };
 
 /// One pipeline stage's memory per device as its units are added: static
@@ -155,10 +166,12 @@ struct Unit {
 /// with it.
 struct StageMemory {
   double staticBytes = 0, kept = 0, boundaries = 0, rerun = 0, temp = 0, comm = 0;
-  void add(const Unit &u, double unitStaticBytes, RecomputeMode mode) {
-    staticBytes += unitStaticBytes;
-    kept += u.keptBytes(mode);
-    boundaries += u.boundaryOut + u.cutBytes;
+  /// Adds `copies` units equal to `u` (sums grow with the copies, the
+  /// largest-of terms do not).
+  void add(const Unit &u, double unitStaticBytes, RecomputeMode mode, double copies = 1) {
+    staticBytes += copies * unitStaticBytes;
+    kept += copies * u.keptBytes(mode);
+    boundaries += copies * (u.boundaryOut + u.cutBytes);
     rerun = std::max(rerun, u.rerunBytes(mode));
     temp = std::max(temp, u.footprint);
     comm = std::max(comm, u.commBytes);
@@ -179,8 +192,21 @@ struct StageMemory {
 
 /// A solution's units at one micro-batch size (the IR's batch rescaled).
 struct BatchOption {
+  BatchOption(int64_t irBatch, std::vector<Unit> units)
+      : irBatch(irBatch), units(std::move(units)) {
+    for (size_t u = 0; u < this->units.size(); ++u)
+      if (u == 0 || this->units[u].fields() != this->units[u - 1].fields())
+        runStart.push_back(u);
+    runStart.push_back(this->units.size());
+  }
   int64_t irBatch;      // the batch of one micro-batch over all replicas
   std::vector<Unit> units;
+  /// Runs of equal consecutive units (the copies of a folded block cost
+  /// alike): run r is units [runStart[r], runStart[r + 1]). The stage
+  /// partitioner and the step evaluation take a run's units together, so
+  /// their cost follows the number of runs, not the depth.
+  std::vector<size_t> runStart;
+  size_t numRuns() const { return runStart.size() - 1; }
 };
 
 /// One solution of the strategy graph for a grid.
@@ -332,15 +358,25 @@ private:
   void priceConfigs(unsigned solvedIndex, size_t firstBatch);
   /// Adds the other micro-batch sizes to the best solutions and prices them.
   void priceOtherBatchSizes();
-  bool partitionStages(const std::vector<Unit> &units, int64_t stages,
-                       const Config &cfg, const SearchGrid &grid,
+  /// Splits the units into `stages` contiguous stages so that the slowest
+  /// stage (its sends included) is as fast as it can be, each stage within
+  /// its memory when `memoryAware`; false when no split does.
+  bool partitionStages(const BatchOption &option, int64_t stages, const Config &cfg,
+                       const SearchGrid &grid, bool memoryAware,
                        std::vector<unsigned> &stageOfUnit);
+  /// Whether every stage of a split fits its share of the device memory.
+  bool stagesFitMemory(const BatchOption &option, int64_t stages, const Config &cfg,
+                       const SearchGrid &grid, const std::vector<unsigned> &stageOfUnit);
+  bool stageFits(const StageMemory &mem, int64_t held, const Config &cfg,
+                 int64_t chunks) const;
+  /// Micro-batches each of `stages` stages (over p pipeline devices) holds.
+  std::vector<int64_t> heldPerStage(const Config &cfg, int64_t stages, int64_t p);
   void evaluateConfig(Config &cfg);
   double sendSeconds(double bytes, const SearchGrid &grid) const;
-  /// Micro-batches chunk `chunk` of pipeline device `d` holds at its worst
+  /// Per pipeline device and chunk, the micro-batches it holds at its worst
   /// moment under `schedule` (m micro-batches, p devices, v chunks each).
-  int64_t inFlight(PipelineSchedule schedule, int64_t m, int64_t p, int64_t d,
-                   int64_t v, int64_t chunk);
+  const std::vector<std::vector<int64_t>> &
+  inFlightCounts(PipelineSchedule schedule, int64_t m, int64_t p, int64_t v);
   std::map<std::tuple<int, int64_t, int64_t, int64_t>, std::vector<std::vector<int64_t>>>
       inFlightCache;
   PlanCandidate toCandidate(const Config &cfg) const;
@@ -400,7 +436,15 @@ private:
     /// Per op: whether its result alone carries the program onward, inside
     /// its unit (the estimator's checkpoints under full recomputation).
     std::vector<bool> innerCut;
+    /// Per unit: the first unit that costs what it does under every
+    /// solution (the same nodes, uses, cut points, recomputed regions and
+    /// weights, in the same order; itself when none before). Copies of a
+    /// folded block are priced once and copied, so pricing a solution
+    /// follows the number of unique blocks, not the depth.
+    std::vector<unsigned> unitTwin;
   } program;
+  /// Fills program.unitTwin (after the rest of the index).
+  void findUnitTwins();
   void indexProgram();
 
   Pins pins;
@@ -1294,7 +1338,11 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   std::vector<std::optional<StrategyCost>> opCost(nodes.size());
   double segment = 0; // kept since the last cut point (full recomputation)
   DenseMap<unsigned, double> cutBytes; // per node: its cut result's local bytes
+  // A unit with an earlier twin is copied from it below.
+  auto priced = [&](unsigned u) { return program.unitTwin[u] == u; };
   for (auto [i, o] : llvm::enumerate(model->ops)) {
+    if (!priced(unitOfOp[i]))
+      continue;
     unsigned node = program.nodeOfOp[i];
     const OpModel &ro = model->ops[nodes[node].index];
     if (!opCost[node])
@@ -1349,6 +1397,8 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   std::vector<int64_t> weightReplicas(model->weights.size(), 1);
   DenseMap<uint64_t, EdgeCost> edgeCost;
   for (const ProgramIndex::Use &use : program.uses) {
+    if (!priced(use.unit))
+      continue;
     const ValueModel &vm = model->values[use.value];
     const OpModel &co = model->ops[nodes[use.cnode].index];
     uint64_t key = (uint64_t(use.pnode) << 40) | (uint64_t(use.result) << 32) |
@@ -1397,7 +1447,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   }
   // Weights: held by the unit of their first user.
   for (auto [w, first] : llvm::enumerate(program.weightUnit)) {
-    if (first < 0)
+    if (first < 0 || !priced(first))
       continue;
     Operation *op = model->weights[w];
     unsigned wn = program.nodeOfWeight[w];
@@ -1412,6 +1462,9 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
       units[first].shardedParams += local / vm.elementBytes / replicas;
     }
   }
+  for (unsigned u = 0; u < numUnits; ++u)
+    if (!priced(u))
+      units[u] = units[program.unitTwin[u]];
   // Activation bytes crossing each unit boundary (for pipeline sends and
   // full-recompute checkpoints): a value lives from its unit to its last
   // reader's unit.
@@ -1532,6 +1585,108 @@ void Planner::indexProgram() {
                           : std::min(first, static_cast<int>(unitOfOp[it->second]));
     program.weightUnit.push_back(first);
   }
+  findUnitTwins();
+}
+
+void Planner::findUnitTwins() {
+  program.unitTwin.resize(numUnits);
+  std::iota(program.unitTwin.begin(), program.unitTwin.end(), 0u);
+  // Units whose price depends on another unit stay their own: a recomputed
+  // region or a weight (its users, its gradient's replicas) spanning units,
+  // or a unit whose ops are not contiguous.
+  std::vector<bool> alone(numUnits, false);
+  std::vector<int64_t> opBegin(numUnits, -1), opEnd(numUnits, -1);
+  for (auto [i, o] : llvm::enumerate(model->ops)) {
+    unsigned u = unitOfOp[i];
+    if (opBegin[u] < 0)
+      opBegin[u] = static_cast<int64_t>(i);
+    else if (opEnd[u] != static_cast<int64_t>(i))
+      alone[u] = true;
+    opEnd[u] = static_cast<int64_t>(i) + 1;
+  }
+  auto markSpan = [&](const std::vector<std::vector<unsigned>> &unitsOf) {
+    for (const std::vector<unsigned> &us : unitsOf)
+      if (llvm::any_of(us, [&](unsigned u) { return u != us.front(); }))
+        for (unsigned u : us)
+          alone[u] = true;
+  };
+  for (unsigned k = 0; k < 2; ++k) {
+    std::vector<std::vector<unsigned>> unitsOfRegion;
+    for (auto [i, o] : llvm::enumerate(model->ops))
+      if (o.region[k] >= 0) {
+        if (unitsOfRegion.size() <= static_cast<size_t>(o.region[k]))
+          unitsOfRegion.resize(o.region[k] + 1);
+        unitsOfRegion[o.region[k]].push_back(unitOfOp[i]);
+      }
+    markSpan(unitsOfRegion);
+  }
+  std::vector<std::vector<unsigned>> unitsOfWeight(model->weights.size());
+  for (auto [w, first] : llvm::enumerate(program.weightUnit))
+    if (first >= 0)
+      unitsOfWeight[w].push_back(first);
+  for (const ProgramIndex::Use &use : program.uses)
+    if (use.weight >= 0)
+      unitsOfWeight[use.weight].push_back(use.unit);
+  markSpan(unitsOfWeight);
+
+  // A unit's signature: everything evaluateUnits reads of it, with values
+  // by their size and flags, regions by their order within the unit.
+  std::vector<std::vector<uint64_t>> signature(numUnits);
+  auto bits = [](double d) {
+    uint64_t b;
+    std::memcpy(&b, &d, sizeof b);
+    return b;
+  };
+  auto addValue = [&](std::vector<uint64_t> &sig, const ValueModel &vm) {
+    sig.push_back(bits(vm.fullBytes));
+    sig.push_back(bits(vm.elementBytes));
+    sig.push_back((uint64_t(vm.batchDim >= 0) << 4) | (uint64_t(vm.activation) << 3) |
+                  (uint64_t(vm.needsGrad) << 2) | (uint64_t(vm.parameterDerived) << 1));
+  };
+  for (unsigned u = 0; u < numUnits; ++u) {
+    if (alone[u] || opBegin[u] < 0)
+      continue;
+    std::vector<uint64_t> &sig = signature[u];
+    SmallVector<int, 8> regionOrder[2];
+    for (int64_t i = opBegin[u]; i < opEnd[u]; ++i) {
+      const OpModel &o = model->ops[i];
+      sig.push_back(program.nodeOfOp[i]);
+      sig.push_back(program.innerCut[i]);
+      for (unsigned k = 0; k < 2; ++k) {
+        int local = -1;
+        if (o.region[k] >= 0) {
+          auto *it = llvm::find(regionOrder[k], o.region[k]);
+          local = static_cast<int>(it - regionOrder[k].begin());
+          if (it == regionOrder[k].end())
+            regionOrder[k].push_back(o.region[k]);
+        }
+        sig.push_back(static_cast<uint64_t>(static_cast<int64_t>(local)));
+      }
+      if (program.innerCut[i])
+        addValue(sig, model->valueOf(o.op->getResult(0)));
+    }
+  }
+  for (const ProgramIndex::Use &use : program.uses) {
+    if (alone[use.unit])
+      continue;
+    std::vector<uint64_t> &sig = signature[use.unit];
+    sig.push_back((uint64_t(use.pnode) << 32) | use.cnode);
+    sig.push_back((uint64_t(use.result) << 32) | use.operand);
+    sig.push_back(use.weight >= 0);
+    addValue(sig, model->values[use.value]);
+  }
+  for (auto [w, first] : llvm::enumerate(program.weightUnit)) {
+    if (first < 0 || alone[first])
+      continue;
+    std::vector<uint64_t> &sig = signature[first];
+    sig.push_back(program.nodeOfWeight[w]);
+    sig.push_back(model->isParameter(model->weights[w]));
+    addValue(sig, model->valueOf(model->weights[w]->getResult(0)));
+  }
+  std::map<std::vector<uint64_t>, unsigned> firstWith;
+  for (unsigned u = 0; u < numUnits; ++u)
+    if (!alone[u] && opBegin[u] >= 0)
+      program.unitTwin[u] = firstWith.try_emplace(std::move(signature[u]), u).first->second;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1728,18 +1883,18 @@ double Planner::sendSeconds(double bytes, const SearchGrid &grid) const {
       .seconds;
 }
 
-/// Micro-batches whose activations chunk `chunk` of pipeline device `d`
+/// Per pipeline device and chunk, the micro-batches whose activations it
 /// holds at its peak.
-int64_t Planner::inFlight(PipelineSchedule schedule, int64_t m, int64_t p,
-                          int64_t d, int64_t v, int64_t chunk) {
-  if (p == 1)
-    return 1; // micro-batches run one after another
+const std::vector<std::vector<int64_t>> &
+Planner::inFlightCounts(PipelineSchedule schedule, int64_t m, int64_t p, int64_t v) {
   // The schedule's per-device task order alone fixes how many micro-batches
   // each chunk holds at its worst moment (forwards done, backwards not), so
   // one simulation with unit costs per (schedule, m, p, v) gives the counts
   // the estimator's simulation of the real costs will find.
   auto key = std::make_tuple(static_cast<int>(schedule), m, p, v);
   auto it = inFlightCache.find(key);
+  if (it == inFlightCache.end() && p == 1) // micro-batches run one after another
+    it = inFlightCache.emplace(key, std::vector<std::vector<int64_t>>(1, std::vector<int64_t>(v, 1))).first;
   if (it == inFlightCache.end()) {
     std::vector<::loom::StageCost> stages(p * v, {1.0, 2.0, 0.0, 0.0});
     ::loom::PipelineOptions po;
@@ -1757,7 +1912,7 @@ int64_t Planner::inFlight(PipelineSchedule schedule, int64_t m, int64_t p,
     }
     it = inFlightCache.emplace(key, std::move(counts)).first;
   }
-  return it->second[d][chunk];
+  return it->second;
 }
 
 double Planner::staticBytes(const Unit &u, const Config &cfg) const {
@@ -1780,37 +1935,76 @@ double Planner::trainingStateBytes(const Unit &u, const Config &cfg) const {
   return grads + optimizer;
 }
 
-bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
-                              const Config &cfg, const SearchGrid &grid,
+std::vector<int64_t> Planner::heldPerStage(const Config &cfg, int64_t stages,
+                                           int64_t p) {
+  std::vector<int64_t> held(stages, 0);
+  const int64_t v = stages / std::max<int64_t>(1, p);
+  if (options.training) {
+    const auto &counts = inFlightCounts(cfg.schedule, cfg.microBatches, p, v);
+    for (int64_t s = 0; s < stages; ++s)
+      held[s] = counts[s % p][s / p];
+  }
+  return held;
+}
+
+bool Planner::stageFits(const StageMemory &mem, int64_t held, const Config &cfg,
+                        int64_t chunks) const {
+  double cap = cluster.device.memoryBytes * options.memoryFraction;
+  return mem.bytes(held, cfg.recompute, options.training) + mem.temp + mem.comm <=
+         cap / static_cast<double>(chunks);
+}
+
+bool Planner::stagesFitMemory(const BatchOption &option, int64_t stages, const Config &cfg,
+                              const SearchGrid &grid,
+                              const std::vector<unsigned> &stageOfUnit) {
+  std::vector<int64_t> held = heldPerStage(cfg, stages, grid.pp);
+  std::vector<StageMemory> mem(stages);
+  for (size_t r = 0; r < option.numRuns(); ++r) {
+    const Unit &u = option.units[option.runStart[r]];
+    double unitStatic = staticBytes(u, cfg);
+    for (size_t x = option.runStart[r], end = option.runStart[r + 1]; x < end;) {
+      size_t next = x + 1;
+      while (next < end && stageOfUnit[next] == stageOfUnit[x])
+        ++next;
+      mem[stageOfUnit[x]].add(u, unitStatic, cfg.recompute, double(next - x));
+      x = next;
+    }
+  }
+  const int64_t chunks = stages / std::max<int64_t>(1, grid.pp);
+  for (int64_t s = 0; s < stages; ++s)
+    if (!stageFits(mem[s], held[s], cfg, chunks))
+      return false;
+  return true;
+}
+
+bool Planner::partitionStages(const BatchOption &option, int64_t stages,
+                              const Config &cfg, const SearchGrid &grid, bool memoryAware,
                               std::vector<unsigned> &stageOfUnit) {
-  size_t n = units.size();
+  const std::vector<Unit> &units = option.units;
+  const std::vector<size_t> &runStart = option.runStart;
+  const size_t n = units.size(), runs = option.numRuns();
   if (static_cast<int64_t>(n) < stages)
     return false;
-  auto unitTime = [&](const Unit &u) {
-    return u.forward + u.backward + u.recomputeSeconds(cfg.recompute);
-  };
-  double cap = cluster.device.memoryBytes * options.memoryFraction;
-  const int64_t p = grid.pp, v = stages / std::max<int64_t>(1, p);
-  // Memory of a stage, grown one unit at a time: the micro-batches each
-  // stage holds and each unit's static bytes, looked up once for the
-  // bisection's many passes.
-  std::vector<int64_t> held(stages, 0);
-  if (options.training)
-    for (int64_t s = 0; s < stages; ++s)
-      held[s] = inFlight(cfg.schedule, cfg.microBatches, p, s % p, v, s / p);
-  std::vector<double> unitStatic(n);
-  // Prefix sums of time.
-  std::vector<double> prefix(n + 1, 0);
-  for (size_t u = 0; u < n; ++u) {
-    prefix[u + 1] = prefix[u] + unitTime(units[u]);
-    unitStatic[u] = staticBytes(units[u], cfg);
+  const int64_t chunks = stages / std::max<int64_t>(1, grid.pp);
+  // Memory of a stage, grown a run at a time: the micro-batches each stage
+  // holds, and per run its units' time and static bytes, looked up once
+  // for the bisection's many passes.
+  std::vector<int64_t> held =
+      memoryAware ? heldPerStage(cfg, stages, grid.pp) : std::vector<int64_t>();
+  std::vector<double> runTime(runs), runStatic(runs), runPrefix(runs + 1, 0);
+  for (size_t r = 0; r < runs; ++r) {
+    const Unit &u = units[runStart[r]];
+    runTime[r] = u.forward + u.backward + u.recomputeSeconds(cfg.recompute);
+    runStatic[r] = memoryAware ? staticBytes(u, cfg) : 0;
+    runPrefix[r + 1] = runPrefix[r] + double(runStart[r + 1] - runStart[r]) * runTime[r];
   }
-  auto sendAt = [&](size_t end) {
-    return end < n ? 2 * units[end - 1].sendOut : 0;
+  // The time of units [0, x), x in run r (or x == n, r == runs).
+  auto timeTo = [&](size_t x, size_t r) {
+    return r == runs ? runPrefix[runs] : runPrefix[r] + double(x - runStart[r]) * runTime[r];
   };
-  // Greedy check: can `stages` contiguous stages each take at most T? With
-  // several chunks per device, memory is checked per chunk against cap / v.
-  double stageCap = cap / static_cast<double>(v);
+  // Greedy check: can `stages` contiguous stages each take at most T, a
+  // stage's time counting the sends that end it? With several chunks per
+  // device, memory is checked per chunk against cap / chunks.
   // Pinned stages: stage s may not reach a unit pinned later, and must take
   // every unit pinned to s.
   std::vector<size_t> pinnedEnd(stages, 0);
@@ -1821,78 +2015,164 @@ bool Planner::partitionStages(const std::vector<Unit> &units, int64_t stages,
       for (int64_t s = 0; s < pin; ++s)
         firstLater[s] = std::min(firstLater[s], u);
     }
-  auto fits = [&](double T, std::vector<unsigned> *assign) {
-    size_t a = 0;
+  // The most units, at most `most`, of run r from unit b on whose time
+  // after `start` stays within `limit`: a guess by division, corrected
+  // against the exact sums the checks use.
+  auto mostWithin = [&](double limit, double start, size_t b, size_t r, size_t most) {
+    auto ok = [&](size_t k) { return timeTo(b + k, r) - start <= limit; };
+    size_t k = most;
+    if (runTime[r] > 0) {
+      double guess = (limit + start - timeTo(b, r)) / runTime[r];
+      k = guess <= 0 ? 0 : guess >= double(most) ? most : static_cast<size_t>(guess);
+    }
+    while (k < most && ok(k + 1))
+      ++k;
+    while (k > 0 && !ok(k))
+      --k;
+    return k;
+  };
+  // On success, `slowest` is the slowest stage of the split found (at most T).
+  auto fits = [&](double T, std::vector<unsigned> *assign, double &slowest) {
+    slowest = 0;
+    size_t a = 0, r = 0; // the stage's first unit and its run
     for (int64_t s = 0; s < stages; ++s) {
       int64_t left = stages - s - 1;
       size_t maxEnd = std::min(n - left, firstLater[s]);
-      size_t b = a;
-      size_t best = a;
+      const double start = timeTo(a, r);
+      size_t b = a, best = a, rb = r;
+      double bestTime = 0; // the stage's time when it ends at `best`
       StageMemory mem;
+      // Units are added while the stage's time and memory allow; it may end
+      // after any of them whose send still fits in T.
       while (b < maxEnd) {
-        ++b;
-        if (prefix[b] - prefix[a] > T)
+        const Unit &u = units[b];
+        const size_t room = std::min(runStart[rb + 1], maxEnd) - b;
+        auto memoryFits = [&](size_t k) {
+          if (!memoryAware)
+            return true;
+          StageMemory grown = mem;
+          grown.add(u, runStatic[rb], cfg.recompute, double(k));
+          return stageFits(grown, held[s], cfg, chunks);
+        };
+        // Time and memory both grow with the copies taken.
+        size_t k = mostWithin(T, start, b, rb, room);
+        if (k > 0 && !memoryFits(k)) {
+          size_t lo = 1, hi = k - 1;
+          k = 0;
+          while (lo <= hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (memoryFits(mid)) {
+              k = mid;
+              lo = mid + 1;
+            } else {
+              hi = mid - 1;
+            }
+          }
+        }
+        if (k == 0)
           break;
-        mem.add(units[b - 1], unitStatic[b - 1], cfg.recompute);
-        if (mem.bytes(held[s], cfg.recompute, options.training) + mem.temp + mem.comm >
-            stageCap)
+        // Ending after copy j sends u's boundary, except at the program's end.
+        size_t last = k;
+        if (b + k == n) {
+          if (timeTo(n, rb) - start <= T) {
+            best = n;
+            bestTime = timeTo(n, rb) - start;
+          } else {
+            last = k - 1;
+          }
+        }
+        if (best != n && last >= 1)
+          if (size_t j = mostWithin(T - 2 * u.sendOut, start, b, rb, last)) {
+            best = b + j;
+            bestTime = timeTo(best, rb) - start + 2 * u.sendOut;
+          }
+        mem.add(u, runStatic[rb], cfg.recompute, double(k));
+        b += k;
+        if (k < room)
           break;
-        if (prefix[b] - prefix[a] + sendAt(b) <= T)
-          best = b;
+        if (b == runStart[rb + 1])
+          ++rb;
       }
-      if (s == stages - 1) {
-        if (best != n)
-          return false;
-      }
+      if (s == stages - 1 && best != n)
+        return false;
       if (best == a || best < pinnedEnd[s])
         return false;
       if (assign)
-        for (size_t u = a; u < best; ++u)
-          (*assign)[u] = s;
+        std::fill(assign->begin() + a, assign->begin() + best, s);
+      slowest = std::max(slowest, bestTime);
       a = best;
+      while (r < runs && runStart[r + 1] <= a)
+        ++r;
     }
     return a == n;
   };
-  double lo = 0, hi = prefix[n];
-  for (size_t u = 0; u + 1 < n; ++u)
-    hi += sendAt(u + 1);
-  if (!fits(hi, nullptr))
+  // Bisection on the slowest stage's time, from below by the average stage
+  // and the slowest unit. A split found moves the bound from above down to
+  // its own slowest stage, and is then tried just below that: where that
+  // fails the split is the best within the tolerance, without halving the
+  // rest of the way.
+  double lo = runPrefix[runs] / static_cast<double>(stages), hi = runPrefix[runs];
+  for (size_t r = 0; r < runs; ++r) { // every send but the program's end
+    hi += 2 * units[runStart[r]].sendOut *
+          double(runStart[r + 1] - runStart[r] - (r + 1 == runs ? 1 : 0));
+    lo = std::max(lo, runTime[r]);
+  }
+  double slowest;
+  if (!fits(hi, nullptr, slowest))
     return false;
-  for (int it = 0; it < 50 && hi - lo > 1e-6 * hi; ++it) {
-    double mid = (lo + hi) / 2;
-    if (fits(mid, nullptr))
-      hi = mid;
-    else
-      lo = mid;
+  const double tolerance = 1e-6;
+  double found = hi; // the limit the best split so far was found under
+  hi = slowest;
+  bool probeBelow = true;
+  for (int it = 0; it < 50 && hi - lo > tolerance * hi; ++it) {
+    double T = probeBelow ? hi * (1 - tolerance) : (lo + hi) / 2;
+    if (fits(T, nullptr, slowest)) {
+      found = T;
+      hi = slowest;
+      probeBelow = !probeBelow;
+    } else {
+      lo = T;
+      probeBelow = false;
+    }
   }
   stageOfUnit.assign(n, 0);
-  return fits(hi, &stageOfUnit);
+  return fits(found, &stageOfUnit, slowest);
 }
 
 void Planner::evaluateConfig(Config &cfg) {
   const Solved &sv = solved[cfg.solved];
   const SearchGrid &grid = grids[sv.grid];
-  const std::vector<Unit> &units = sv.batches[cfg.batch].units;
+  const BatchOption &option = sv.batches[cfg.batch];
+  const std::vector<Unit> &units = option.units;
   const int64_t p = grid.pp, S = p * cfg.virtualStages;
   const double m = static_cast<double>(cfg.microBatches);
   std::vector<double> stageTime(S, 0), stageBwd(S, 0), stageSync(S, 0),
       stageParams(S, 0), stageMovable(S, 0);
   std::vector<StageMemory> stageMem(S);
-  for (size_t u = 0; u < units.size(); ++u) {
-    unsigned s = cfg.stageOfUnit[u];
-    const Unit &un = units[u];
+  // A run's units in one stage are added together: k equal units at once.
+  for (size_t r = 0; r < option.numRuns(); ++r) {
+    const Unit &un = units[option.runStart[r]];
     double bwd = un.backward + un.recomputeSeconds(cfg.recompute);
-    stageTime[s] += un.forward + (options.training ? bwd : 0);
-    // Gradient synchronisation overlaps the backward's compute, not its
-    // collectives (as the estimator).
-    stageBwd[s] += options.training ? bwd - un.backwardComm : 0;
-    stageSync[s] += cfg.zero >= 1 ? un.gradSyncZero : un.gradSync;
-    // The optimizer updates each device's shard of every parameter with ZeRO.
-    stageParams[s] += cfg.zero >= 1 ? un.shardedParams : un.params;
-    stageMovable[s] += trainingStateBytes(un, cfg);
-    stageMem[s].add(un, staticBytes(un, cfg), cfg.recompute);
-    if (u + 1 < units.size() && cfg.stageOfUnit[u + 1] != s)
-      stageTime[s] += (options.training ? 2 : 1) * un.sendOut;
+    double unitStatic = staticBytes(un, cfg), unitMovable = trainingStateBytes(un, cfg);
+    for (size_t u = option.runStart[r], end = option.runStart[r + 1]; u < end;) {
+      unsigned s = cfg.stageOfUnit[u];
+      size_t next = u + 1;
+      while (next < end && cfg.stageOfUnit[next] == s)
+        ++next;
+      double k = static_cast<double>(next - u);
+      stageTime[s] += k * (un.forward + (options.training ? bwd : 0));
+      // Gradient synchronisation overlaps the backward's compute, not its
+      // collectives (as the estimator).
+      stageBwd[s] += options.training ? k * (bwd - un.backwardComm) : 0;
+      stageSync[s] += k * (cfg.zero >= 1 ? un.gradSyncZero : un.gradSync);
+      // The optimizer updates each device's shard of every parameter with ZeRO.
+      stageParams[s] += k * (cfg.zero >= 1 ? un.shardedParams : un.params);
+      stageMovable[s] += k * unitMovable;
+      stageMem[s].add(un, unitStatic, cfg.recompute, k);
+      if (next < units.size() && cfg.stageOfUnit[next] != s)
+        stageTime[s] += (options.training ? 2 : 1) * un.sendOut;
+      u = next;
+    }
   }
   // ZeRO-3 gathers each stage's parameters every micro-batch; prefetch hides
   // what the stage's own compute covers. Part of the stage's time, so every
@@ -1909,6 +2189,9 @@ void Planner::evaluateConfig(Config &cfg) {
   const bool offloadable =
       options.training && llvm::is_contained(options.activationTiers, "host") &&
       cluster.host.copyBandwidth() > 0;
+  const std::vector<std::vector<int64_t>> *inFlight =
+      options.training ? &inFlightCounts(cfg.schedule, cfg.microBatches, p, cfg.virtualStages)
+                       : nullptr;
   for (int64_t d = 0; d < p; ++d) {
     double work = 0, bwd = 0, sync = 0, params = 0, mem = 0, temp = 0, comm = 0, movable = 0,
            kept = 0, keptPerStep = 0;
@@ -1917,9 +2200,7 @@ void Planner::evaluateConfig(Config &cfg) {
       bwd += stageBwd[s];
       sync += stageSync[s];
       params += stageParams[s];
-      int64_t held = options.training
-                         ? inFlight(cfg.schedule, cfg.microBatches, p, d, cfg.virtualStages, s / p)
-                         : 0;
+      int64_t held = inFlight ? (*inFlight)[d][s / p] : 0;
       mem += stageMem[s].bytes(held, cfg.recompute, options.training);
       movable += stageMovable[s];
       kept += stageMem[s].keptBytes(held, cfg.recompute, options.training);
@@ -2016,6 +2297,10 @@ void Planner::priceConfigs(unsigned si, size_t firstBatch) {
   if (recomputes.empty())
     recomputes.push_back(RecomputeMode::None);
   const int64_t global = irBatch * microBatches;
+  // Per (micro-batch size, recompute mode, stages): the split balancing
+  // time alone, if any.
+  std::map<std::tuple<size_t, int, int64_t>, std::optional<std::vector<unsigned>>>
+      timeOnlySplits;
   for (size_t bi = firstBatch; bi < sv.batches.size(); ++bi) {
     const std::vector<Unit> &units = sv.batches[bi].units;
     const int64_t m = global / sv.batches[bi].irBatch;
@@ -2040,7 +2325,26 @@ void Planner::priceConfigs(unsigned si, size_t firstBatch) {
             cfg.virtualStages = v;
             cfg.zero = z;
             cfg.recompute = rc;
-            bool split = partitionStages(units, p * v, cfg, grid, cfg.stageOfUnit);
+            // The split balancing time alone is shared by every schedule
+            // and ZeRO stage with this many stages; where it fits memory, it
+            // is also the memory-aware split (its bisection meets the same
+            // answers), which is searched for only where it does not.
+            auto [known, fresh] = timeOnlySplits.try_emplace({bi, int(rc), p * v});
+            if (fresh) {
+              std::vector<unsigned> stageOfUnit;
+              if (partitionStages(sv.batches[bi], p * v, cfg, grid, /*memoryAware=*/false,
+                                  stageOfUnit))
+                known->second = std::move(stageOfUnit);
+            }
+            bool split = false;
+            if (known->second &&
+                stagesFitMemory(sv.batches[bi], p * v, cfg, grid, *known->second)) {
+              cfg.stageOfUnit = *known->second;
+              split = true;
+            } else if (known->second) {
+              split = partitionStages(sv.batches[bi], p * v, cfg, grid, /*memoryAware=*/true,
+                                      cfg.stageOfUnit);
+            }
             if (!split) {
               // No split fits in memory: price an even split by unit count
               // (kept, marked as not fitting, for the shortfall report).
