@@ -32,6 +32,7 @@
 #include "loom/Memory/Movement.h"
 #include "loom/Memory/Placement.h"
 #include "loom/Plan/Fold.h"
+#include "loom/Plan/StagePartition.h"
 #include "loom/Plan/StrategyGraph.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -296,6 +297,7 @@ public:
   LogicalResult run();
 
 private:
+  friend class StageMemoryBudget;
   InFlightDiagnostic error() { return mlir::emitError(module.getLoc(), "loom-plan: "); }
   LogicalResult setUp();
   /// Reads the input's own annotations into `pins` and removes them (the
@@ -1977,166 +1979,62 @@ bool Planner::stagesFitMemory(const BatchOption &option, int64_t stages, const C
   return true;
 }
 
+namespace {
+/// A stage's memory per device, as the search counts it (StageMemory), for
+/// the stage split.
+class StageMemoryBudget : public ::loom::plan::StageBudget {
+public:
+  StageMemoryBudget(const Planner &planner, const BatchOption &option, const Config &cfg,
+                    std::vector<int64_t> held, int64_t chunks)
+      : planner(planner), option(option), cfg(cfg), held(std::move(held)), chunks(chunks) {
+    for (size_t r = 0; r < option.numRuns(); ++r)
+      runStatic.push_back(planner.staticBytes(option.units[option.runStart[r]], cfg));
+  }
+  void begin(int64_t s) override {
+    stage = s;
+    mem = StageMemory();
+  }
+  bool fits(size_t run, size_t copies) const override {
+    StageMemory grown = mem;
+    grown.add(option.units[option.runStart[run]], runStatic[run], cfg.recompute,
+              static_cast<double>(copies));
+    return planner.stageFits(grown, held[stage], cfg, chunks);
+  }
+  void add(size_t run, size_t copies) override {
+    mem.add(option.units[option.runStart[run]], runStatic[run], cfg.recompute,
+            static_cast<double>(copies));
+  }
+
+private:
+  const Planner &planner;
+  const BatchOption &option;
+  const Config &cfg;
+  std::vector<int64_t> held;
+  int64_t chunks;
+  std::vector<double> runStatic;
+  int64_t stage = 0;
+  StageMemory mem;
+};
+} // namespace
+
 bool Planner::partitionStages(const BatchOption &option, int64_t stages,
                               const Config &cfg, const SearchGrid &grid, bool memoryAware,
                               std::vector<unsigned> &stageOfUnit) {
-  const std::vector<Unit> &units = option.units;
-  const std::vector<size_t> &runStart = option.runStart;
-  const size_t n = units.size(), runs = option.numRuns();
-  if (static_cast<int64_t>(n) < stages)
-    return false;
-  const int64_t chunks = stages / std::max<int64_t>(1, grid.pp);
-  // Memory of a stage, grown a run at a time: the micro-batches each stage
-  // holds, and per run its units' time and static bytes, looked up once
-  // for the bisection's many passes.
-  std::vector<int64_t> held =
-      memoryAware ? heldPerStage(cfg, stages, grid.pp) : std::vector<int64_t>();
-  std::vector<double> runTime(runs), runStatic(runs), runPrefix(runs + 1, 0);
-  for (size_t r = 0; r < runs; ++r) {
-    const Unit &u = units[runStart[r]];
-    runTime[r] = u.forward + u.backward + u.recomputeSeconds(cfg.recompute);
-    runStatic[r] = memoryAware ? staticBytes(u, cfg) : 0;
-    runPrefix[r + 1] = runPrefix[r] + double(runStart[r + 1] - runStart[r]) * runTime[r];
+  // Training sends each boundary forward and its gradient back.
+  std::vector<::loom::plan::UnitRun> runs;
+  for (size_t r = 0; r < option.numRuns(); ++r) {
+    const Unit &u = option.units[option.runStart[r]];
+    runs.push_back({option.runStart[r + 1] - option.runStart[r],
+                    u.forward + u.backward + u.recomputeSeconds(cfg.recompute),
+                    2 * u.sendOut});
   }
-  // The time of units [0, x), x in run r (or x == n, r == runs).
-  auto timeTo = [&](size_t x, size_t r) {
-    return r == runs ? runPrefix[runs] : runPrefix[r] + double(x - runStart[r]) * runTime[r];
-  };
-  // Greedy check: can `stages` contiguous stages each take at most T, a
-  // stage's time counting the sends that end it? With several chunks per
-  // device, memory is checked per chunk against cap / chunks.
-  // Pinned stages: stage s may not reach a unit pinned later, and must take
-  // every unit pinned to s.
-  std::vector<size_t> pinnedEnd(stages, 0);
-  std::vector<size_t> firstLater(stages, n);
-  for (size_t u = 0; u < n; ++u)
-    if (int64_t pin = unitStagePin[u]; pin >= 0) {
-      pinnedEnd[pin] = u + 1;
-      for (int64_t s = 0; s < pin; ++s)
-        firstLater[s] = std::min(firstLater[s], u);
-    }
-  // The most units, at most `most`, of run r from unit b on whose time
-  // after `start` stays within `limit`: a guess by division, corrected
-  // against the exact sums the checks use.
-  auto mostWithin = [&](double limit, double start, size_t b, size_t r, size_t most) {
-    auto ok = [&](size_t k) { return timeTo(b + k, r) - start <= limit; };
-    size_t k = most;
-    if (runTime[r] > 0) {
-      double guess = (limit + start - timeTo(b, r)) / runTime[r];
-      k = guess <= 0 ? 0 : guess >= double(most) ? most : static_cast<size_t>(guess);
-    }
-    while (k < most && ok(k + 1))
-      ++k;
-    while (k > 0 && !ok(k))
-      --k;
-    return k;
-  };
-  // On success, `slowest` is the slowest stage of the split found (at most T).
-  auto fits = [&](double T, std::vector<unsigned> *assign, double &slowest) {
-    slowest = 0;
-    size_t a = 0, r = 0; // the stage's first unit and its run
-    for (int64_t s = 0; s < stages; ++s) {
-      int64_t left = stages - s - 1;
-      size_t maxEnd = std::min(n - left, firstLater[s]);
-      const double start = timeTo(a, r);
-      size_t b = a, best = a, rb = r;
-      double bestTime = 0; // the stage's time when it ends at `best`
-      StageMemory mem;
-      // Units are added while the stage's time and memory allow; it may end
-      // after any of them whose send still fits in T.
-      while (b < maxEnd) {
-        const Unit &u = units[b];
-        const size_t room = std::min(runStart[rb + 1], maxEnd) - b;
-        auto memoryFits = [&](size_t k) {
-          if (!memoryAware)
-            return true;
-          StageMemory grown = mem;
-          grown.add(u, runStatic[rb], cfg.recompute, double(k));
-          return stageFits(grown, held[s], cfg, chunks);
-        };
-        // Time and memory both grow with the copies taken.
-        size_t k = mostWithin(T, start, b, rb, room);
-        if (k > 0 && !memoryFits(k)) {
-          size_t lo = 1, hi = k - 1;
-          k = 0;
-          while (lo <= hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (memoryFits(mid)) {
-              k = mid;
-              lo = mid + 1;
-            } else {
-              hi = mid - 1;
-            }
-          }
-        }
-        if (k == 0)
-          break;
-        // Ending after copy j sends u's boundary, except at the program's end.
-        size_t last = k;
-        if (b + k == n) {
-          if (timeTo(n, rb) - start <= T) {
-            best = n;
-            bestTime = timeTo(n, rb) - start;
-          } else {
-            last = k - 1;
-          }
-        }
-        if (best != n && last >= 1)
-          if (size_t j = mostWithin(T - 2 * u.sendOut, start, b, rb, last)) {
-            best = b + j;
-            bestTime = timeTo(best, rb) - start + 2 * u.sendOut;
-          }
-        mem.add(u, runStatic[rb], cfg.recompute, double(k));
-        b += k;
-        if (k < room)
-          break;
-        if (b == runStart[rb + 1])
-          ++rb;
-      }
-      if (s == stages - 1 && best != n)
-        return false;
-      if (best == a || best < pinnedEnd[s])
-        return false;
-      if (assign)
-        std::fill(assign->begin() + a, assign->begin() + best, s);
-      slowest = std::max(slowest, bestTime);
-      a = best;
-      while (r < runs && runStart[r + 1] <= a)
-        ++r;
-    }
-    return a == n;
-  };
-  // Bisection on the slowest stage's time, from below by the average stage
-  // and the slowest unit. A split found moves the bound from above down to
-  // its own slowest stage, and is then tried just below that: where that
-  // fails the split is the best within the tolerance, without halving the
-  // rest of the way.
-  double lo = runPrefix[runs] / static_cast<double>(stages), hi = runPrefix[runs];
-  for (size_t r = 0; r < runs; ++r) { // every send but the program's end
-    hi += 2 * units[runStart[r]].sendOut *
-          double(runStart[r + 1] - runStart[r] - (r + 1 == runs ? 1 : 0));
-    lo = std::max(lo, runTime[r]);
-  }
+  std::optional<StageMemoryBudget> budget;
+  if (memoryAware)
+    budget.emplace(*this, option, cfg, heldPerStage(cfg, stages, grid.pp),
+                   stages / std::max<int64_t>(1, grid.pp));
   double slowest;
-  if (!fits(hi, nullptr, slowest))
-    return false;
-  const double tolerance = 1e-6;
-  double found = hi; // the limit the best split so far was found under
-  hi = slowest;
-  bool probeBelow = true;
-  for (int it = 0; it < 50 && hi - lo > tolerance * hi; ++it) {
-    double T = probeBelow ? hi * (1 - tolerance) : (lo + hi) / 2;
-    if (fits(T, nullptr, slowest)) {
-      found = T;
-      hi = slowest;
-      probeBelow = !probeBelow;
-    } else {
-      lo = T;
-      probeBelow = false;
-    }
-  }
-  stageOfUnit.assign(n, 0);
-  return fits(found, &stageOfUnit, slowest);
+  return ::loom::plan::splitStages(runs, stages, unitStagePin, budget ? &*budget : nullptr,
+                                   stageOfUnit, slowest);
 }
 
 void Planner::evaluateConfig(Config &cfg) {
