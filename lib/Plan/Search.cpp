@@ -208,6 +208,21 @@ struct BatchOption {
   /// their cost follows the number of runs, not the depth.
   std::vector<size_t> runStart;
   size_t numRuns() const { return runStart.size() - 1; }
+  /// Calls fn(unit, stage, copies, endsStage) for each stretch of equal
+  /// units that `stageOfUnit` puts in one stage, in program order; `unit`
+  /// is the stretch's first, `endsStage` whether a later stage follows it.
+  template <typename Fn>
+  void forEachStretch(const std::vector<unsigned> &stageOfUnit, Fn fn) const {
+    for (size_t r = 0; r < numRuns(); ++r)
+      for (size_t u = runStart[r], end = runStart[r + 1]; u < end;) {
+        size_t next = u + 1;
+        while (next < end && stageOfUnit[next] == stageOfUnit[u])
+          ++next;
+        fn(units[u], stageOfUnit[u], static_cast<double>(next - u),
+           next < units.size() && stageOfUnit[next] != stageOfUnit[u]);
+        u = next;
+      }
+  }
 };
 
 /// One solution of the strategy graph for a grid.
@@ -1339,7 +1354,6 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   std::map<int, std::pair<double, unsigned>> regionBytes[2];
   std::vector<std::optional<StrategyCost>> opCost(nodes.size());
   double segment = 0; // kept since the last cut point (full recomputation)
-  DenseMap<unsigned, double> cutBytes; // per node: its cut result's local bytes
   // A unit with an earlier twin is copied from it below.
   auto priced = [&](unsigned u) { return program.unitTwin[u] == u; };
   for (auto [i, o] : llvm::enumerate(model->ops)) {
@@ -1369,14 +1383,10 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     if (ro.hasBackward)
       segment += c.keptBytes[0];
     bool unitEnds = i + 1 == model->ops.size() || unitOfOp[i + 1] != unitOfOp[i];
-    if (program.innerCut[i]) {
-      auto [it, inserted] = cutBytes.try_emplace(node, 0.0);
-      if (inserted)
-        it->second = model->localBytes(model->valueOf(o.op->getResult(0)),
-                                       model->resultLayout(ro, ro.strategies[choice[node]], 0),
-                                       grid);
-      u.cutBytes += it->second;
-    }
+    if (program.innerCut[i])
+      u.cutBytes += model->localBytes(model->valueOf(o.op->getResult(0)),
+                                      model->resultLayout(ro, ro.strategies[choice[node]], 0),
+                                      grid);
     if (program.innerCut[i] || unitEnds) {
       u.segmentKept = std::max(u.segmentKept, segment);
       segment = 0;
@@ -1895,8 +1905,10 @@ Planner::inFlightCounts(PipelineSchedule schedule, int64_t m, int64_t p, int64_t
   // the estimator's simulation of the real costs will find.
   auto key = std::make_tuple(static_cast<int>(schedule), m, p, v);
   auto it = inFlightCache.find(key);
-  if (it == inFlightCache.end() && p == 1) // micro-batches run one after another
-    it = inFlightCache.emplace(key, std::vector<std::vector<int64_t>>(1, std::vector<int64_t>(v, 1))).first;
+  if (it == inFlightCache.end() && p == 1) { // micro-batches run one after another
+    std::vector<std::vector<int64_t>> ones(1, std::vector<int64_t>(v, 1));
+    it = inFlightCache.emplace(key, std::move(ones)).first;
+  }
   if (it == inFlightCache.end()) {
     std::vector<::loom::StageCost> stages(p * v, {1.0, 2.0, 0.0, 0.0});
     ::loom::PipelineOptions po;
@@ -1961,17 +1973,9 @@ bool Planner::stagesFitMemory(const BatchOption &option, int64_t stages, const C
                               const std::vector<unsigned> &stageOfUnit) {
   std::vector<int64_t> held = heldPerStage(cfg, stages, grid.pp);
   std::vector<StageMemory> mem(stages);
-  for (size_t r = 0; r < option.numRuns(); ++r) {
-    const Unit &u = option.units[option.runStart[r]];
-    double unitStatic = staticBytes(u, cfg);
-    for (size_t x = option.runStart[r], end = option.runStart[r + 1]; x < end;) {
-      size_t next = x + 1;
-      while (next < end && stageOfUnit[next] == stageOfUnit[x])
-        ++next;
-      mem[stageOfUnit[x]].add(u, unitStatic, cfg.recompute, double(next - x));
-      x = next;
-    }
-  }
+  option.forEachStretch(stageOfUnit, [&](const Unit &u, unsigned s, double k, bool) {
+    mem[s].add(u, staticBytes(u, cfg), cfg.recompute, k);
+  });
   const int64_t chunks = stages / std::max<int64_t>(1, grid.pp);
   for (int64_t s = 0; s < stages; ++s)
     if (!stageFits(mem[s], held[s], cfg, chunks))
@@ -2020,13 +2024,15 @@ private:
 bool Planner::partitionStages(const BatchOption &option, int64_t stages,
                               const Config &cfg, const SearchGrid &grid, bool memoryAware,
                               std::vector<unsigned> &stageOfUnit) {
-  // Training sends each boundary forward and its gradient back.
+  // Training sends each boundary forward and its gradient back (as
+  // evaluateConfig charges it).
+  const double sends = options.training ? 2 : 1;
   std::vector<::loom::plan::UnitRun> runs;
   for (size_t r = 0; r < option.numRuns(); ++r) {
     const Unit &u = option.units[option.runStart[r]];
     runs.push_back({option.runStart[r + 1] - option.runStart[r],
                     u.forward + u.backward + u.recomputeSeconds(cfg.recompute),
-                    2 * u.sendOut});
+                    sends * u.sendOut});
   }
   std::optional<StageMemoryBudget> budget;
   if (memoryAware)
@@ -2041,37 +2047,27 @@ void Planner::evaluateConfig(Config &cfg) {
   const Solved &sv = solved[cfg.solved];
   const SearchGrid &grid = grids[sv.grid];
   const BatchOption &option = sv.batches[cfg.batch];
-  const std::vector<Unit> &units = option.units;
   const int64_t p = grid.pp, S = p * cfg.virtualStages;
   const double m = static_cast<double>(cfg.microBatches);
   std::vector<double> stageTime(S, 0), stageBwd(S, 0), stageSync(S, 0),
       stageParams(S, 0), stageMovable(S, 0);
   std::vector<StageMemory> stageMem(S);
   // A run's units in one stage are added together: k equal units at once.
-  for (size_t r = 0; r < option.numRuns(); ++r) {
-    const Unit &un = units[option.runStart[r]];
+  option.forEachStretch(cfg.stageOfUnit, [&](const Unit &un, unsigned s, double k,
+                                             bool endsStage) {
     double bwd = un.backward + un.recomputeSeconds(cfg.recompute);
-    double unitStatic = staticBytes(un, cfg), unitMovable = trainingStateBytes(un, cfg);
-    for (size_t u = option.runStart[r], end = option.runStart[r + 1]; u < end;) {
-      unsigned s = cfg.stageOfUnit[u];
-      size_t next = u + 1;
-      while (next < end && cfg.stageOfUnit[next] == s)
-        ++next;
-      double k = static_cast<double>(next - u);
-      stageTime[s] += k * (un.forward + (options.training ? bwd : 0));
-      // Gradient synchronisation overlaps the backward's compute, not its
-      // collectives (as the estimator).
-      stageBwd[s] += options.training ? k * (bwd - un.backwardComm) : 0;
-      stageSync[s] += k * (cfg.zero >= 1 ? un.gradSyncZero : un.gradSync);
-      // The optimizer updates each device's shard of every parameter with ZeRO.
-      stageParams[s] += k * (cfg.zero >= 1 ? un.shardedParams : un.params);
-      stageMovable[s] += k * unitMovable;
-      stageMem[s].add(un, unitStatic, cfg.recompute, k);
-      if (next < units.size() && cfg.stageOfUnit[next] != s)
-        stageTime[s] += (options.training ? 2 : 1) * un.sendOut;
-      u = next;
-    }
-  }
+    stageTime[s] += k * (un.forward + (options.training ? bwd : 0));
+    // Gradient synchronisation overlaps the backward's compute, not its
+    // collectives (as the estimator).
+    stageBwd[s] += options.training ? k * (bwd - un.backwardComm) : 0;
+    stageSync[s] += k * (cfg.zero >= 1 ? un.gradSyncZero : un.gradSync);
+    // The optimizer updates each device's shard of every parameter with ZeRO.
+    stageParams[s] += k * (cfg.zero >= 1 ? un.shardedParams : un.params);
+    stageMovable[s] += k * trainingStateBytes(un, cfg);
+    stageMem[s].add(un, staticBytes(un, cfg), cfg.recompute, k);
+    if (endsStage)
+      stageTime[s] += (options.training ? 2 : 1) * un.sendOut;
+  });
   // ZeRO-3 gathers each stage's parameters every micro-batch; prefetch hides
   // what the stage's own compute covers. Part of the stage's time, so every
   // schedule's step formula below sees it.

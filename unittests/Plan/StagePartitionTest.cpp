@@ -153,7 +153,7 @@ size_t unitCount(const Program &p) {
 
 TEST(StagePartition, RunsAgreeWithUnitByUnit) {
   std::mt19937 rng(11);
-  int checked = 0, split = 0;
+  int split = 0;
   for (int seed = 0; seed < 600; ++seed) {
     SCOPED_TRACE("case " + std::to_string(seed));
     Program p = randomProgram(rng, /*sends=*/true);
@@ -169,7 +169,6 @@ TEST(StagePartition, RunsAgreeWithUnitByUnit) {
     bool okA = splitStages(p.runs, stages, {}, &byRuns, a, slowA);
     bool okB = splitStages(flatProgram.runs, stages, {}, &byUnits, b, slowB);
     ASSERT_EQ(okA, okB);
-    ++checked;
     if (!okA)
       continue;
     ++split;
@@ -177,7 +176,6 @@ TEST(StagePartition, RunsAgreeWithUnitByUnit) {
     EXPECT_EQ(a, b);
     EXPECT_EQ(checkSplit(flatten(p), a, stages, &cap, {}), slowA);
   }
-  EXPECT_EQ(checked, 600);
   EXPECT_GT(split, 200); // most cases have a split: the test exercises it
 }
 
