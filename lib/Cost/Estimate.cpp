@@ -133,6 +133,9 @@ private:
                     int64_t stage, bool perStep);
   /// One step of a resharding: its collective plus the local copies it needs.
   double reshardStep(const ::loom::CollectiveStep &step, int64_t stage, bool perStep);
+  /// Where the one reader of `result` (of `info`'s op), in the same stage,
+  /// has a split reduction over `axes` scattered (reductionScatterDim), or -1.
+  int scatterDimOfReader(const OpInfo &info, Value result, ArrayRef<int16_t> axes) const;
   double roofline(OpClass cls, double flops, double bytes,
                   Precision p) const;
   bool isActivation(Value v) const { return activations.contains(v); }
@@ -580,6 +583,25 @@ static shard::Sharding producerSharding(Value v, const shard::Sharding &asUsed) 
   return shard::Sharding();
 }
 
+int Estimator::scatterDimOfReader(const OpInfo &info, Value result,
+                                  ArrayRef<int16_t> axes) const {
+  OpOperand *use = soleReadingUse(result);
+  if (!use)
+    return -1;
+  auto it = opIndex.find(use->getOwner());
+  if (it == opIndex.end() || ops[it->second].stage != info.stage)
+    return -1;
+  OpOperand &planned = ops[it->second].planned->getOpOperand(use->getOperandNumber());
+  auto annotation = planned.get().getDefiningOp<shard::ShardOp>();
+  if (!annotation || !annotation.getAnnotateForUsers())
+    return -1;
+  int64_t rank = cast<ShapedType>(result.getType()).getRank();
+  shard::Sharding wanted = shardingOf(planned);
+  return ::loom::reductionScatterDim(
+      layoutOf(producerSharding(planned.get(), wanted), rank),
+      layoutOf(wanted, rank), axes);
+}
+
 LogicalResult Estimator::costOps() {
   const bool training = options.training;
   for (OpInfo &info : ops) {
@@ -677,10 +699,18 @@ LogicalResult Estimator::costOps() {
     }
 
     // Forward collectives: a split reduction ends in an all-reduce of the
-    // local result; operands the plan wants in another layout are resharded.
-    if (!reductionAxes.empty() && op->getNumResults())
-      info.fwdComm += collective(CollectiveKind::AllReduce, reductionAxes,
-                                 local.lookup(op->getResult(0)), info.stage, false);
+    // local result, or a reduce-scatter where its one reader only slices the
+    // sum over the same axes; operands the plan wants in another layout are
+    // resharded.
+    if (!reductionAxes.empty() && op->getNumResults()) {
+      llvm::sort(reductionAxes); // as loom-partition emits them
+      int scatterDim = op->getNumResults() == 1
+                           ? scatterDimOfReader(info, op->getResult(0), reductionAxes)
+                           : -1;
+      info.fwdComm += reshardStep(
+          ::loom::reductionStep(reductionAxes, local.lookup(op->getResult(0)), scatterDim),
+          info.stage, false);
+    }
     for (auto [i, operand] : llvm::enumerate(twin->getOpOperands())) {
       Value v = operand.get();
       auto shardOp = v.getDefiningOp<shard::ShardOp>();

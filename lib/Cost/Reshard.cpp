@@ -94,6 +94,37 @@ loom::gradientSyncSteps(const CollectiveStep &step, bool zero) {
   return {reduce, gather};
 }
 
+int loom::reductionScatterDim(const TensorLayout &from, const TensorLayout &to,
+                              llvm::ArrayRef<int16_t> axes) {
+  if (axes.empty() || !from.partialAxes.empty() || !to.partialAxes.empty())
+    return -1;
+  SplitDims f = trimmedDims(from.splitAxes), t = trimmedDims(to.splitAxes);
+  int dim = -1;
+  for (size_t d = 0; d < t.size(); ++d) {
+    llvm::ArrayRef<int16_t> have =
+        d < f.size() ? llvm::ArrayRef<int16_t>(f[d]) : llvm::ArrayRef<int16_t>();
+    if (llvm::ArrayRef<int16_t>(t[d]) == have)
+      continue;
+    if (dim >= 0 || t[d].size() != have.size() + axes.size() ||
+        llvm::ArrayRef<int16_t>(t[d]).take_front(have.size()) != have ||
+        llvm::ArrayRef<int16_t>(t[d]).drop_front(have.size()) != axes)
+      return -1;
+    dim = static_cast<int>(d);
+  }
+  // A dimension `to` leaves unsplit that `from` splits is a gather, not this.
+  return f.size() > t.size() ? -1 : dim;
+}
+
+CollectiveStep loom::reductionStep(llvm::ArrayRef<int16_t> axes,
+                                   double localBytes, int scatterDim) {
+  CollectiveStep step{scatterDim < 0 ? CollectiveKind::AllReduce
+                                     : CollectiveKind::ReduceScatter,
+                      GridAxes(axes.begin(), axes.end()), localBytes};
+  if (scatterDim > 0)
+    step.rearrangedBytes = localBytes;
+  return step;
+}
+
 double loom::rearrangeSeconds(const DeviceSpec &device, double bytes) {
   if (bytes <= 0)
     return 0;

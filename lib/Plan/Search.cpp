@@ -442,6 +442,7 @@ private:
     struct Use {
       unsigned unit, pnode, result, cnode, operand, value;
       int weight; // the weight the value is read from (through casts), or -1
+      bool sameUnit; // an op of the consumer's unit produces it
     };
     struct Crossing {
       unsigned op, result, lastUnit, value;
@@ -1222,16 +1223,39 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, const StepTerm
     Value v = lookThroughShards(co.op->getOperand(e.operand));
     const ValueModel &vm = model->valueOf(v);
     size_t np = strategyCount(*model, pn), nc = co.strategies.size();
-    // Distinct producer layouts.
+    // A split reduction whose one reader is in its unit may end in a
+    // reduce-scatter (reductionScatterDelta), which depends on the
+    // producer's reduction axes as well as its layout.
+    const OpModel *reducer = pn.kind == Node::Op && vm.soleReader &&
+                                     unitOfOp[pn.index] == unitOfOp[cn.index]
+                                 ? &model->ops[pn.index]
+                                 : nullptr;
+    // Distinct producer layouts; and, of a reducer's strategies with a
+    // split reduction, distinct (layout, reduction axes).
     std::vector<unsigned> pIdx(np);
     std::vector<TensorLayout> pLayouts;
     DenseMap<uint64_t, unsigned> pSeen;
+    std::vector<int> pReduction(np, -1);
+    std::vector<unsigned> reductionStrategy;
+    DenseMap<std::pair<uint64_t, uint64_t>, unsigned> reductionSeen;
     for (size_t s = 0; s < np; ++s) {
       TensorLayout l = producedLayout(*model, pn, s, e.result);
-      auto [it, inserted] = pSeen.try_emplace(layoutKey(l), pLayouts.size());
+      uint64_t key = layoutKey(l);
+      auto [it, inserted] = pSeen.try_emplace(key, pLayouts.size());
       if (inserted)
         pLayouts.push_back(l);
       pIdx[s] = it->second;
+      uint64_t reductionMask = 0;
+      if (reducer)
+        for (int16_t a : model->reductionAxes(*reducer, reducer->strategies[s]))
+          reductionMask |= uint64_t(1) << a;
+      if (reductionMask) {
+        auto [rt, fresh] =
+            reductionSeen.try_emplace({key, reductionMask}, reductionStrategy.size());
+        if (fresh)
+          reductionStrategy.push_back(s);
+        pReduction[s] = static_cast<int>(rt->second);
+      }
     }
     // Distinct consumer (wanted layout, gradient layout) pairs.
     bool grad = options.training && vm.needsGrad;
@@ -1264,10 +1288,21 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, const StepTerm
         small[a * cLayouts.size() + b] =
             e.weight * (e.perStep ? M * fwd + terms.syncWeight * bwd : M * (fwd + bwd));
       }
+    std::vector<double> reductionDelta(reductionStrategy.size() * cLayouts.size());
+    for (auto [r, s] : llvm::enumerate(reductionStrategy))
+      for (size_t b = 0; b < cLayouts.size(); ++b)
+        reductionDelta[r * cLayouts.size() + b] =
+            e.weight * M *
+            model->reductionScatterDelta(*reducer, reducer->strategies[s],
+                                         cLayouts[b].first, grid);
     std::vector<double> cost(np * nc);
     for (size_t a = 0; a < np; ++a)
       for (size_t b = 0; b < nc; ++b)
-        cost[a * nc + b] = small[pIdx[a] * cLayouts.size() + cIdx[b]];
+        cost[a * nc + b] =
+            small[pIdx[a] * cLayouts.size() + cIdx[b]] +
+            (pReduction[a] < 0
+                 ? 0.0
+                 : reductionDelta[pReduction[a] * cLayouts.size() + cIdx[b]]);
     g.addEdge(e.producer, e.consumer, std::move(cost));
   }
   return g;
@@ -1403,6 +1438,7 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   // producer and consumer nodes (so the same layouts) are priced once.
   struct EdgeCost {
     double forward = 0, backward = 0, zeroSync = 0;
+    double reduction = 0;   // the producer's reduce-scatter in place of its all-reduce
     double largestStep = 0; // bytes of its largest collective
     int64_t replicas = 1;   // devices a parameter's gradient is all-reduced over
   };
@@ -1423,6 +1459,12 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
       TensorLayout want = model->operandLayout(co, cs, use.operand);
       it->second.forward = model->reshardSeconds(model->bytesOf(vm), from, want, grid,
                                                  /*zeroSync=*/false, &it->second.largestStep);
+      const Node &pn = nodes[use.pnode];
+      if (use.sameUnit && vm.soleReader && pn.kind == Node::Op) {
+        const OpModel &po = model->ops[pn.index];
+        it->second.reduction =
+            model->reductionScatterDelta(po, po.strategies[choice[use.pnode]], want, grid);
+      }
       if (options.training && vm.needsGrad) {
         TensorLayout gradFrom = want;
         gradFrom.partialAxes = model->gradientPartialAxes(co, cs, use.operand);
@@ -1447,6 +1489,16 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     for (unsigned k = 0; k < 2; ++k)
       if (co.region[k] >= 0)
         u.recomputed[k] += fwd;
+    // The producer's reduction is part of the producer's forward.
+    if (double r = it->second.reduction) {
+      const OpModel &po = model->ops[nodes[use.pnode].index];
+      u.forward += r;
+      if (po.hasBackward)
+        u.recomputable += r;
+      for (unsigned k = 0; k < 2; ++k)
+        if (po.region[k] >= 0)
+          u.recomputed[k] += r;
+    }
     if (perStep) {
       u.gradSync += bwd;
       u.gradSyncZero += it->second.zeroSync;
@@ -1538,8 +1590,11 @@ void Planner::indexProgram() {
         continue;
       unsigned pnode = def ? repNode(def) : cast<BlockArgument>(v).getArgNumber();
       unsigned res = isa<OpResult>(v) ? cast<OpResult>(v).getResultNumber() : 0;
+      auto producer = def ? model->opIndex.find(def) : model->opIndex.end();
+      bool sameUnit = producer != model->opIndex.end() &&
+                      unitOfOp[producer->second] == unitOfOp[i];
       program.uses.push_back({unitOfOp[i], pnode, res, program.nodeOfOp[i], k,
-                              model->valueIndex.lookup(v), weightBehind(v)});
+                              model->valueIndex.lookup(v), weightBehind(v), sameUnit});
     }
     for (unsigned r = 0; r < o.op->getNumResults(); ++r) {
       Value res = o.op->getResult(r);
@@ -1652,7 +1707,8 @@ void Planner::findUnitTwins() {
   auto addValue = [&](std::vector<uint64_t> &sig, const ValueModel &vm) {
     sig.push_back(bits(vm.fullBytes));
     sig.push_back(bits(vm.elementBytes));
-    sig.push_back((uint64_t(vm.batchDim >= 0) << 4) | (uint64_t(vm.activation) << 3) |
+    sig.push_back((uint64_t(vm.soleReader) << 5) | (uint64_t(vm.batchDim >= 0) << 4) |
+                  (uint64_t(vm.activation) << 3) |
                   (uint64_t(vm.needsGrad) << 2) | (uint64_t(vm.parameterDerived) << 1));
   };
   for (unsigned u = 0; u < numUnits; ++u) {
@@ -2879,7 +2935,23 @@ LogicalResult Planner::chooseAndAnnotate() {
     if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
       os << " at " << llvm::sys::path::filename(loc.getFilename().getValue()) << ":"
          << loc.getLine();
-    return OpStrategy{where, model->describe(o, o.strategies[sv.choice[node]], names)};
+    // What the result's one reader in the same unit wants, for a reduction
+    // that ends in a reduce-scatter.
+    std::optional<TensorLayout> readerWants;
+    if (op->getNumResults() == 1 && model->valueOf(op->getResult(0)).soleReader) {
+      OpOperand *use = soleReadingUse(op->getResult(0));
+      auto reader = model->opIndex.find(use->getOwner());
+      auto self = model->opIndex.find(op);
+      if (reader != model->opIndex.end() && self != model->opIndex.end() &&
+          unitOfOp[reader->second] == unitOfOp[self->second]) {
+        unsigned cnode = nodeOfOp.lookup(use->getOwner());
+        const OpModel &co = model->ops[nodes[cnode].index];
+        readerWants = model->operandLayout(co, co.strategies[sv.choice[cnode]],
+                                           use->getOperandNumber());
+      }
+    }
+    return OpStrategy{where, model->describe(o, o.strategies[sv.choice[node]], names,
+                                             readerWants ? &*readerWants : nullptr)};
   };
   for (const RepeatedBlock &blk : options.fold ? folded.blocks : std::vector<RepeatedBlock>()) {
     BlockPlan bp;

@@ -153,6 +153,7 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
       bool isFloat = isa<FloatType>(getElementTypeOrSelf(r.getType()));
       vm.activation = act;
       vm.needsGrad = grad && isFloat;
+      vm.soleReader = soleReadingUse(r) != nullptr;
       vm.parameterDerived = param && !act;
     }
     if (isa<WeightOp, ConstantOp>(op))
@@ -334,6 +335,14 @@ TensorLayout ProgramModel::resultLayout(const OpModel &o, const Strategy &s,
   return layoutThroughMap(o.maps[m], s, rank);
 }
 
+::loom::GridAxes ProgramModel::reductionAxes(const OpModel &o, const Strategy &s) const {
+  ::loom::GridAxes axes;
+  for (auto [a, loop] : llvm::enumerate(s))
+    if (loop >= 0 && o.reduction[loop])
+      axes.push_back(static_cast<int16_t>(a));
+  return axes;
+}
+
 ::loom::GridAxes ProgramModel::gradientPartialAxes(const OpModel &o,
                                                    const Strategy &s,
                                                    unsigned i) const {
@@ -378,6 +387,23 @@ double ProgramModel::reshardSeconds(double fullBytes, const TensorLayout &from,
   return t;
 }
 
+double ProgramModel::reductionScatterDelta(const OpModel &o, const Strategy &s,
+                                           const TensorLayout &want,
+                                           const SearchGrid &grid) const {
+  if (o.op->getNumResults() != 1)
+    return 0;
+  ::loom::GridAxes axes = reductionAxes(o, s);
+  TensorLayout from = resultLayout(o, s, 0);
+  int dim = ::loom::reductionScatterDim(from, want, axes);
+  if (dim < 0)
+    return 0;
+  double bytes = localBytes(valueOf(o.op->getResult(0)), from, grid);
+  ::loom::CollectiveStep step = ::loom::reductionStep(axes, bytes, dim);
+  return collectiveSeconds(step.kind, step.axes, step.bytes, grid) +
+         ::loom::rearrangeSeconds(cluster.device, step.rearrangedBytes) -
+         collectiveSeconds(::loom::CollectiveKind::AllReduce, axes, bytes, grid);
+}
+
 double ProgramModel::localBytes(const ValueModel &v, const TensorLayout &l,
                                 const SearchGrid &grid) const {
   double split = 1;
@@ -391,14 +417,10 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
   StrategyCost c;
   Operation *op = o.op;
   double split = 1;
-  ::loom::GridAxes reductionAxes;
-  for (auto [a, loop] : llvm::enumerate(s)) {
-    if (loop < 0)
-      continue;
-    split *= static_cast<double>(grid.axes[a]);
-    if (o.reduction[loop])
-      reductionAxes.push_back(static_cast<int16_t>(a));
-  }
+  for (auto [a, loop] : llvm::enumerate(s))
+    if (loop >= 0)
+      split *= static_cast<double>(grid.axes[a]);
+  ::loom::GridAxes reduction = reductionAxes(o, s);
   DenseMap<Value, double> local;
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     Value v = op->getOperand(i);
@@ -422,9 +444,9 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
     bytes = cost.getBytesAccessed([&](Value v) { return local.lookup(v); });
   const double scale = flopScale(o);
   c.forward = roofline(o.cls, scale * o.totalFlops / split, bytes, o.precision);
-  if (!reductionAxes.empty() && op->getNumResults()) {
+  if (!reduction.empty() && op->getNumResults()) {
     c.forwardComm = collectiveSeconds(::loom::CollectiveKind::AllReduce,
-                                      reductionAxes, local.lookup(op->getResult(0)),
+                                      reduction, local.lookup(op->getResult(0)),
                                       grid);
     if (c.forwardComm > 0)
       c.commBytes = local.lookup(op->getResult(0));
@@ -442,7 +464,8 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
 }
 
 std::string ProgramModel::describe(const OpModel &o, const Strategy &s,
-                                   ArrayRef<std::string> axisNames) const {
+                                   ArrayRef<std::string> axisNames,
+                                   const TensorLayout *readerWants) const {
   std::string text;
   llvm::raw_string_ostream os(text);
   auto printLayout = [&](const TensorLayout &l) {
@@ -466,12 +489,12 @@ std::string ProgramModel::describe(const OpModel &o, const Strategy &s,
       os << " weight ";
       printLayout(operandLayout(o, s, i));
     }
-  ::loom::GridAxes reduce;
-  for (auto [a, loop] : llvm::enumerate(s))
-    if (loop >= 0 && o.reduction[loop])
-      reduce.push_back(static_cast<int16_t>(a));
+  ::loom::GridAxes reduce = reductionAxes(o, s);
   if (!reduce.empty()) {
-    os << " all-reduce over ";
+    bool scattered = readerWants && o.op->getNumResults() == 1 &&
+                     ::loom::reductionScatterDim(resultLayout(o, s, 0), *readerWants,
+                                                 reduce) >= 0;
+    os << (scattered ? " reduce-scatter over " : " all-reduce over ");
     for (auto [k, a] : llvm::enumerate(reduce))
       os << (k ? "*" : "") << axisNames[a];
   }

@@ -55,6 +55,7 @@ struct ValueModel {
   bool needsGrad = false;  // depends on a trainable parameter
   bool parameterDerived = false;
   bool saved = false;      // some op keeps it for backward
+  bool soleReader = false; // exactly one operand reads it
   /// Kept for backward under recompute=none / selective (regionModel):
   /// what recomputed regions produce is not, their inputs are.
   bool kept[2] = {false, false};
@@ -142,12 +143,24 @@ public:
                                      unsigned i) const;
   ::loom::TensorLayout resultLayout(const OpModel &o, const Strategy &s,
                                     unsigned r) const;
+  /// The grid axes `s` splits `o`'s reduction loops over, ascending (the
+  /// order loom-partition all-reduces them in).
+  ::loom::GridAxes reductionAxes(const OpModel &o, const Strategy &s) const;
   /// Axes over which the gradient of operand i is partial.
   ::loom::GridAxes gradientPartialAxes(const OpModel &o, const Strategy &s,
                                        unsigned i) const;
 
   StrategyCost strategyCost(const OpModel &o, const Strategy &s,
                             const SearchGrid &grid) const;
+
+  /// Seconds the split reduction of `o` under `s` costs beyond its
+  /// all-reduce (strategyCost) when the one reader of its result (the
+  /// caller checks ValueModel::soleReader) wants
+  /// `want`: a reduce-scatter where `want` only slices the sum over the
+  /// reduction's axes (loom::reductionScatterDim), which is cheaper; else 0.
+  double reductionScatterDelta(const OpModel &o, const Strategy &s,
+                               const ::loom::TensorLayout &want,
+                               const SearchGrid &grid) const;
 
   /// Seconds of the collectives turning `from` into `to` for a tensor of
   /// `fullBytes`; with `zeroSync`, as ZeRO synchronises a parameter's
@@ -164,9 +177,13 @@ public:
   double roofline(::loom::OpClass cls, double flops, double bytes,
                   ::loom::Precision p) const;
 
-  /// A readable strategy, e.g. "d0:dp d2:tp | reduce tp".
+  /// A readable strategy, e.g. "result [dp, -, tp] weight [-, tp]"; a split
+  /// reduction ends in "all-reduce over tp", or "reduce-scatter over tp"
+  /// where `readerWants` (what the result's one reader in the same unit
+  /// wants) only slices the sum.
   std::string describe(const OpModel &o, const Strategy &s,
-                       ArrayRef<std::string> axisNames) const;
+                       ArrayRef<std::string> axisNames,
+                       const ::loom::TensorLayout *readerWants = nullptr) const;
 
 private:
   /// Marks what recompute=none and =selective keep and re-run.

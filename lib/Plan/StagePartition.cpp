@@ -167,13 +167,12 @@ private:
 bool splitStages(const std::vector<UnitRun> &runs, int64_t stages,
                  const std::vector<int64_t> &unitPins, StageBudget *budget,
                  std::vector<unsigned> &stageOfUnit, double &slowest) {
-  if (stages < 1)
+  // The budget knows runs by their index in `runs`: an empty run is refused,
+  // not skipped.
+  if (stages < 1 || std::any_of(runs.begin(), runs.end(),
+                                [](const UnitRun &r) { return r.count == 0; }))
     return false;
-  std::vector<UnitRun> nonEmpty;
-  for (const UnitRun &r : runs)
-    if (r.count > 0)
-      nonEmpty.push_back(r);
-  GreedySplit greedy(nonEmpty, stages, unitPins, budget);
+  GreedySplit greedy(runs, stages, unitPins, budget);
   if (greedy.units() < static_cast<size_t>(stages))
     return false;
   auto [lo, hi] = greedy.bounds();

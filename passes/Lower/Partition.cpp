@@ -147,6 +147,51 @@ static void fuseGatherSlice(func::FuncOp func) {
   }
 }
 
+/// An all-reduce over grid axes A whose only user slices over A along
+/// dimension d (a chain of slices along d whose axes, in order, are A) is a
+/// reduce-scatter over A along d: each device keeps its block of the sum.
+/// partitionLoomOp all-reduces a split reduction whatever its consumer
+/// wants; this is where Megatron's sequence parallelism gets its
+/// reduce-scatter after a row-parallel matmul. The cost model prices the
+/// same rule (loom::reductionScatterDim).
+static void fuseReduceSlice(func::FuncOp func) {
+  SmallVector<shard::AllReduceOp> reduces;
+  func.walk([&](shard::AllReduceOp reduce) { reduces.push_back(reduce); });
+  for (shard::AllReduceOp reduce : reduces) {
+    ArrayRef<shard::GridAxis> axes = reduce.getGridAxes();
+    SmallVector<shard::GridAxis> sliced;
+    shard::AllSliceOp last;
+    Value v = reduce.getResult();
+    std::optional<int64_t> dim;
+    while (sliced.size() < axes.size() && v.hasOneUse()) {
+      auto slice = dyn_cast<shard::AllSliceOp>(*v.getUsers().begin());
+      if (!slice || slice.getGrid() != reduce.getGrid() ||
+          (dim && *dim != slice.getSliceAxis().getSExtValue()))
+        break;
+      dim = slice.getSliceAxis().getSExtValue();
+      llvm::append_range(sliced, slice.getGridAxes());
+      last = slice;
+      v = slice.getResult();
+    }
+    if (!last || ArrayRef<shard::GridAxis>(sliced) != axes)
+      continue;
+    OpBuilder builder(last);
+    auto scattered = shard::ReduceScatterOp::create(
+        builder, last.getLoc(), last.getType(), reduce.getGridAttr(),
+        reduce.getGridAxesAttr(), reduce.getInput(), reduce.getReductionAttr(),
+        last.getSliceAxisAttr());
+    last.replaceAllUsesWith(scattered.getResult());
+    // Erase the chain from its end back to the all-reduce.
+    Operation *op = last;
+    while (op != reduce.getOperation()) {
+      Operation *prev = op->getOperand(0).getDefiningOp();
+      op->erase();
+      op = prev;
+    }
+    reduce.erase();
+  }
+}
+
 namespace {
 struct LoomPartitionPass
     : mlir::loom::impl::LoomPartitionBase<LoomPartitionPass> {
@@ -291,8 +336,10 @@ struct LoomPartitionPass
       splitReshardings(f);
     if (failed(runUpstream("func.func(shard-partition,canonicalize)")))
       return signalPassFailure();
-    for (auto f : module.getOps<func::FuncOp>())
+    for (auto f : module.getOps<func::FuncOp>()) {
       fuseGatherSlice(f);
+      fuseReduceSlice(f);
+    }
   }
 };
 } // namespace

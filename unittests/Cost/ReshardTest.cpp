@@ -141,3 +141,31 @@ TEST(Reshard, PathDropsThenAppendsOneAxisAtATime) {
   EXPECT_EQ(cur, SplitDims({{}, {0, 1}}));
   EXPECT_TRUE(reshardPath({{1}}, {{1}, {}}).empty());
 }
+
+// A split reduction whose reader only appends the reduction's axes to one
+// dimension ends in a reduce-scatter along that dimension; any other change
+// (another dimension too, a different order, a dropped axis) keeps the
+// all-reduce.
+TEST(Reshard, ReductionScatterDim) {
+  GridAxes tp = {1}, both = {0, 1};
+  EXPECT_EQ(reductionScatterDim(layout({{}, {}}), layout({{}, {1}}), tp), 1);
+  EXPECT_EQ(reductionScatterDim(layout({{0}, {}}), layout({{0, 1}, {}}), tp), 0);
+  EXPECT_EQ(reductionScatterDim(layout({{}, {}, {}}), layout({{}, {0, 1}}), both), 1);
+  EXPECT_EQ(reductionScatterDim(layout({{}, {}}), layout({{}, {1, 0}}), both), -1);
+  EXPECT_EQ(reductionScatterDim(layout({{}, {}}), layout({{}, {0}}), both), -1);
+  EXPECT_EQ(reductionScatterDim(layout({{}, {}}), layout({{0}, {1}}), tp), -1);
+  EXPECT_EQ(reductionScatterDim(layout({{0}, {}}), layout({{}, {1}}), tp), -1);
+  EXPECT_EQ(reductionScatterDim(layout({{}, {}}), layout({{}, {}}), tp), -1);
+  EXPECT_EQ(reductionScatterDim(layout({{}, {}}), layout({{}, {1}}), {}), -1);
+
+  // Scattering along the leading dimension needs no packing.
+  CollectiveStep lead = reductionStep(tp, 1024, 0);
+  EXPECT_EQ(lead.kind, CollectiveKind::ReduceScatter);
+  EXPECT_EQ(lead.bytes, 1024);
+  EXPECT_EQ(lead.rearrangedBytes, 0);
+  CollectiveStep inner = reductionStep(tp, 1024, 1);
+  EXPECT_EQ(inner.rearrangedBytes, 1024);
+  CollectiveStep reduce = reductionStep(tp, 1024, -1);
+  EXPECT_EQ(reduce.kind, CollectiveKind::AllReduce);
+  EXPECT_EQ(reduce.rearrangedBytes, 0);
+}

@@ -236,6 +236,9 @@ TEST(StagePartition, NoSplit) {
   // More stages than units.
   EXPECT_FALSE(splitStages({{2, 1.0, 0.0}}, 3, {}, nullptr, split, slowest));
   EXPECT_FALSE(splitStages({}, 1, {}, nullptr, split, slowest));
+  // A run of no units (a budget would misread the runs after it).
+  EXPECT_FALSE(splitStages({{2, 1.0, 0.0}, {0, 1.0, 0.0}, {2, 1.0, 0.0}}, 2, {}, nullptr,
+                           split, slowest));
   // A unit larger than its stage's memory.
   AdditiveBudget budget({5.0, 1.0}, {4.0, 4.0});
   EXPECT_FALSE(splitStages({{1, 1.0, 0.0}, {3, 1.0, 0.0}}, 2, {}, &budget, split, slowest));

@@ -41,6 +41,35 @@ inline void forEachReader(Value v, llvm::function_ref<void(Operation *)> fn) {
   }
 }
 
+/// The one operand that reads `v` (looking through shard.shard ops and
+/// loom.fetch copies), or null when no operand or several do.
+inline OpOperand *soleReadingUse(Value v) {
+  OpOperand *sole = nullptr;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    OpOperand *found = nullptr;
+    if (auto s = dyn_cast<shard::ShardOp>(user)) {
+      if (s.getResult().use_empty())
+        continue;
+      if (!(found = soleReadingUse(s.getResult())))
+        return nullptr;
+    } else if (auto f = dyn_cast<FetchOp>(user)) {
+      if (f.getResult().use_empty())
+        continue;
+      if (!(found = soleReadingUse(f.getResult())))
+        return nullptr;
+    } else if (isa<ReleaseOp>(user)) {
+      continue;
+    } else {
+      found = &use;
+    }
+    if (sole)
+      return nullptr;
+    sole = found;
+  }
+  return sole;
+}
+
 } // namespace mlir::loom
 
 #endif // LOOM_DIALECTS_LOOM_IR_SHARDVALUES_H

@@ -61,6 +61,22 @@ reshardSteps(double fullBytes, const TensorLayout &from, const TensorLayout &to,
 llvm::SmallVector<CollectiveStep, 2> gradientSyncSteps(const CollectiveStep &step,
                                                        bool zero);
 
+/// A split reduction over `axes` (ascending, as loom-partition all-reduces
+/// it) whose one reader wants `to` where the op gives `from`: the dimension
+/// `to` appends exactly those axes to, when that is all it changes, else -1.
+/// loom-partition turns such an all-reduce and the slice after it into one
+/// reduce-scatter (Megatron's sequence parallelism after a row-parallel
+/// matmul), which moves half the bytes.
+int reductionScatterDim(const TensorLayout &from, const TensorLayout &to,
+                        llvm::ArrayRef<int16_t> axes);
+
+/// The collective completing a split reduction over `axes` of a local result
+/// of `localBytes`: a reduce-scatter along `scatterDim` (packed first unless
+/// it is the leading dimension, as the runtime does), or with -1 an
+/// all-reduce.
+CollectiveStep reductionStep(llvm::ArrayRef<int16_t> axes, double localBytes,
+                             int scatterDim);
+
 /// Split axes per dimension without trailing unsplit dimensions (which do
 /// not change a sharding).
 SplitDims trimmedDims(const SplitDims &dims);

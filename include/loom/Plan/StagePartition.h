@@ -45,7 +45,8 @@ public:
   virtual void add(size_t run, size_t copies) = 0;
 };
 
-/// Splits the units of `runs` into `stages` stages. `unitPins` is empty or
+/// Splits the units of `runs` (each of at least one unit) into `stages`
+/// stages. `unitPins` is empty or
 /// holds, per unit, the stage it is pinned to (-1: free). `budget` may be
 /// null (time alone). On success `stageOfUnit` holds each unit's stage and
 /// `slowest` the slowest stage's time.
