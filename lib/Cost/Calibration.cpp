@@ -37,6 +37,17 @@ static std::vector<int64_t> layoutKey(llvm::ArrayRef<int64_t> membersPerLevel) {
   return key;
 }
 
+/// A positive time in microseconds can still underflow to 0 s (5e-324 us),
+/// and a zero time scaled past the largest measured size by an infinite
+/// ratio is NaN. Found by fuzzing (fuzz/cost).
+static llvm::Error checkSeconds(const JSONReader &reader,
+                                const std::string &path, double micros) {
+  if (!(micros * 1e-6 > 0))
+    return reader.fail(path, "too small (underflows to 0 once converted to "
+                             "seconds)");
+  return llvm::Error::success();
+}
+
 std::string
 Calibration::kernelKey(llvm::StringRef opName, Precision precision,
                        llvm::ArrayRef<llvm::SmallVector<int64_t>> shapes) {
@@ -146,6 +157,9 @@ llvm::Expected<Calibration> Calibration::parse(llvm::StringRef text,
                                            Positive, micros))
       return std::move(err);
 
+    if (llvm::Error err = checkSeconds(reader, path + ".time_us", micros))
+      return std::move(err);
+
     std::string key = kernelKey(op, *precision, shapes);
     auto [it, inserted] = firstKernel.try_emplace(key, i);
     if (!inserted)
@@ -208,8 +222,14 @@ llvm::Expected<Calibration> Calibration::parse(llvm::StringRef text,
       if (llvm::Error err = reader.getNumber(*point, pointPath, "bytes",
                                              Required, Positive, bytes))
         return std::move(err);
+      if (bytes < 1)
+        return reader.fail(pointPath + ".bytes",
+                           "must be >= 1 (a measured message size in bytes)");
       if (llvm::Error err = reader.getNumber(*point, pointPath, "time_us",
                                              Required, Positive, micros))
+        return std::move(err);
+      if (llvm::Error err =
+              checkSeconds(reader, pointPath + ".time_us", micros))
         return std::move(err);
       points.push_back({bytes, micros * 1e-6});
     }

@@ -145,6 +145,22 @@ TEST(Calibration, Errors) {
           "members_per_level": [8, 1], "points": [{"bytes": 1, "time_us": 1},
           {"bytes": 2, "time_us": 2}, {"bytes": 3, "time_us": 0}]}]})"),
             "calib.json: collectives[0].points[2].time_us: must be > 0");
+  // Positive in the file but 0 s once converted, or a fraction of a byte:
+  // extrapolated to a real message size either made a NaN time (fuzzing).
+  EXPECT_EQ(parseError(R"({"collectives": [{"kind": "all_reduce",
+          "members_per_level": [8], "points": [{"bytes": 64,
+          "time_us": 5e-324}]}]})"),
+            "calib.json: collectives[0].points[0].time_us: too small "
+            "(underflows to 0 once converted to seconds)");
+  EXPECT_EQ(parseError(R"({"kernels": [{"op": "loom.add", "precision":
+          "fp32", "shapes": [[2]], "time_us": 1e-320}]})"),
+            "calib.json: kernels[0].time_us: too small (underflows to 0 once "
+            "converted to seconds)");
+  EXPECT_EQ(parseError(R"({"collectives": [{"kind": "all_reduce",
+          "members_per_level": [8], "points": [{"bytes": 0.5,
+          "time_us": 1}]}]})"),
+            "calib.json: collectives[0].points[0].bytes: must be >= 1 (a "
+            "measured message size in bytes)");
   EXPECT_EQ(parseError(R"({"kernel": []})"),
             "calib.json: kernel: unknown field (expected one of: device, "
             "source, kernels, collectives)");
