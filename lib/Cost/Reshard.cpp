@@ -44,7 +44,11 @@ loom::reshardSteps(double fullBytes, const TensorLayout &from,
   if (!allReduce.empty())
     steps.push_back({CollectiveKind::AllReduce, allReduce, local()});
   if (!reduceScatter.empty()) {
-    steps.push_back({CollectiveKind::ReduceScatter, reduceScatter, local()});
+    CollectiveStep step{CollectiveKind::ReduceScatter, reduceScatter, local()};
+    // The runtime scatters leading blocks: packed first off the leading dim.
+    if (llvm::any_of(reduceScatter, [&](int16_t a) { return dimOf(to, a) != 0; }))
+      step.rearrangedBytes = local();
+    steps.push_back(step);
     for (int16_t a : reduceScatter)
       split *= static_cast<double>(axisSize(a));
   }
@@ -76,7 +80,12 @@ loom::reshardSteps(double fullBytes, const TensorLayout &from,
   if (!gathered.empty()) {
     for (int16_t a : gathered)
       split /= static_cast<double>(axisSize(a));
-    steps.push_back({CollectiveKind::AllGather, gathered, local()});
+    CollectiveStep step{CollectiveKind::AllGather, gathered, local()};
+    // The runtime stacks the gathered blocks leading: unpacked after when
+    // they belong to another dimension (the mirror of the scatter's pack).
+    if (llvm::any_of(gathered, [&](int16_t a) { return dimOf(from, a) != 0; }))
+      step.rearrangedBytes = local();
+    steps.push_back(step);
   }
   // 4. Axes only the target splits on: each device slices locally, free.
   return steps;

@@ -52,6 +52,30 @@ TEST(Reshard, PartialToSplitIsReduceScatter) {
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(steps[0].kind, CollectiveKind::ReduceScatter);
   EXPECT_DOUBLE_EQ(steps[0].bytes, 1024); // the input
+  // Scattered along the leading dimension: blocks are contiguous.
+  EXPECT_DOUBLE_EQ(steps[0].rearrangedBytes, 0);
+  // Along dim 1 the runtime packs the input first.
+  steps = reshardSteps(1024, layout({{}, {}}, {1}), layout({{}, {1}}), axisSize);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].kind, CollectiveKind::ReduceScatter);
+  EXPECT_DOUBLE_EQ(steps[0].rearrangedBytes, 1024);
+}
+
+TEST(Reshard, GatherOffTheLeadingDimUnpacks) {
+  // The gathered blocks arrive stacked leading: gathering dim 1 transposes
+  // the output into place, with or without another axis kept on dim 0.
+  auto steps = reshardSteps(1024, layout({{}, {1}}), layout({{}, {}}), axisSize);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].kind, CollectiveKind::AllGather);
+  EXPECT_DOUBLE_EQ(steps[0].rearrangedBytes, 1024);
+  steps = reshardSteps(1024, layout({{0}, {1}}), layout({{0}, {}}), axisSize);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(steps[0].bytes, 512);
+  EXPECT_DOUBLE_EQ(steps[0].rearrangedBytes, 512);
+  // Gathering dim 0 lands in place.
+  steps = reshardSteps(1024, layout({{1}, {0}}), layout({{}, {0}}), axisSize);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(steps[0].rearrangedBytes, 0);
 }
 
 TEST(Reshard, MovingAnAxisIsAllToAll) {
@@ -81,13 +105,14 @@ TEST(Reshard, AllToAllBetweenInnerDimsPacksAndUnpacks) {
 
 TEST(Reshard, PartialGatherAndKeep) {
   // Partial over 0, split over 1 on dim 1 -> replicated: all-reduce of the
-  // local 256 bytes, then all-gather to 1024.
+  // local 256 bytes, then all-gather to 1024 (unpacked: dim 1).
   auto steps = reshardSteps(1024, layout({{}, {1}}, {0}), layout({{}, {}}), axisSize);
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].kind, CollectiveKind::AllReduce);
   EXPECT_DOUBLE_EQ(steps[0].bytes, 256);
   EXPECT_EQ(steps[1].kind, CollectiveKind::AllGather);
   EXPECT_DOUBLE_EQ(steps[1].bytes, 1024);
+  EXPECT_DOUBLE_EQ(steps[1].rearrangedBytes, 1024);
 }
 
 TEST(Reshard, UpstreamMovesAnAxisOnlyBetweenDimsWithEqualOtherAxes) {

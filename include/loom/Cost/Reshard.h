@@ -35,10 +35,12 @@ struct CollectiveStep {
   CollectiveKind kind;
   GridAxes axes;
   double bytes; // per device, as collectiveCost() takes them
-  /// Local bytes copied in device memory around the collective: an
-  /// all-to-all sends contiguous chunks, so a split moving to a dimension
-  /// other than the leading one is packed (transposed) first, and one
-  /// leaving a dimension other than the leading one is unpacked after.
+  /// Local bytes copied in device memory around the collective. The runtime
+  /// sends and receives contiguous leading blocks (CollectivesToRuntime), so
+  /// an all-to-all packs (transposes) a split moving to a dimension other
+  /// than the leading one and unpacks one leaving such a dimension; a
+  /// reduce-scatter packs its input and an all-gather unpacks its output
+  /// when their dimension is not the leading one.
   double rearrangedBytes = 0;
 };
 
