@@ -15,7 +15,8 @@
 // solveUnderMemoryCap searches the Lagrangian multiplier by intersecting the
 // lines cost + lambda * memory of the two plans that bracket the cap (a
 // bisection that lands on the breakpoints of the lower convex hull, so it
-// ends after as many solves as the hull has vertices in the bracket).
+// ends after as many solves as the hull has vertices in the bracket), then
+// moves from the best vertex under the cap into the memory it leaves free.
 //
 //===----------------------------------------------------------------------===//
 
@@ -690,6 +691,126 @@ bool exactChoice(const StrategyGraph &graph, double lambda,
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// Improving a plan under a memory cap
+//===----------------------------------------------------------------------===//
+
+/// Memory of node v's strategy s (0 for nodes without memory).
+inline double nodeMemory(const StrategyGraph::Node &node, unsigned s) {
+  return node.memory.empty() ? 0.0 : node.memory[s];
+}
+
+/// Local search from a plan under `cap` towards cheaper plans still under
+/// it. The Lagrangian solve returns vertices of the lower convex hull of
+/// (memory, cost) only; the cheapest plan under the cap often lies above
+/// the hull, a few strategy changes from a vertex, using the memory the
+/// vertex leaves free. Moves: one node, or the two ends of one edge
+/// together (a single change is often blocked by the edge's resharding
+/// cost). Each sweep takes, node by node, the cheapest move that fits; a
+/// move is taken only when it lowers the cost by more than rounding, so
+/// the sweeps cannot cycle.
+void improveUnderCap(const StrategyGraph &graph, double cap,
+                     std::vector<unsigned> &choice, double &memory) {
+  size_t n = graph.nodes.size();
+  std::vector<std::vector<EdgeRef>> inc = incidentEdges(graph);
+  std::vector<double> local, localU, localV;
+  auto improves = [](double delta, double total) {
+    return delta < -1e-12 * std::max(1.0, std::fabs(total));
+  };
+  double total = evaluateCost(graph, choice);
+  constexpr int kMaxSweeps = 8;
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    bool changed = false;
+    for (unsigned u = 0; u < n; ++u) {
+      const StrategyGraph::Node &nu = graph.nodes[u];
+      if (nu.cost.size() < 2)
+        continue;
+      // One node.
+      localCosts(
+          graph, inc, u, choice, 0.0, [](unsigned) { return true; }, local);
+      unsigned cu = choice[u];
+      double bestDelta = 0, bestMemory = memory;
+      int best = -1;
+      for (unsigned a = 0; a < local.size(); ++a) {
+        double m = memory - nodeMemory(nu, cu) + nodeMemory(nu, a);
+        double d = local[a] - local[cu];
+        if (m <= cap && std::isfinite(local[a]) && d < bestDelta) {
+          bestDelta = d;
+          bestMemory = m;
+          best = int(a);
+        }
+      }
+      if (best >= 0 && improves(bestDelta, total)) {
+        choice[u] = unsigned(best);
+        memory = bestMemory;
+        total += bestDelta;
+        changed = true;
+        continue;
+      }
+      // Two ends of an edge: u with each later neighbour v. The pair's cost
+      // is each end's local cost without the edges between them, plus those
+      // edges at the pair's strategies.
+      std::vector<unsigned> seen;
+      for (const EdgeRef &r : inc[u]) {
+        unsigned v = r.other;
+        if (v <= u || graph.numStrategies(v) < 2 ||
+            std::find(seen.begin(), seen.end(), v) != seen.end())
+          continue;
+        seen.push_back(v);
+        const StrategyGraph::Node &nv = graph.nodes[v];
+        localCosts(
+            graph, inc, u, choice, 0.0, [v](unsigned o) { return o != v; },
+            localU);
+        localCosts(
+            graph, inc, v, choice, 0.0, [u](unsigned o) { return o != u; },
+            localV);
+        size_t ku = localU.size(), kv = localV.size();
+        auto pairCost = [&](unsigned a, unsigned b) {
+          double c = localU[a] + localV[b];
+          for (const EdgeRef &e : inc[u]) {
+            if (e.other != v)
+              continue;
+            const StrategyGraph::Edge &edge = graph.edges[e.edge];
+            c += e.isFrom ? edge.cost[size_t(a) * kv + b]
+                          : edge.cost[size_t(b) * ku + a];
+          }
+          return c;
+        };
+        unsigned cv = choice[v];
+        double current = pairCost(cu, cv);
+        double base = memory - nodeMemory(nu, cu) - nodeMemory(nv, cv);
+        double pairDelta = 0, pairMemory = memory;
+        unsigned bestA = cu, bestB = cv;
+        for (unsigned a = 0; a < ku; ++a) {
+          if (!std::isfinite(localU[a]))
+            continue;
+          for (unsigned b = 0; b < kv; ++b) {
+            double m = base + nodeMemory(nu, a) + nodeMemory(nv, b);
+            if (m > cap)
+              continue;
+            double d = pairCost(a, b) - current;
+            if (d < pairDelta) {
+              pairDelta = d;
+              pairMemory = m;
+              bestA = a;
+              bestB = b;
+            }
+          }
+        }
+        if (improves(pairDelta, total)) {
+          choice[u] = cu = bestA;
+          choice[v] = bestB;
+          memory = pairMemory;
+          total += pairDelta;
+          changed = true;
+        }
+      }
+    }
+    if (!changed)
+      break;
+  }
+}
+
 /// The solve used inside the Lagrangian loop; the exact one falls back to
 /// greedy exactly as solveExact does.
 std::vector<unsigned> penalisedChoice(const StrategyGraph &graph, double lambda,
@@ -813,8 +934,19 @@ Solution loom::plan::solveUnderMemoryCap(const StrategyGraph &graph, double cap,
   };
   consider(unconstrained);
   auto result = [&]() {
-    Solution s = haveUnder ? bestUnder : leastMemory;
-    s.feasible = haveUnder;
+    if (!haveUnder) {
+      Solution s = leastMemory;
+      s.feasible = false;
+      return s;
+    }
+    std::vector<unsigned> choice = bestUnder.choice;
+    double memory = bestUnder.memory;
+    improveUnderCap(graph, cap, choice, memory);
+    Solution s = finish(graph, std::move(choice));
+    // Summed move by move, the memory may differ from the sum in the last
+    // bits; the recomputed one decides.
+    if (!(s.feasible && underCap(s) && s.cost <= bestUnder.cost))
+      return bestUnder;
     return s;
   };
 

@@ -515,9 +515,9 @@ TEST(StrategyGraphProperty, MemoryCap) {
   RandomGraphOptions opt;
   opt.memory = true;
   opt.maxCombinations = 5000;
-  unsigned binding = 0, optimal = 0, onHull = 0, unreachable = 0,
-           notBinding = 0;
-  double worstGap = 0;
+  unsigned binding = 0, optimal = 0, onHull = 0, improved = 0,
+           unreachable = 0, notBinding = 0;
+  double worstGap = 0, worstHullGap = 0;
   for (unsigned seed = 0; seed < kSeeds; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937 rng(seed + 5000);
@@ -556,10 +556,13 @@ TEST(StrategyGraphProperty, MemoryCap) {
         ++optimal;
       else
         worstGap = std::max(worstGap, s.cost / truth - 1);
-      // Exactly the best hull vertex under the cap.
+      // The best hull vertex under the cap, or a cheaper plan the moves
+      // after it found.
       double hullBest = cheapestUnder(hull, cap);
-      EXPECT_SAME_COST(s.cost, hullBest);
-      onHull += sameCost(s.cost, hullBest);
+      EXPECT_LE(s.cost, hullBest * (1 + 1e-9));
+      onHull += sameCost(hullBest, truth);
+      worstHullGap = std::max(worstHullGap, hullBest / truth - 1);
+      improved += s.cost < hullBest && !sameCost(s.cost, hullBest);
 
       // The greedy variant keeps to the cap whenever it claims a plan.
       Solution sg = solveUnderMemoryCap(g, cap, /*exact=*/false);
@@ -569,16 +572,20 @@ TEST(StrategyGraphProperty, MemoryCap) {
       }
     }
   }
-  std::printf("[ memory cap: %u binding, %u optimal (%.1f%%), %u best on "
-              "the hull, worst gap %.1f%%; %u not binding; %u unreachable ]\n",
+  std::printf("[ memory cap: %u binding, %u optimal (%.1f%%; the best hull "
+              "vertex alone %u), %u improved past the hull, worst gap %.1f%% "
+              "(the hull's %.1f%%); %u not binding; %u unreachable ]\n",
               binding, optimal, 100.0 * optimal / std::max(1u, binding), onHull,
-              100.0 * worstGap, notBinding, unreachable);
+              improved, 100.0 * worstGap, 100.0 * worstHullGap, notBinding,
+              unreachable);
   EXPECT_GT(binding, 300u);
   EXPECT_GT(unreachable, 0u);
   EXPECT_GT(notBinding, 0u);
-  // How often the best hull vertex is the true optimum depends on the
-  // graphs: 75% of binding cases when this was written.
-  EXPECT_GE(optimal, binding * 65 / 100);
+  // How often the result is the true optimum depends on the graphs: the
+  // best hull vertex alone was in 75% of binding cases, with the moves
+  // under the cap 93% when this was written.
+  EXPECT_GE(optimal, binding * 88 / 100);
+  EXPECT_GT(optimal, onHull);
 }
 
 //===----------------------------------------------------------------------===//

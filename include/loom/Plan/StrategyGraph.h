@@ -15,8 +15,9 @@
 //    `level=fast` answer.
 //  - solveBruteForce: every combination; for tests.
 //  - solveUnderMemoryCap: Lagrangian relaxation (cost + lambda * memory,
-//    lambda by bisection) over either solver; returns the cheapest plan
-//    found under the cap, or the least-memory plan, marked infeasible.
+//    lambda by bisection) over either solver, then local moves under the
+//    cap; returns the cheapest plan found under the cap, or the
+//    least-memory plan, marked infeasible.
 //
 // Costs may be +infinity (a strategy that is not allowed). Ties break
 // towards the lower strategy index, so the same graph gives the same plan.
@@ -82,8 +83,9 @@ Solution solveBruteForce(const StrategyGraph &graph,
 
 /// Minimum cost subject to memory <= cap. `exact` picks solveExact or
 /// solveGreedy inside the Lagrangian loop. Exact when the cap does not bind;
-/// when it binds, the result is the best plan on the lower convex hull of
-/// (memory, cost), which brute force can beat (tests measure by how much).
+/// when it binds, the best plan found on the lower convex hull of (memory,
+/// cost), improved by moves of one node or of an edge's two ends that stay
+/// under the cap; brute force can still beat it (tests measure by how much).
 Solution solveUnderMemoryCap(const StrategyGraph &graph, double cap, bool exact);
 
 } // namespace loom::plan
