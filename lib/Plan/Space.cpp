@@ -372,6 +372,12 @@ double ProgramModel::collectiveSeconds(::loom::CollectiveKind kind,
   return ::loom::collectiveCost(cluster, kind, bytes, grid.span(axes)).seconds;
 }
 
+double ProgramModel::stepSeconds(const ::loom::CollectiveStep &step,
+                                 const SearchGrid &grid) const {
+  return collectiveSeconds(step.kind, step.axes, step.bytes, grid) +
+         ::loom::rearrangeSeconds(cluster.device, step.rearrangedBytes);
+}
+
 double ProgramModel::reshardSeconds(double fullBytes, const TensorLayout &from,
                                     const TensorLayout &to, const SearchGrid &grid,
                                     bool zeroSync, double *largestStep) const {
@@ -379,9 +385,8 @@ double ProgramModel::reshardSeconds(double fullBytes, const TensorLayout &from,
   for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
            fullBytes, from, to, [&](int16_t a) { return grid.axes[a]; }))
     for (const ::loom::CollectiveStep &s : ::loom::gradientSyncSteps(step, zeroSync)) {
-      double seconds = collectiveSeconds(s.kind, s.axes, s.bytes, grid);
-      t += seconds + ::loom::rearrangeSeconds(cluster.device, s.rearrangedBytes);
-      if (largestStep && seconds > 0)
+      t += stepSeconds(s, grid);
+      if (largestStep && s.bytes > 0 && grid.size(s.axes) > 1) // a real collective
         *largestStep = std::max(*largestStep, s.bytes);
     }
   return t;
@@ -398,10 +403,8 @@ double ProgramModel::reductionScatterDelta(const OpModel &o, const Strategy &s,
   if (dim < 0)
     return 0;
   double bytes = localBytes(valueOf(o.op->getResult(0)), from, grid);
-  ::loom::CollectiveStep step = ::loom::reductionStep(axes, bytes, dim);
-  return collectiveSeconds(step.kind, step.axes, step.bytes, grid) +
-         ::loom::rearrangeSeconds(cluster.device, step.rearrangedBytes) -
-         collectiveSeconds(::loom::CollectiveKind::AllReduce, axes, bytes, grid);
+  return stepSeconds(::loom::reductionStep(axes, bytes, dim), grid) -
+         stepSeconds(::loom::reductionStep(axes, bytes, -1), grid);
 }
 
 double ProgramModel::localBytes(const ValueModel &v, const TensorLayout &l,

@@ -162,6 +162,10 @@ public:
                                const ::loom::TensorLayout &want,
                                const SearchGrid &grid) const;
 
+  /// Seconds of one collective step with its local copies (as the
+  /// estimator's reshardStep prices it).
+  double stepSeconds(const ::loom::CollectiveStep &step, const SearchGrid &grid) const;
+
   /// Seconds of the collectives turning `from` into `to` for a tensor of
   /// `fullBytes`; with `zeroSync`, as ZeRO synchronises a parameter's
   /// gradient (an all-reduce as a reduce-scatter plus an all-gather).

@@ -714,6 +714,7 @@ void improveUnderCap(const StrategyGraph &graph, double cap,
   size_t n = graph.nodes.size();
   std::vector<std::vector<EdgeRef>> inc = incidentEdges(graph);
   std::vector<double> local, localU, localV;
+  std::vector<EdgeRef> byOther; // u's edges grouped by their other end
   auto improves = [](double delta, double total) {
     return delta < -1e-12 * std::max(1.0, std::fabs(total));
   };
@@ -750,13 +751,19 @@ void improveUnderCap(const StrategyGraph &graph, double cap,
       // Two ends of an edge: u with each later neighbour v. The pair's cost
       // is each end's local cost without the edges between them, plus those
       // edges at the pair's strategies.
-      std::vector<unsigned> seen;
-      for (const EdgeRef &r : inc[u]) {
-        unsigned v = r.other;
-        if (v <= u || graph.numStrategies(v) < 2 ||
-            std::find(seen.begin(), seen.end(), v) != seen.end())
+      byOther = inc[u];
+      std::stable_sort(byOther.begin(), byOther.end(),
+                       [](const EdgeRef &a, const EdgeRef &b) {
+                         return a.other < b.other;
+                       });
+      for (auto group = byOther.begin(); group != byOther.end();) {
+        unsigned v = group->other;
+        auto end = std::find_if(group, byOther.end(),
+                                [v](const EdgeRef &r) { return r.other != v; });
+        auto first = group;
+        group = end;
+        if (v <= u || graph.numStrategies(v) < 2)
           continue;
-        seen.push_back(v);
         const StrategyGraph::Node &nv = graph.nodes[v];
         localCosts(
             graph, inc, u, choice, 0.0, [v](unsigned o) { return o != v; },
@@ -767,12 +774,10 @@ void improveUnderCap(const StrategyGraph &graph, double cap,
         size_t ku = localU.size(), kv = localV.size();
         auto pairCost = [&](unsigned a, unsigned b) {
           double c = localU[a] + localV[b];
-          for (const EdgeRef &e : inc[u]) {
-            if (e.other != v)
-              continue;
-            const StrategyGraph::Edge &edge = graph.edges[e.edge];
-            c += e.isFrom ? edge.cost[size_t(a) * kv + b]
-                          : edge.cost[size_t(b) * ku + a];
+          for (auto e = first; e != end; ++e) { // the edges between u and v
+            const StrategyGraph::Edge &edge = graph.edges[e->edge];
+            c += e->isFrom ? edge.cost[size_t(a) * kv + b]
+                           : edge.cost[size_t(b) * ku + a];
           }
           return c;
         };
