@@ -12,6 +12,7 @@
 #include "dialects/Loom/IR/LoomOps.h"
 #include "loom/Cost/Estimate.h"
 #include "loom/Memory/Placement.h"
+#include "loom/Memory/StaticMemoryPlanIR.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -112,9 +113,6 @@ struct PlacedPrograms {
 
 /// Bytes in the largest binary unit that keeps the number at least 1.
 std::string bytesText(double bytes);
-
-/// The op attribute holding its results' offsets (ResultOffsets).
-inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
 
 /// The static memory plan of placement `c` on pipeline device `d` of
 /// `programs` (`p` holds the chosen chunk schedule of streamed

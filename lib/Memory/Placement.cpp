@@ -1219,12 +1219,12 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
                                        b.getF64FloatAttr(p.problem.budgetBytes)));
     }
   }
-  module->setAttr("loom.memory_plan", b.getDictionaryAttr(summary));
+  module->setAttr(kMemoryPlanAttr, b.getDictionaryAttr(summary));
   return p;
 }
 
 void mlir::loom::removePlacement(ModuleOp module) {
-  module->removeAttr("loom.memory_plan");
+  module->removeAttr(kMemoryPlanAttr);
   module.walk([](WeightOp w) { w->removeAttr("loom.placement"); });
   module.walk([](Operation *op) {
     // Partial recomputation's marks are the integer ones (Recompute.h).

@@ -93,12 +93,26 @@ describeTensor(func::FuncOp func, StringRef what, unsigned index, Type type,
 }
 
 /// The inputs, weights and outputs of one partitioned entry function, in
-/// the order its C entry takes their buffers.
+/// the order its C entry takes their buffers; the arena, when it has one,
+/// comes between the weights and the outputs.
 static FailureOr<llvm::json::Object>
 describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
   llvm::json::Array inputs, weights, outputs;
+  std::optional<int64_t> arenaBytes;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
+    // The static memory plan's device arena (loom-arena-buffers): the
+    // runtime allocates it once and passes it after the weights.
+    if (attrs && attrs.get("loom.arena")) {
+      auto memref = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
+      if (!memref || memref.getRank() != 1 || !memref.hasStaticShape() ||
+          !memref.getElementType().isInteger(8) || i + 1 != func.getNumArguments())
+        return func.emitOpError("argument #")
+               << i << " is marked loom.arena but is not the last argument "
+                       "or not a static memref of bytes";
+      arenaBytes = memref.getDimSize(0);
+      continue;
+    }
     auto weight = attrs ? attrs.getAs<DictionaryAttr>("loom.weight") : nullptr;
     if (!weight && !weights.empty())
       return func.emitOpError("input argument #")
@@ -134,9 +148,12 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
       return failure();
     outputs.push_back(std::move(*record));
   }
-  return llvm::json::Object{{"inputs", std::move(inputs)},
-                            {"weights", std::move(weights)},
-                            {"outputs", std::move(outputs)}};
+  llvm::json::Object described{{"inputs", std::move(inputs)},
+                               {"weights", std::move(weights)},
+                               {"outputs", std::move(outputs)}};
+  if (arenaBytes)
+    described["arena_bytes"] = *arenaBytes;
+  return described;
 }
 
 /// The manifest of the partitioned entry function, or of its pipeline

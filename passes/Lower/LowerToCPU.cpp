@@ -6,7 +6,8 @@
 //   2. partition (a no-op without a grid): upstream sharding propagation,
 //      boundary shardings recorded for the manifest, upstream
 //      shard-partition, now still in loom ops plus shard collectives;
-//      stage boundaries become shard.send / shard.recv;
+//      stage boundaries become shard.send / shard.recv; a static memory
+//      plan's buffers move into one arena the runtime passes in;
 //   3. loom -> linalg/tensor/arith/math;
 //   4. collectives: ours (all-gather, reduce-scatter, all-to-all) to loomrt
 //      calls, then upstream convert-shard-to-mpi for all-reduce and indices;
@@ -37,6 +38,7 @@ void mlir::loom::buildPartitionPipeline(OpPassManager &pm,
   pm.addPass(createLoomWeightsToArguments({options.entry}));
   pm.addPass(createLoomPartition({options.entry}));
   pm.addPass(createLoomStageTransfers({options.entry}));
+  pm.addPass(createLoomArenaBuffers({options.entry}));
 }
 
 void mlir::loom::buildPartitionedToLLVMPipeline(
@@ -44,7 +46,7 @@ void mlir::loom::buildPartitionedToLLVMPipeline(
   pm.addPass(createLoomToLinalg());
   pm.addPass(createLoomCollectivesToRuntime());
   addUpstream(pm, "convert-shard-to-mpi,canonicalize,"
-                  "func.func(linalg-fuse-elementwise-ops),"
+                  "func.func(linalg-fuse-elementwise-ops),eliminate-empty-tensors,"
                   "one-shot-bufferize{bufferize-function-boundaries=1 "
                   "function-boundary-type-conversion=identity-layout-map},"
                   "buffer-results-to-out-params{hoist-static-allocs=1 "

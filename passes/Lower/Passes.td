@@ -164,6 +164,52 @@ def LoomStageTransfers : Pass<"loom-stage-transfers", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def LoomArenaBuffers : Pass<"loom-arena-buffers", "::mlir::ModuleOp"> {
+  let summary = "Put the static memory plan's device buffers in one arena";
+  let description = [{
+    Memory placement gives every buffer of the device an offset in one
+    arena (`loom.offsets`, `loom.fetch ... at N`, and the arena's size in
+    `loom.memory_plan`; docs/memory-placement.md). This pass makes the
+    program use it: the entry gains a trailing `memref<N x i8>` argument
+    marked `loom.arena = "device"`, which the runtime allocates once, and
+    each planned value is written at its offset:
+
+    - an op result with a forward offset is materialized into a
+      `memref.view` of the arena at that offset, and its readers read the
+      view (after `eliminate-empty-tensors` the op computes there directly);
+    - an entry argument with a forward offset is copied into its place on
+      entry;
+    - a `loom.fetch ... at N` copies its weight into the arena at N, where
+      the plan put the chunk's copy (a carried fetch copies too: a CPU
+      process has no previous step that left it there); `loom.release`
+      frees nothing and goes.
+
+    Values without an offset, weights and the lowering's temporaries stay
+    in buffers of their own. A module without a static memory plan is left
+    unchanged. Fails, naming the op, when a planned buffer does not lie
+    inside the arena or its offset is not a multiple of its element size.
+
+    Before:
+    ```mlir
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 256>}} : tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %c = arith.constant 256 : index
+    %v = memref.view %arena[%c][] : memref<1024xi8> to memref<4xf32>
+    %d = bufferization.to_tensor %v restrict writable : memref<4xf32> to tensor<4xf32>
+    %y = loom.unary relu %x {loom.offsets = ...} : tensor<4xf32>
+    %p = bufferization.materialize_in_destination %y in %d : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 def LoomCollectivesToRuntime
     : Pass<"loom-collectives-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lower shard collectives upstream cannot lower to loomrt calls";

@@ -9,6 +9,7 @@
 
 #include "dialects/Loom/IR/LoomOps.h"
 #include "loom/Memory/Movement.h"
+#include "loom/Memory/StaticMemoryPlanIR.h"
 
 namespace mlir::loom {
 #define GEN_PASS_DEF_LOOMVERIFYMOVEMENT
@@ -27,7 +28,7 @@ struct LoomVerifyMovementPass
     ModuleOp module = getOperation();
     bool moves = false;
     module.walk([&](Operation *op) { moves |= isa<FetchOp, ReleaseOp>(op); });
-    auto plan = module->getAttrOfType<DictionaryAttr>("loom.memory_plan");
+    auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr);
     auto sizes = plan ? plan.getAs<DenseI64ArrayAttr>("chunk_sizes") : nullptr;
     auto budget = plan ? plan.getAs<FloatAttr>("chunk_budget_bytes") : nullptr;
     if (!sizes || !budget) {
@@ -39,15 +40,11 @@ struct LoomVerifyMovementPass
       return signalPassFailure();
     }
     // The device arena's size, where the plan has a static memory plan.
-    int64_t arenaBytes = -1;
-    if (auto arenas = plan.getAs<DictionaryAttr>("arenas"))
-      if (auto device = arenas.getAs<DictionaryAttr>("device"))
-        if (auto bytes = device.getAs<IntegerAttr>("bytes"))
-          arenaBytes = bytes.getInt();
+    int64_t deviceArena = arenaBytes(module).value_or(-1);
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() &&
           failed(verifyMovement(func, sizes.asArrayRef(),
-                                budget.getValueAsDouble(), arenaBytes)))
+                                budget.getValueAsDouble(), deviceArena)))
         return signalPassFailure();
   }
 };

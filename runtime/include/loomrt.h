@@ -275,6 +275,10 @@ LOOMRT_API int64_t loomrt_artifact_micro_batches(const loomrt_artifact *a);
 LOOMRT_API int64_t loomrt_artifact_stage(const loomrt_artifact *a);
 /* After load: the lowest world rank that holds the outputs. */
 LOOMRT_API int64_t loomrt_artifact_output_rank(const loomrt_artifact *a);
+/* Bytes of this rank's static-memory-plan arena (0 when the program has
+ * none, or before loomrt_artifact_load): one region the runtime maps at load
+ * and the program places its planned buffers in. */
+LOOMRT_API int64_t loomrt_artifact_arena_bytes(const loomrt_artifact *a);
 LOOMRT_API loomrt_status loomrt_artifact_info(const loomrt_artifact *a,
                                               int32_t kind, int64_t index,
                                               loomrt_tensor_info *info);

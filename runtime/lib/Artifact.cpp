@@ -6,7 +6,7 @@
 // shapes, splits and the local shapes they imply), loads program.so with
 // dlopen(RTLD_NOW | RTLD_GLOBAL) so that it binds to the already loaded
 // libloomrt and libmpi, allocates the entry's buffers (inputs, weights,
-// outputs in manifest order) and loads each rank's weight shards. A
+// the static memory plan's arena if any, outputs in manifest order) and loads each rank's weight shards. A
 // pipelined artifact lists one entry and buffer set per stage; loading picks
 // the one of this rank's coordinate on the pipeline axis.
 //
@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <fstream>
 #include <sstream>
 
@@ -39,6 +40,8 @@ struct TensorDesc {
 struct StageDesc {
   std::string entry;
   std::vector<TensorDesc> tensors[3];
+  /// The static memory plan's device arena (0: the program has none).
+  int64_t arenaBytes = 0;
 };
 
 const char *kindName(int kind) {
@@ -62,6 +65,9 @@ struct loomrt_artifact {
   void *handle = nullptr;
   void (*entryFn)(void **) = nullptr;
   std::vector<loomrt_tensor *> buffers[3];
+  /// This rank's arena, mapped once at load and passed after the weights.
+  void *arena = nullptr;
+  int64_t arenaBytes = 0;
   std::vector<void *> pointers;
 };
 
@@ -256,6 +262,17 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     return bad(format(
         "'ranks' is %lld but grid %s has %lld devices", (long long)a.ranks,
         shapeString(a.grid.data(), a.grid.size()).c_str(), (long long)product));
+  auto parseArena = [&](const json &object, const std::string &scope,
+                        int64_t &bytes) -> loomrt_status {
+    bytes = 0;
+    if (!object.contains("arena_bytes"))
+      return ok();
+    if (!object["arena_bytes"].is_number_integer() ||
+        object["arena_bytes"].get<int64_t>() <= 0)
+      return bad(scope + "'arena_bytes' must be a positive integer");
+    bytes = object["arena_bytes"].get<int64_t>();
+    return ok();
+  };
   auto parseLists = [&](const json &object, const std::string &scope,
                         std::vector<TensorDesc> (&tensors)[3]) -> loomrt_status {
     for (int kind = 0; kind < 3; ++kind) {
@@ -293,6 +310,8 @@ loomrt_status parseManifest(loomrt_artifact &a) {
   if (!m.contains("stages")) {
     StageDesc whole;
     whole.entry = a.entry;
+    if (loomrt_status s = parseArena(m, "", whole.arenaBytes))
+      return s;
     for (int kind = 0; kind < 3; ++kind)
       whole.tensors[kind] = a.tensors[kind];
     a.stages.push_back(std::move(whole));
@@ -322,6 +341,8 @@ loomrt_status parseManifest(loomrt_artifact &a) {
       return bad(scope + "missing string 'entry'");
     stage.entry = stages[k]["entry"].get<std::string>();
     if (loomrt_status s = parseLists(stages[k], scope, stage.tensors))
+      return s;
+    if (loomrt_status s = parseArena(stages[k], scope, stage.arenaBytes))
       return s;
     bool last = (int64_t)k + 1 == count;
     for (int kind : {LOOMRT_INPUT, LOOMRT_OUTPUT}) {
@@ -383,6 +404,8 @@ void loomrt_artifact_close(loomrt_artifact *a) {
   for (auto &list : a->buffers)
     for (loomrt_tensor *t : list)
       loomrt_tensor_destroy(t);
+  if (a->arena)
+    munmap(a->arena, (size_t)a->arenaBytes);
   // The program library stays loaded: MPI and atexit handlers may still
   // reference it.
   delete a;
@@ -405,6 +428,9 @@ int64_t loomrt_artifact_stage(const loomrt_artifact *a) {
 }
 int64_t loomrt_artifact_output_rank(const loomrt_artifact *a) {
   return a ? a->outputRank : 0;
+}
+int64_t loomrt_artifact_arena_bytes(const loomrt_artifact *a) {
+  return a ? a->arenaBytes : 0;
 }
 int64_t loomrt_artifact_count(const loomrt_artifact *a, int32_t kind) {
   if (!a || kind < 0 || kind > 2)
@@ -481,7 +507,22 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
   a->handle = h;
   a->entryFn = reinterpret_cast<void (*)(void **)>(sym);
   a->pointers.clear();
-  for (int kind = 0; kind < 3; ++kind)
+  for (int kind = 0; kind < 3; ++kind) {
+    // The arena goes between the weights and the outputs (the entry's
+    // argument order). Mapped, not allocated: the pages of a training
+    // plan's arena the forward never touches cost nothing.
+    if (kind == LOOMRT_OUTPUT && stage.arenaBytes > 0) {
+      void *p = mmap(nullptr, (size_t)stage.arenaBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED)
+        return fail(LOOMRT_ERR_NOMEM,
+                    format("cannot map the %lld-byte arena of the static "
+                           "memory plan: %s",
+                           (long long)stage.arenaBytes, strerror(errno)));
+      a->arena = p;
+      a->arenaBytes = stage.arenaBytes;
+      a->pointers.push_back(p);
+    }
     for (const TensorDesc &t : a->tensors[kind]) {
       loomrt_tensor *b = nullptr;
       if (loomrt_status s = makeTensor(t.dtype, t.local, &b))
@@ -490,6 +531,7 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
       a->buffers[kind].push_back(b);
       a->pointers.push_back(b->data);
     }
+  }
   return ok();
 })}
 

@@ -1,0 +1,53 @@
+//===- StaticMemoryPlanIR.h - the static memory plan as the IR holds it -*- C++ -*-===//
+//
+// Memory placement writes the device's static memory plan into the IR
+// (docs/memory-placement.md, "In the IR"); the lowering and the checks read
+// it back through these accessors, so the attribute names live in one place.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_MEMORY_STATICMEMORYPLANIR_H
+#define LOOM_MEMORY_STATICMEMORYPLANIR_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+
+namespace mlir::loom {
+
+/// The module attribute summarising the placement.
+inline constexpr llvm::StringLiteral kMemoryPlanAttr = "loom.memory_plan";
+
+/// The op (and function argument) attribute holding its results' offsets:
+/// `{forward, backward, host}`, each an array by result, -1 where a result
+/// has no buffer there.
+inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
+
+/// The bytes of `tier`'s arena ("device", "host", "nvme") in the module's
+/// memory plan, if it has one.
+inline std::optional<int64_t> arenaBytes(ModuleOp module,
+                                         llvm::StringRef tier = "device") {
+  auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr);
+  auto arenas = plan ? plan.getAs<DictionaryAttr>("arenas") : nullptr;
+  auto arena = arenas ? arenas.getAs<DictionaryAttr>(tier) : nullptr;
+  auto bytes = arena ? arena.getAs<IntegerAttr>("bytes") : nullptr;
+  if (!bytes)
+    return std::nullopt;
+  return bytes.getInt();
+}
+
+/// The device offset the forward writes result `index` at, from an
+/// `loom.offsets` dictionary (an op's, or an argument's); none when there is
+/// no dictionary, no forward entry or a negative one.
+inline std::optional<int64_t> forwardOffset(DictionaryAttr offsets,
+                                            unsigned index) {
+  auto forward = offsets ? offsets.getAs<DenseI64ArrayAttr>("forward") : nullptr;
+  if (!forward || index >= forward.size() || forward[index] < 0)
+    return std::nullopt;
+  return forward[index];
+}
+
+} // namespace mlir::loom
+
+#endif // LOOM_MEMORY_STATICMEMORYPLANIR_H

@@ -1,0 +1,319 @@
+//===- ArenaBuffers.cpp - the static memory plan's buffers in one arena ---===//
+//
+// Memory placement assigns every device buffer an offset in one arena; this
+// pass makes the compiled program allocate from it, so that running the
+// program checks the plan: two buffers the plan wrongly lets share bytes
+// while both are live corrupt the outputs. The arena is an entry argument
+// the runtime allocates once (manifest `arena_bytes`), so no planned buffer
+// is allocated inside the step.
+//
+// Each planned value is redirected into a view of the arena in value
+// semantics (materialize_in_destination into to_tensor of a memref.view);
+// upstream eliminate-empty-tensors then lets its producer compute in place
+// there, and one-shot bufferization copies only where it cannot (views,
+// weights fetched into the arena). The materialization also keeps
+// elementwise fusion from moving a producer's reads past its position,
+// which the plan's lifetimes rely on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Passes/Lower.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Memory/StaticMemoryPlanIR.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_LOOMARENABUFFERS
+#include "passes/Lower/Passes.h.inc"
+} // namespace mlir::loom
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+
+/// One value the plan puts in the arena: an op result, an entry argument or
+/// a fetched weight's copy.
+struct PlannedBuffer {
+  Value value;
+  Operation *owner; // names it in diagnostics
+  std::string what;
+  int64_t offset = 0, bytes = 0;
+  /// Positions in the function body (-1: an entry argument, written on
+  /// entry): where it is written, and the last op reading it directly or
+  /// through a value that may alias it after bufferization.
+  int64_t defined = -1, lastRead = -1;
+  Operation *lastReader = nullptr;
+};
+
+/// The bytes of a planned buffer of `type` at `offset`; fails on `owner` if
+/// it leaves the arena or is misaligned for its elements.
+FailureOr<int64_t> plannedBytes(Operation *owner, StringRef what, Type type,
+                                int64_t offset, int64_t arenaBytes) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return owner->emitOpError() << what << " is planned at offset " << offset
+                                << " but has type " << type
+                                << "; only static tensors have a place";
+  Type element = tensor.getElementType();
+  int64_t elementBytes =
+      element.isIntOrFloat() ? (element.getIntOrFloatBitWidth() + 7) / 8 : 0;
+  if (elementBytes == 0)
+    return owner->emitOpError()
+           << what << " has elements of type " << element
+           << "; an arena holds integer and float elements only";
+  int64_t bytes = tensor.getNumElements() * elementBytes;
+  if (offset < 0 || offset > arenaBytes || bytes > arenaBytes - offset)
+    return owner->emitOpError()
+           << what << " is planned at bytes [" << offset << ", "
+           << offset + bytes << ") but the device arena of the memory plan "
+           << "has " << arenaBytes << " bytes";
+  if (offset % elementBytes != 0)
+    return owner->emitOpError()
+           << what << " is planned at offset " << offset
+           << ", not a multiple of its " << elementBytes << "-byte elements";
+  return bytes;
+}
+
+/// A writable tensor over the arena's bytes at `offset`, built at `b`'s
+/// insertion point.
+Value arenaTensor(OpBuilder &b, Location loc, Value arena, Type type,
+                  int64_t offset) {
+  auto tensor = cast<RankedTensorType>(type);
+  Value shift = arith::ConstantIndexOp::create(b, loc, offset);
+  auto memref = MemRefType::get(tensor.getShape(), tensor.getElementType());
+  Value view = memref::ViewOp::create(b, loc, memref, arena, shift, ValueRange{});
+  return bufferization::ToTensorOp::create(b, loc, tensor, view,
+                                           /*restrict=*/true, /*writable=*/true);
+}
+
+/// The planned buffers of `func`, with the positions they are live over in
+/// the program as it is now (partitioning may have rewritten it since the
+/// plan was made). Fails on a buffer that does not fit the arena.
+FailureOr<std::vector<PlannedBuffer>> collectPlanned(func::FuncOp func,
+                                                     int64_t arenaBytes) {
+  std::vector<PlannedBuffer> planned;
+  auto add = [&](Value value, Operation *owner, std::string what,
+                 int64_t offset, int64_t defined) -> LogicalResult {
+    FailureOr<int64_t> bytes =
+        plannedBytes(owner, what, value.getType(), offset, arenaBytes);
+    if (failed(bytes))
+      return failure();
+    planned.push_back({value, owner, std::move(what), offset, *bytes, defined, defined});
+    return success();
+  };
+  for (unsigned a = 0; a < func.getNumArguments(); ++a)
+    if (std::optional<int64_t> offset = forwardOffset(
+            func.getArgAttrOfType<DictionaryAttr>(a, kOffsetsAttr), 0))
+      if (failed(add(func.getArgument(a), func, "argument #" + std::to_string(a),
+                     *offset, -1)))
+        return failure();
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = static_cast<int64_t>(i);
+  for (Operation &op : body) {
+    if (auto fetch = dyn_cast<FetchOp>(op)) {
+      if (std::optional<int64_t> offset = fetch.getOffset())
+        if (failed(add(fetch.getResult(), &op, "the fetched weight", *offset,
+                       position[&op])))
+          return failure();
+      continue;
+    }
+    auto offsets = op.getAttrOfType<DictionaryAttr>(kOffsetsAttr);
+    for (OpResult result : op.getResults())
+      if (std::optional<int64_t> offset =
+              forwardOffset(offsets, result.getResultNumber()))
+        if (failed(add(result, &op,
+                       "result #" + std::to_string(result.getResultNumber()),
+                       *offset, position[&op])))
+          return failure();
+  }
+
+  return planned;
+}
+
+/// Sets each buffer's last read, the last op reading its value directly or
+/// through a reader's result outside `placed`: such a result may be a view
+/// of the value after bufferization (a reshape, a slice, an in-place
+/// update), so the value's bytes are read until that result's last read.
+void computeLastReads(func::FuncOp func, const llvm::DenseSet<Value> &placed,
+                      std::vector<PlannedBuffer> &planned) {
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = static_cast<int64_t>(i);
+  using Read = std::pair<int64_t, Operation *>;
+  llvm::DenseMap<Value, Read> lastRead;
+  auto readUntil = [&](Value v, int64_t from) {
+    Read last{from, nullptr};
+    for (Operation *user : v.getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (!top)
+        continue;
+      if (position[top] > last.first)
+        last = {position[top], top};
+      for (Value r : top->getResults())
+        if (!placed.contains(r) && lastRead.lookup(r).first > last.first)
+          last = lastRead.lookup(r);
+    }
+    lastRead[v] = last;
+  };
+  for (Operation &op : llvm::reverse(body))
+    for (Value r : op.getResults())
+      readUntil(r, position[&op]);
+  for (BlockArgument arg : func.getArguments())
+    readUntil(arg, -1);
+  for (PlannedBuffer &p : planned)
+    std::tie(p.lastRead, p.lastReader) = lastRead.lookup(p.value);
+}
+
+/// Whether `func` holds anything the static memory plan placed.
+bool hasPlacedBuffers(func::FuncOp func) {
+  for (unsigned a = 0; a < func.getNumArguments(); ++a)
+    if (func.getArgAttr(a, kOffsetsAttr))
+      return true;
+  WalkResult found = func.walk([](Operation *op) {
+    auto fetch = dyn_cast<FetchOp>(op);
+    return op->hasAttr(kOffsetsAttr) || (fetch && fetch.getOffset())
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+struct ArenaBuffersPass
+    : mlir::loom::impl::LoomArenaBuffersBase<ArenaBuffersPass> {
+  using LoomArenaBuffersBase::LoomArenaBuffersBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (func::FuncOp func : entryFunctions(module, entry)) {
+      if (func.isExternal() || !hasPlacedBuffers(func))
+        continue;
+      std::optional<int64_t> bytes = arenaBytes(module);
+      if (!bytes || *bytes <= 0) {
+        func.emitOpError("has buffers placed by a static memory plan (")
+            << kOffsetsAttr << " or loom.fetch ... at) but the module's "
+            << kMemoryPlanAttr << " gives no device arena size";
+        return signalPassFailure();
+      }
+      if (failed(convert(func, *bytes, !module.getOps<shard::GridOp>().empty())))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult convert(func::FuncOp func, int64_t bytes, bool partitioned) {
+    FailureOr<std::vector<PlannedBuffer>> planned = collectPlanned(func, bytes);
+    if (failed(planned))
+      return failure();
+
+    // Two buffers sharing a byte must not be live together. In the program
+    // the plan was made for that is the plan's own check, and a failure
+    // here is a wrong plan. A partitioned program may read a value later
+    // than planned (the partitioner's canonicalization composes ops): the
+    // later-written buffer then gets a private buffer instead, which is as
+    // un-aliased as its arena place would have been, so nothing else moves.
+    llvm::DenseSet<Value> placed;
+    for (const PlannedBuffer &p : *planned)
+      placed.insert(p.value);
+    computeLastReads(func, placed, *planned);
+    std::vector<const PlannedBuffer *> live;
+    llvm::DenseSet<const PlannedBuffer *> privateBuffers;
+    for (const PlannedBuffer &w : *planned) {
+      llvm::erase_if(live, [&](const PlannedBuffer *x) { return x->lastRead < w.defined; });
+      const PlannedBuffer *clash = nullptr;
+      for (const PlannedBuffer *x : live)
+        if (x->offset < w.offset + w.bytes && w.offset < x->offset + x->bytes)
+          clash = x;
+      if (clash && !partitioned) {
+        InFlightDiagnostic diag = w.owner->emitOpError()
+                                  << w.what << " is planned at bytes [" << w.offset
+                                  << ", " << w.offset + w.bytes << "), which "
+                                  << clash->what << " of the op below still holds";
+        diag.attachNote(clash->owner->getLoc())
+            << "planned at [" << clash->offset << ", " << clash->offset + clash->bytes << ")";
+        if (clash->lastReader)
+          diag.attachNote(clash->lastReader->getLoc())
+              << "whose bytes are read until here (directly or through a value that "
+                 "may share them), after the write";
+        return failure();
+      }
+      if (clash)
+        privateBuffers.insert(&w);
+      else
+        live.push_back(&w);
+    }
+    if (!privateBuffers.empty())
+      mlir::emitRemark(func.getLoc())
+          << privateBuffers.size() << " of " << planned->size()
+          << " planned buffers get private ones: the partitioned program "
+             "reads the arena bytes they were planned at later than the plan "
+             "expects";
+
+    MLIRContext *ctx = &getContext();
+    Builder attrs(ctx);
+    unsigned index = func.getNumArguments();
+    auto arenaType = MemRefType::get({bytes}, IntegerType::get(ctx, 8));
+    if (failed(func.insertArgument(
+            index, arenaType,
+            attrs.getDictionaryAttr(
+                {attrs.getNamedAttr("loom.arena", attrs.getStringAttr("device"))}),
+            func.getLoc())))
+      return failure();
+    Value arena = func.getArgument(index);
+    Block &body = func.getBody().front();
+    OpBuilder b(ctx);
+    for (const PlannedBuffer &buffer : *planned) {
+      const PlannedBuffer *p = &buffer;
+      bool inArena = !privateBuffers.contains(p);
+      Operation *op = p->value.getDefiningOp();
+      Location loc = p->owner->getLoc();
+      auto fetch = dyn_cast_or_null<FetchOp>(op);
+      if (fetch && !inArena)
+        continue; // reads its weight where the runtime put it
+      if (fetch) {
+        // The weight's copy lands where the plan put it; its readers read
+        // the copy.
+        b.setInsertionPoint(fetch);
+        Value dest = arenaTensor(b, loc, arena, fetch.getType(), p->offset);
+        auto copy = bufferization::MaterializeInDestinationOp::create(
+            b, loc, fetch.getSource(), dest);
+        fetch.getResult().replaceAllUsesWith(copy.getResult());
+        fetch.erase();
+        continue;
+      }
+      // Inputs are written into their places on entry; an op's result is
+      // written after it, into a view made before it so that the op itself
+      // can compute there.
+      if (op)
+        b.setInsertionPoint(op);
+      else
+        b.setInsertionPointToStart(&body);
+      Value dest =
+          inArena ? arenaTensor(b, loc, arena, p->value.getType(), p->offset)
+                  : bufferization::AllocTensorOp::create(
+                        b, loc, cast<RankedTensorType>(p->value.getType()),
+                        ValueRange{})
+                        .getResult();
+      if (op)
+        b.setInsertionPointAfter(op);
+      auto placed = bufferization::MaterializeInDestinationOp::create(
+          b, loc, p->value, dest);
+      Value value = p->value;
+      value.replaceAllUsesExcept(placed.getResult(), placed);
+    }
+    // A release frees nothing on a CPU; a copy in the arena is not a
+    // loom.fetch result any more.
+    for (auto release : llvm::make_early_inc_range(body.getOps<ReleaseOp>()))
+      release.erase();
+    return success();
+  }
+};
+
+} // namespace

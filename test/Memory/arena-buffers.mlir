@@ -1,0 +1,110 @@
+// RUN: loom-opt %s -split-input-file --loom-arena-buffers -verify-diagnostics | FileCheck %s
+
+// The static memory plan as --loom-place-memory writes it, made the
+// program's allocation: the input, each planned result and the fetched
+// weight are written at their offsets in one trailing arena argument. %r
+// reuses %y's bytes: %y's last read is the op writing %z.
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 1024 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32> {loom.offsets = {forward = array<i64: 512>}}, %w: tensor<8x8xf32>) -> tensor<2x8xf32> {
+    %d = loom.fetch %w chunk 0 at 768 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d : tensor<8x8xf32>
+    %z = loom.unary relu %y {loom.offsets = {forward = array<i64: 256>}} : tensor<2x8xf32>
+    %r = loom.unary relu %z {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    return %r : tensor<2x8xf32>
+  }
+}
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x8xf32> {{{.*}}}, %[[W:[a-z0-9]+]]: tensor<8x8xf32>, %[[ARENA:[a-z0-9]+]]: memref<1024xi8> {loom.arena = "device"})
+// CHECK:      %[[C512:.*]] = arith.constant 512 : index
+// CHECK:      %[[XV:.*]] = memref.view %[[ARENA]][%[[C512]]][] : memref<1024xi8> to memref<2x8xf32>
+// CHECK:      %[[XD:.*]] = bufferization.to_tensor %[[XV]] restrict writable
+// CHECK:      %[[XP:.*]] = bufferization.materialize_in_destination %[[X]] in %[[XD]]
+// CHECK:      %[[C768:.*]] = arith.constant 768 : index
+// CHECK:      %[[WV:.*]] = memref.view %[[ARENA]][%[[C768]]][] : memref<1024xi8> to memref<8x8xf32>
+// CHECK:      %[[WD:.*]] = bufferization.to_tensor %[[WV]] restrict writable
+// CHECK:      %[[WP:.*]] = bufferization.materialize_in_destination %[[W]] in %[[WD]]
+// CHECK-NOT:  loom.fetch
+// CHECK:      memref.view %[[ARENA]][%{{.*}}][] : memref<1024xi8> to memref<2x8xf32>
+// CHECK:      %[[Y:.*]] = loom.matmul %[[XP]], %[[WP]]
+// CHECK:      %[[YP:.*]] = bufferization.materialize_in_destination %[[Y]] in
+// CHECK-NOT:  loom.release
+// CHECK:      loom.unary relu %[[YP]]
+// CHECK:      %[[R:.*]] = loom.unary relu
+// CHECK:      %[[RP:.*]] = bufferization.materialize_in_destination %[[R]] in
+// CHECK:      return %[[RP]]
+
+// -----
+
+// Without a static memory plan nothing changes.
+// CHECK-LABEL: func.func @main(%{{.*}}: tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NOT:   memref.view
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = loom.unary relu %x : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 64 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    // expected-error @+1 {{result #0 is planned at bytes [32, 96) but the device arena of the memory plan has 64 bytes}}
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 32>}} : tensor<2x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    // expected-error @+1 {{result #0 is planned at offset 2, not a multiple of its 4-byte elements}}
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 2>}} : tensor<2x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// A plan that lets a buffer take bytes another still holds is wrong: %z is
+// written over %y, which the add reads after it.
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    // expected-note @+1 {{planned at [0, 64)}}
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    // expected-error @+1 {{result #0 is planned at bytes [32, 96), which result #0 of the op below still holds}}
+    %z = loom.unary neg %y {loom.offsets = {forward = array<i64: 32>}} : tensor<2x8xf32>
+    %s = loom.binary add %y, %z : tensor<2x8xf32>, tensor<2x8xf32>
+    // The add's result may share %y's buffer after bufferization.
+    // expected-note @+1 {{whose bytes are read until here (directly or through a value that may share them), after the write}}
+    return %s : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// The same overlap through a reshape the plan gave no buffer: after
+// bufferization the reshape is a view of %y's bytes.
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<16xf32> {
+    // expected-note @+1 {{planned at [0, 64)}}
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    %v = loom.reshape %y : tensor<2x8xf32> -> tensor<16xf32>
+    // expected-error @+1 {{which result #0 of the op below still holds}}
+    %z = loom.unary neg %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    %f = loom.reshape %z : tensor<2x8xf32> -> tensor<16xf32>
+    %s = loom.binary add %v, %f : tensor<16xf32>, tensor<16xf32>
+    // expected-note @+1 {{whose bytes are read until here}}
+    return %s : tensor<16xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {placement = "everything on the device"}} {
+  // expected-error @+1 {{has buffers placed by a static memory plan (loom.offsets or loom.fetch ... at) but the module's loom.memory_plan gives no device arena size}}
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
