@@ -49,6 +49,9 @@ struct PlannedBuffer {
   /// through a value that may alias it after bufferization.
   int64_t defined = -1, lastRead = -1;
   Operation *lastReader = nullptr;
+  /// False when a partitioned program reads an earlier buffer over its
+  /// bytes while it lives: it gets a private allocation.
+  bool inArena = true;
 };
 
 /// The bytes of a planned buffer of `type` at `offset`; fails on `owner` if
@@ -94,7 +97,10 @@ Value arenaTensor(OpBuilder &b, Location loc, Value arena, Type type,
 
 /// The planned buffers of `func`, with the positions they are live over in
 /// the program as it is now (partitioning may have rewritten it since the
-/// plan was made). Fails on a buffer that does not fit the arena.
+/// plan was made). A buffer is read until its last reader, or until the
+/// last read of a reader's result that is not planned: after bufferization
+/// that result may be a view of it (a reshape, a slice, an in-place
+/// update). Fails on a buffer that does not fit the arena.
 FailureOr<std::vector<PlannedBuffer>> collectPlanned(func::FuncOp func,
                                                      int64_t arenaBytes) {
   std::vector<PlannedBuffer> planned;
@@ -135,19 +141,9 @@ FailureOr<std::vector<PlannedBuffer>> collectPlanned(func::FuncOp func,
           return failure();
   }
 
-  return planned;
-}
-
-/// Sets each buffer's last read, the last op reading its value directly or
-/// through a reader's result outside `placed`: such a result may be a view
-/// of the value after bufferization (a reshape, a slice, an in-place
-/// update), so the value's bytes are read until that result's last read.
-void computeLastReads(func::FuncOp func, const llvm::DenseSet<Value> &placed,
-                      std::vector<PlannedBuffer> &planned) {
-  Block &body = func.getBody().front();
-  llvm::DenseMap<Operation *, int64_t> position;
-  for (auto [i, op] : llvm::enumerate(body))
-    position[&op] = static_cast<int64_t>(i);
+  llvm::DenseSet<Value> placed;
+  for (const PlannedBuffer &p : planned)
+    placed.insert(p.value);
   using Read = std::pair<int64_t, Operation *>;
   llvm::DenseMap<Value, Read> lastRead;
   auto readUntil = [&](Value v, int64_t from) {
@@ -171,6 +167,7 @@ void computeLastReads(func::FuncOp func, const llvm::DenseSet<Value> &placed,
     readUntil(arg, -1);
   for (PlannedBuffer &p : planned)
     std::tie(p.lastRead, p.lastReader) = lastRead.lookup(p.value);
+  return planned;
 }
 
 /// Whether `func` holds anything the static memory plan placed.
@@ -219,13 +216,9 @@ struct ArenaBuffersPass
     // than planned (the partitioner's canonicalization composes ops): the
     // later-written buffer then gets a private buffer instead, which is as
     // un-aliased as its arena place would have been, so nothing else moves.
-    llvm::DenseSet<Value> placed;
-    for (const PlannedBuffer &p : *planned)
-      placed.insert(p.value);
-    computeLastReads(func, placed, *planned);
     std::vector<const PlannedBuffer *> live;
-    llvm::DenseSet<const PlannedBuffer *> privateBuffers;
-    for (const PlannedBuffer &w : *planned) {
+    int64_t privateBuffers = 0;
+    for (PlannedBuffer &w : *planned) {
       llvm::erase_if(live, [&](const PlannedBuffer *x) { return x->lastRead < w.defined; });
       const PlannedBuffer *clash = nullptr;
       for (const PlannedBuffer *x : live)
@@ -244,14 +237,16 @@ struct ArenaBuffersPass
                  "may share them), after the write";
         return failure();
       }
-      if (clash)
-        privateBuffers.insert(&w);
-      else
+      if (clash) {
+        w.inArena = false;
+        ++privateBuffers;
+      } else {
         live.push_back(&w);
+      }
     }
-    if (!privateBuffers.empty())
+    if (privateBuffers)
       mlir::emitRemark(func.getLoc())
-          << privateBuffers.size() << " of " << planned->size()
+          << privateBuffers << " of " << planned->size()
           << " planned buffers get private ones: the partitioned program "
              "reads the arena bytes they were planned at later than the plan "
              "expects";
@@ -269,19 +264,17 @@ struct ArenaBuffersPass
     Value arena = func.getArgument(index);
     Block &body = func.getBody().front();
     OpBuilder b(ctx);
-    for (const PlannedBuffer &buffer : *planned) {
-      const PlannedBuffer *p = &buffer;
-      bool inArena = !privateBuffers.contains(p);
-      Operation *op = p->value.getDefiningOp();
-      Location loc = p->owner->getLoc();
+    for (const PlannedBuffer &p : *planned) {
+      Operation *op = p.value.getDefiningOp();
+      Location loc = p.owner->getLoc();
       auto fetch = dyn_cast_or_null<FetchOp>(op);
-      if (fetch && !inArena)
+      if (fetch && !p.inArena)
         continue; // reads its weight where the runtime put it
       if (fetch) {
         // The weight's copy lands where the plan put it; its readers read
         // the copy.
         b.setInsertionPoint(fetch);
-        Value dest = arenaTensor(b, loc, arena, fetch.getType(), p->offset);
+        Value dest = arenaTensor(b, loc, arena, fetch.getType(), p.offset);
         auto copy = bufferization::MaterializeInDestinationOp::create(
             b, loc, fetch.getSource(), dest);
         fetch.getResult().replaceAllUsesWith(copy.getResult());
@@ -296,16 +289,16 @@ struct ArenaBuffersPass
       else
         b.setInsertionPointToStart(&body);
       Value dest =
-          inArena ? arenaTensor(b, loc, arena, p->value.getType(), p->offset)
+          p.inArena ? arenaTensor(b, loc, arena, p.value.getType(), p.offset)
                   : bufferization::AllocTensorOp::create(
-                        b, loc, cast<RankedTensorType>(p->value.getType()),
+                        b, loc, cast<RankedTensorType>(p.value.getType()),
                         ValueRange{})
                         .getResult();
       if (op)
         b.setInsertionPointAfter(op);
       auto placed = bufferization::MaterializeInDestinationOp::create(
-          b, loc, p->value, dest);
-      Value value = p->value;
+          b, loc, p.value, dest);
+      Value value = p.value;
       value.replaceAllUsesExcept(placed.getResult(), placed);
     }
     // A release frees nothing on a CPU; a copy in the arena is not a
