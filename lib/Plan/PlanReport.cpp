@@ -32,6 +32,10 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
                       !p.options.thorough ? "greedy (level=fast)"
                       : p.exact           ? "exact"
                                           : "not exact (greedy fallback)");
+  if (p.options.thorough && p.cappedSolves)
+    os << llvm::formatv("          under the memory cap: {0} of {1} solves "
+                        "exact, the rest by the Lagrangian heuristic\n",
+                        p.cappedProven, p.cappedSolves);
   os << "  time:   fold " << secs(p.foldSeconds) << ", search " << secs(p.searchSeconds)
      << " (graphs " << secs(p.phases.graphs) << ", solves " << secs(p.phases.solves)
      << ", units " << secs(p.phases.units) << ", stages " << secs(p.phases.stages)
@@ -186,6 +190,8 @@ llvm::json::Value mlir::loom::planToJSON(const PlanResult &p) {
       {"configs_considered", static_cast<int64_t>(p.configsConsidered)},
       {"solves", static_cast<int64_t>(p.solves)},
       {"exact", p.exact},
+      {"memory_capped_solves", static_cast<int64_t>(p.cappedSolves)},
+      {"memory_capped_exact", static_cast<int64_t>(p.cappedProven)},
       {"fold_seconds", p.foldSeconds},
       {"search_seconds", p.searchSeconds},
       {"search_phase_seconds",

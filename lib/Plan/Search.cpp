@@ -1829,13 +1829,24 @@ void Planner::solveGrid(unsigned gi) {
     return;
   // Trade time for memory (Lagrangian over the same solver).
   double cap = cluster.device.memoryBytes * options.memoryFraction;
-  Solution lean;
+  Solution lean, lagrangian;
+  bool proven = false;
   {
     PhaseTimer timer(result.phases.solves);
-    lean = solveUnderMemoryCap(g, cap, options.thorough);
+    lean = solveUnderMemoryCap(g, cap, options.thorough, &proven,
+                               uint64_t(1) << 20, &lagrangian);
   }
   ++result.solves;
-  addSolution(gi, g, lean, options.thorough, /*memoryCapped=*/true, /*syncReweighted=*/false);
+  ++result.cappedSolves;
+  result.cappedProven += proven;
+  addSolution(gi, g, lean, proven, /*memoryCapped=*/true, /*syncReweighted=*/false);
+  // The graph's memory is weights and kept activations only, and placement
+  // can move optimizer state off the device: the Lagrangian plan, dearer
+  // under the cap by this graph, can still be the faster one once priced in
+  // full (or placed). Both are priced; an identical choice is kept once.
+  if (lagrangian.feasible)
+    addSolution(gi, g, lagrangian, /*exact=*/false, /*memoryCapped=*/true,
+                /*syncReweighted=*/false);
 }
 
 /// How configurations rank as their solution's best: fitting ones first,
@@ -2613,11 +2624,14 @@ Planner::placeOverMemory(double fasterThan) {
         fitted >= kMaxPlacedPlans || placed.size() >= kMaxPlacementTries)
       break;
     PlanCandidate c = toCandidate(configs[i]);
-    if (!seen.insert(c.describe()).second)
+    // Two solutions of one grid read alike (the memory-capped solve adds
+    // the exact plan and the Lagrangian one): the solution tells them apart.
+    std::string solution = "#" + std::to_string(configs[i].solved);
+    if (!seen.insert(c.describe() + solution).second)
       continue;
     Config keepAll = configs[i];
     keepAll.recompute = RecomputeMode::None;
-    std::string samePlan = toCandidate(keepAll).describe();
+    std::string samePlan = toCandidate(keepAll).describe() + solution;
     if (auto it = placedFrom.find(samePlan);
         it != placedFrom.end() && it->second <= configs[i].recompute)
       continue;

@@ -12,7 +12,12 @@
 // per entry where a node has at most 256 strategies, since for long chains
 // they are the bulk of the memory.
 //
-// solveUnderMemoryCap searches the Lagrangian multiplier by intersecting the
+// solveUnderMemoryCap, when the cap binds, first runs the same elimination
+// with a front of (memory, cost) pairs per table entry instead of one cost
+// (FrontEliminator): exact, and cheap while the fronts stay short, which
+// they do when memory takes few distinct values per node (bytes of a few
+// shardings). Past a budget it falls back to the Lagrangian search: it
+// finds the multiplier by intersecting the
 // lines cost + lambda * memory of the two plans that bracket the cap (a
 // bisection that lands on the breakpoints of the lower convex hull, so it
 // ends after as many solves as the hull has vertices in the bracket), then
@@ -25,6 +30,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -389,6 +396,32 @@ size_t sumArgMin(const double *in, const double *add, size_t k,
   return 0; // all infinite
 }
 
+/// Steps the odometer `digit` over `scope`, the last variable fastest (as
+/// in the tables' layout), and moves each factor's index in `base` by its
+/// stride (stride[p * base.size() + f]: factor f's step for scope[p]).
+/// True when a slower digit than the last moved.
+bool advanceOdometer(std::vector<size_t> &digit,
+                     const std::vector<unsigned> &scope,
+                     const std::vector<size_t> &domain,
+                     const std::vector<size_t> &stride,
+                     std::vector<size_t> &base) {
+  size_t n = base.size();
+  bool wrapped = false;
+  for (size_t p = scope.size(); p-- > 0;) {
+    const size_t *sp = &stride[p * n];
+    if (++digit[p] < domain[scope[p]]) {
+      for (size_t f = 0; f < n; ++f)
+        base[f] += sp[f];
+      return wrapped;
+    }
+    for (size_t f = 0; f < n; ++f)
+      base[f] -= sp[f] * (digit[p] - 1);
+    digit[p] = 0;
+    wrapped = true;
+  }
+  return wrapped;
+}
+
 struct Factor {
   /// Sorted by elimination rank, latest first: the variable eliminated next
   /// is last and has stride 1.
@@ -396,6 +429,89 @@ struct Factor {
   std::vector<double> table;
   bool alive = true;
 };
+
+struct ScalarFactor {
+  std::vector<unsigned> scope; // sorted by elimination rank, latest first
+  std::vector<double> table;
+};
+
+/// The elimination's starting factors: one unary factor per free node (its
+/// cost, with lambda * memory, plus everything folded in from
+/// single-strategy neighbours and self-edges) and one binary factor per pair
+/// of free nodes (parallel edges summed).
+std::vector<ScalarFactor> scalarFactors(const StrategyGraph &graph,
+                                        const std::vector<size_t> &domain,
+                                        const std::vector<unsigned> &rank,
+                                        double lambda) {
+  auto later = [&](unsigned a, unsigned b) { return rank[a] > rank[b]; };
+  std::vector<ScalarFactor> factors;
+  size_t n = graph.nodes.size();
+  std::vector<std::vector<double>> unary(n);
+  for (unsigned v = 0; v < n; ++v) {
+    if (domain[v] < 2)
+      continue;
+    unary[v].resize(domain[v]);
+    for (unsigned s = 0; s < domain[v]; ++s)
+      unary[v][s] = nodeCost(graph.nodes[v], s, lambda);
+  }
+
+  // Order edges by (later end, earlier end) so parallel edges are adjacent.
+  struct PairEdge {
+    unsigned first, second, edge;
+  };
+  std::vector<PairEdge> pairs;
+  for (unsigned i = 0; i < graph.edges.size(); ++i) {
+    const StrategyGraph::Edge &e = graph.edges[i];
+    size_t kTo = domain[e.to];
+    bool freeFrom = domain[e.from] > 1, freeTo = kTo > 1;
+    if (e.from == e.to) {
+      if (freeFrom)
+        for (size_t s = 0; s < kTo; ++s)
+          unary[e.from][s] += e.cost[s * kTo + s];
+    } else if (freeFrom && freeTo) {
+      if (later(e.from, e.to))
+        pairs.push_back({e.from, e.to, i});
+      else
+        pairs.push_back({e.to, e.from, i});
+    } else if (freeFrom) { // `to` is fixed at 0
+      for (size_t s = 0; s < domain[e.from]; ++s)
+        unary[e.from][s] += e.cost[s * kTo];
+    } else if (freeTo) { // `from` is fixed at 0
+      for (size_t s = 0; s < kTo; ++s)
+        unary[e.to][s] += e.cost[s];
+    }
+    // Both fixed: a constant, which evaluateCost accounts for.
+  }
+  std::sort(pairs.begin(), pairs.end(),
+            [](const PairEdge &a, const PairEdge &b) {
+              return std::tie(a.first, a.second, a.edge) <
+                     std::tie(b.first, b.second, b.edge);
+            });
+
+  for (unsigned v = 0; v < n; ++v)
+    if (domain[v] > 1)
+      factors.push_back({{v}, std::move(unary[v])});
+
+  for (size_t i = 0; i < pairs.size();) {
+    unsigned a = pairs[i].first, b = pairs[i].second; // a is eliminated later
+    size_t ka = domain[a], kb = domain[b];
+    std::vector<double> table(ka * kb, 0.0);
+    for (; i < pairs.size() && pairs[i].first == a && pairs[i].second == b;
+         ++i) {
+      const StrategyGraph::Edge &e = graph.edges[pairs[i].edge];
+      if (e.from == a) {
+        for (size_t x = 0; x < ka * kb; ++x)
+          table[x] += e.cost[x];
+      } else { // stored as (b, a): transpose
+        for (size_t sa = 0; sa < ka; ++sa)
+          for (size_t sb = 0; sb < kb; ++sb)
+            table[sa * kb + sb] += e.cost[sb * ka + sa];
+      }
+    }
+    factors.push_back({{a, b}, std::move(table)});
+  }
+  return factors;
+}
 
 /// What eliminating a variable leaves for back-substitution: its best value
 /// for every assignment of its neighbours at the time.
@@ -445,75 +561,9 @@ private:
     return id;
   }
 
-  /// One unary factor per free node (its cost plus everything folded in from
-  /// single-strategy neighbours and self-edges) and one binary factor per
-  /// pair of free nodes (parallel edges summed).
   void buildFactors() {
-    size_t n = graph.nodes.size();
-    std::vector<std::vector<double>> unary(n);
-    for (unsigned v = 0; v < n; ++v) {
-      if (domain[v] < 2)
-        continue;
-      unary[v].resize(domain[v]);
-      for (unsigned s = 0; s < domain[v]; ++s)
-        unary[v][s] = nodeCost(graph.nodes[v], s, lambda);
-    }
-
-    // Order edges by (later end, earlier end) so parallel edges are adjacent.
-    struct PairEdge {
-      unsigned first, second, edge;
-    };
-    std::vector<PairEdge> pairs;
-    for (unsigned i = 0; i < graph.edges.size(); ++i) {
-      const StrategyGraph::Edge &e = graph.edges[i];
-      size_t kTo = domain[e.to];
-      bool freeFrom = domain[e.from] > 1, freeTo = kTo > 1;
-      if (e.from == e.to) {
-        if (freeFrom)
-          for (size_t s = 0; s < kTo; ++s)
-            unary[e.from][s] += e.cost[s * kTo + s];
-      } else if (freeFrom && freeTo) {
-        if (later(e.from, e.to))
-          pairs.push_back({e.from, e.to, i});
-        else
-          pairs.push_back({e.to, e.from, i});
-      } else if (freeFrom) { // `to` is fixed at 0
-        for (size_t s = 0; s < domain[e.from]; ++s)
-          unary[e.from][s] += e.cost[s * kTo];
-      } else if (freeTo) { // `from` is fixed at 0
-        for (size_t s = 0; s < kTo; ++s)
-          unary[e.to][s] += e.cost[s];
-      }
-      // Both fixed: a constant, which evaluateCost accounts for.
-    }
-    std::sort(pairs.begin(), pairs.end(),
-              [](const PairEdge &a, const PairEdge &b) {
-                return std::tie(a.first, a.second, a.edge) <
-                       std::tie(b.first, b.second, b.edge);
-              });
-
-    for (unsigned v = 0; v < n; ++v)
-      if (domain[v] > 1)
-        addFactor({v}, std::move(unary[v]));
-
-    for (size_t i = 0; i < pairs.size();) {
-      unsigned a = pairs[i].first, b = pairs[i].second; // a is eliminated later
-      size_t ka = domain[a], kb = domain[b];
-      std::vector<double> table(ka * kb, 0.0);
-      for (; i < pairs.size() && pairs[i].first == a && pairs[i].second == b;
-           ++i) {
-        const StrategyGraph::Edge &e = graph.edges[pairs[i].edge];
-        if (e.from == a) {
-          for (size_t x = 0; x < ka * kb; ++x)
-            table[x] += e.cost[x];
-        } else { // stored as (b, a): transpose
-          for (size_t sa = 0; sa < ka; ++sa)
-            for (size_t sb = 0; sb < kb; ++sb)
-              table[sa * kb + sb] += e.cost[sb * ka + sa];
-        }
-      }
-      addFactor({a, b}, std::move(table));
-    }
+    for (ScalarFactor &f : scalarFactors(graph, domain, rank, lambda))
+      addFactor(std::move(f.scope), std::move(f.table));
   }
 
   void eliminate(unsigned v) {
@@ -622,19 +672,8 @@ private:
       else
         record.arg32[r] = uint32_t(arg);
 
-      // Odometer over the scope, last variable fastest (as in the layout).
-      for (size_t p = nScope; p-- > 0;) {
-        const size_t *sp = &stride[p * nWide];
-        if (++digit[p] < domain[scope[p]]) {
-          for (size_t f = 0; f < nWide; ++f)
-            base[f] += sp[f];
-          break;
-        }
-        for (size_t f = 0; f < nWide; ++f)
-          base[f] -= sp[f] * (digit[p] - 1);
-        digit[p] = 0;
-        stale = nOuter > 0; // a slower digit is about to move
-      }
+      if (advanceOdometer(digit, scope, domain, stride, base))
+        stale = nOuter > 0; // a slower digit moved
     }
 
     for (unsigned id : wide)
@@ -656,12 +695,13 @@ private:
   std::vector<Eliminated> eliminated;
 };
 
-/// Exact solve of cost + lambda * memory; false when the tables would be too
-/// big (then `choice` is untouched).
-bool exactChoice(const StrategyGraph &graph, double lambda,
-                 uint64_t maxFactorEntries, std::vector<unsigned> &choice) {
+/// Every node's number of strategies and a min-fill elimination order of the
+/// nodes with more than one; false when some table would pass `maxEntries`.
+bool eliminationOrder(const StrategyGraph &graph, uint64_t maxEntries,
+                      std::vector<size_t> &domain,
+                      std::vector<unsigned> &order) {
   size_t n = graph.nodes.size();
-  std::vector<size_t> domain(n);
+  domain.assign(n, 0);
   std::vector<unsigned> freeVars;
   for (unsigned v = 0; v < n; ++v) {
     domain[v] = graph.numStrategies(v);
@@ -680,12 +720,20 @@ bool exactChoice(const StrategyGraph &graph, double lambda,
     a.erase(std::unique(a.begin(), a.end()), a.end());
   }
 
-  std::vector<unsigned> order;
+  order.clear();
   order.reserve(freeVars.size());
   OrderBuilder builder(domain, std::move(adj));
-  if (!builder.build(freeVars, maxFactorEntries, order))
-    return false;
+  return builder.build(freeVars, maxEntries, order);
+}
 
+/// Exact solve of cost + lambda * memory; false when the tables would be too
+/// big (then `choice` is untouched).
+bool exactChoice(const StrategyGraph &graph, double lambda,
+                 uint64_t maxFactorEntries, std::vector<unsigned> &choice) {
+  std::vector<size_t> domain;
+  std::vector<unsigned> order;
+  if (!eliminationOrder(graph, maxFactorEntries, domain, order))
+    return false;
   Eliminator elim(graph, lambda, domain, order);
   choice = elim.choice();
   return true;
@@ -816,14 +864,384 @@ void improveUnderCap(const StrategyGraph &graph, double cap,
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Exact under a memory cap: elimination over (memory, cost) fronts
+//===----------------------------------------------------------------------===//
+
+constexpr uint32_t kNoTrail = std::numeric_limits<uint32_t>::max();
+
+/// A partial plan: the cost and memory of what it covers, and the trail node
+/// that records its choices (kNoTrail: none).
+struct FrontPoint {
+  double cost, memory;
+  uint32_t trail;
+};
+
+/// The choices behind a partial plan: `var` took `value` (var < 0: no
+/// choice here), plus the choices behind trail nodes `a` and `b`.
+struct TrailNode {
+  int32_t var;
+  uint32_t value;
+  uint32_t a, b;
+};
+
+/// A factor whose every entry is a front: the partial plans for that
+/// assignment of the scope that no other beats on both cost and memory,
+/// memory rising and cost falling.
+struct FrontFactor {
+  std::vector<unsigned> scope;  // as Factor::scope
+  std::vector<uint32_t> start;  // entry r: points[start[r] .. start[r + 1])
+  std::vector<FrontPoint> points;
+  /// The summed least memory of the nodes whose memory its points hold, and
+  /// the summed least cost of the starting factors their costs hold.
+  double coveredFloor = 0, coveredCostFloor = 0;
+  bool alive = true;
+};
+
+/// Bucket elimination in the order solveExact uses, with a front of
+/// (memory, cost) pairs where solveExact keeps one cost: the cheapest plan
+/// under the cap is then read off the last front, and its choices off the
+/// trail. A pair is dropped as soon as its memory plus the least memory of
+/// every node it does not cover passes the cap, or its cost plus the least
+/// cost of every factor it does not hold passes a known plan's (the
+/// Lagrangian search's answer, given as `bound`). Fronts can grow with the
+/// number of distinct memory sums, so the work is bounded: past
+/// `maxPoints` points and trail nodes (or 8 times that many pairs tried)
+/// the solve gives up and the caller falls back to the Lagrangian search.
+class FrontEliminator {
+public:
+  enum class Outcome { Solved, NothingFits, OverBudget };
+
+  FrontEliminator(const StrategyGraph &g, double capBytes,
+                  const std::vector<size_t> &domainSizes,
+                  const std::vector<unsigned> &order,
+                  const std::vector<unsigned> *bound, uint64_t maxPoints)
+      : graph(g), cap(capBytes), domain(domainSizes),
+        rank(g.nodes.size(), 0), varFactors(g.nodes.size()),
+        pointBudget(maxPoints), pairBudget(maxPoints * 8) {
+    for (unsigned i = 0; i < order.size(); ++i)
+      rank[order[i]] = i;
+    floors.assign(graph.nodes.size(), 0.0);
+    for (unsigned v = 0; v < graph.nodes.size(); ++v) {
+      const StrategyGraph::Node &node = graph.nodes[v];
+      double least = kInfeasible;
+      for (unsigned s = 0; s < node.cost.size(); ++s)
+        if (std::isfinite(node.cost[s]))
+          least = std::min(least, nodeMemory(node, s));
+      floors[v] = std::isfinite(least) ? least : 0.0;
+      totalFloor += floors[v];
+    }
+    tolerance = 1e-12 * (std::fabs(cap) + std::fabs(totalFloor));
+    buildFactors(bound);
+    costTolerance = 1e-9 * (std::fabs(costBound) + std::fabs(totalCostFloor));
+    for (unsigned v : order)
+      if (!eliminate(v)) {
+        outcome = Outcome::OverBudget;
+        return;
+      }
+    finishComponents();
+  }
+
+  Outcome result() const { return outcome; }
+
+  /// The cheapest plan's choices (Outcome::Solved only); nodes with one
+  /// strategy stay at 0.
+  std::vector<unsigned> choice() const {
+    std::vector<unsigned> result(graph.nodes.size(), 0);
+    std::vector<uint32_t> stack{bestTrail};
+    while (!stack.empty()) {
+      uint32_t t = stack.back();
+      stack.pop_back();
+      if (t == kNoTrail)
+        continue;
+      const TrailNode &node = trail[t];
+      if (node.var >= 0)
+        result[unsigned(node.var)] = node.value;
+      stack.push_back(node.a);
+      stack.push_back(node.b);
+    }
+    return result;
+  }
+
+private:
+  /// A pair under construction: cost, memory, and the trails of the two
+  /// points it joins (`value`: the eliminated variable's value, when
+  /// collecting across values).
+  struct Candidate {
+    double cost, memory;
+    uint32_t a, b, value;
+  };
+
+  bool later(unsigned a, unsigned b) const { return rank[a] > rank[b]; }
+
+  /// The most memory, and cost, a partial plan holding `covered` of the
+  /// floors may have: everything else takes at least its floor.
+  double memoryLimit(double covered) const {
+    return cap - (totalFloor - covered) + tolerance;
+  }
+  double costLimit(double covered) const {
+    return costBound - (totalCostFloor - covered) + costTolerance;
+  }
+
+  void addFactor(FrontFactor f) {
+    unsigned id = unsigned(factors.size());
+    for (unsigned u : f.scope)
+      varFactors[u].push_back(id);
+    factors.push_back(std::move(f));
+  }
+
+  /// The scalar factors as one-point fronts; a node's memory goes with its
+  /// own unary factor, which covers it. The cost bound is `bound`'s cost
+  /// as these factors sum it (without the constants they leave out).
+  void buildFactors(const std::vector<unsigned> *bound) {
+    costBound = bound ? 0.0 : kInfeasible;
+    for (ScalarFactor &sf : scalarFactors(graph, domain, rank, 0.0)) {
+      FrontFactor f;
+      bool unary = sf.scope.size() == 1;
+      const StrategyGraph::Node &node = graph.nodes[sf.scope[0]];
+      f.start.reserve(sf.table.size() + 1);
+      f.start.push_back(0);
+      double least = kInfeasible;
+      for (size_t r = 0; r < sf.table.size(); ++r) {
+        if (std::isfinite(sf.table[r])) {
+          f.points.push_back(
+              {sf.table[r], unary ? nodeMemory(node, unsigned(r)) : 0.0,
+               kNoTrail});
+          least = std::min(least, sf.table[r]);
+        }
+        f.start.push_back(uint32_t(f.points.size()));
+      }
+      f.coveredCostFloor = std::isfinite(least) ? least : 0.0;
+      totalCostFloor += f.coveredCostFloor;
+      if (bound) {
+        size_t index = 0;
+        for (unsigned u : sf.scope)
+          index = index * domain[u] + (*bound)[u];
+        costBound += sf.table[index];
+      }
+      if (unary)
+        f.coveredFloor = floors[sf.scope[0]];
+      f.scope = std::move(sf.scope);
+      livePoints += f.points.size();
+      addFactor(std::move(f));
+    }
+  }
+
+  /// Keeps the candidates no other beats on both memory and cost, sorted
+  /// by memory; among equals the earliest stays.
+  static void keepFront(std::vector<Candidate> &cands) {
+    std::stable_sort(cands.begin(), cands.end(),
+                     [](const Candidate &x, const Candidate &y) {
+                       return std::tie(x.memory, x.cost) <
+                              std::tie(y.memory, y.cost);
+                     });
+    size_t kept = 0;
+    for (const Candidate &c : cands)
+      if (kept == 0 || c.cost < cands[kept - 1].cost)
+        cands[kept++] = c;
+    cands.resize(kept);
+  }
+
+  uint32_t join(uint32_t a, uint32_t b) {
+    if (a == kNoTrail)
+      return b;
+    if (b == kNoTrail)
+      return a;
+    trail.push_back({-1, 0, a, b});
+    return uint32_t(trail.size() - 1);
+  }
+
+  /// cur := the front of every pair of a point of `cur` and a point of
+  /// `points[begin, end)` with memory at most `limit` and cost at most
+  /// `costLimit`. Both are sorted by memory, so each row stops at the first
+  /// pair over the limit.
+  bool product(std::vector<Candidate> &cur, const FrontPoint *begin,
+               const FrontPoint *end, double limit, double costLimit) {
+    scratch.clear();
+    for (const Candidate &x : cur)
+      for (const FrontPoint *p = begin; p != end; ++p) {
+        double m = x.memory + p->memory;
+        if (m > limit)
+          break;
+        double c = x.cost + p->cost;
+        if (c <= costLimit) // also drops infinite costs
+          scratch.push_back({c, m, x.a, p->trail, 0});
+      }
+    pairsTried += scratch.size();
+    if (pairsTried > pairBudget)
+      return false;
+    // One side a single point: the other front shifted, still a front.
+    if (cur.size() > 1 && end - begin > 1)
+      keepFront(scratch);
+    cur.clear();
+    for (const Candidate &x : scratch)
+      cur.push_back({x.cost, x.memory, join(x.a, x.b), kNoTrail, 0});
+    return trail.size() + livePoints <= pointBudget;
+  }
+
+  bool eliminate(unsigned v) {
+    size_t kv = domain[v];
+    std::vector<unsigned> ids, scope;
+    double covered = 0, coveredCost = 0;
+    for (unsigned id : varFactors[v]) {
+      FrontFactor &f = factors[id];
+      if (!f.alive)
+        continue;
+      f.alive = false;
+      assert(f.scope.back() == v && "the eliminated variable comes last");
+      ids.push_back(id);
+      covered += f.coveredFloor;
+      coveredCost += f.coveredCostFloor;
+      scope.insert(scope.end(), f.scope.begin(), f.scope.end() - 1);
+    }
+    std::vector<unsigned>().swap(varFactors[v]);
+    std::sort(scope.begin(), scope.end(),
+              [this](unsigned a, unsigned b) { return later(a, b); });
+    scope.erase(std::unique(scope.begin(), scope.end()), scope.end());
+
+    size_t nScope = scope.size(), nFactors = ids.size();
+    size_t total = 1;
+    for (unsigned u : scope)
+      total *= domain[u];
+    // stride[p * nFactors + f]: how far factor f's entry index moves when
+    // scope[p] steps by one; v itself has stride 1 everywhere.
+    std::vector<size_t> stride(nScope * nFactors, 0);
+    for (size_t f = 0; f < nFactors; ++f) {
+      const std::vector<unsigned> &fs = factors[ids[f]].scope;
+      size_t step = kv;
+      for (size_t i = fs.size() - 1; i-- > 0;) {
+        size_t p = size_t(std::find(scope.begin(), scope.end(), fs[i]) -
+                          scope.begin());
+        stride[p * nFactors + f] = step;
+        step *= domain[fs[i]];
+      }
+    }
+
+    FrontFactor out;
+    out.scope = scope;
+    out.coveredFloor = covered;
+    out.coveredCostFloor = coveredCost;
+    out.start.reserve(total + 1);
+    out.start.push_back(0);
+    std::vector<size_t> digit(nScope, 0), base(nFactors, 0);
+    std::vector<Candidate> cur, across;
+    for (size_t r = 0; r < total; ++r) {
+      across.clear();
+      for (size_t s = 0; s < kv; ++s) {
+        cur.assign(1, {0.0, 0.0, kNoTrail, kNoTrail, 0});
+        double coveredSoFar = 0, coveredCostSoFar = 0;
+        for (size_t f = 0; f < nFactors && !cur.empty(); ++f) {
+          const FrontFactor &fac = factors[ids[f]];
+          size_t entry = base[f] + s;
+          coveredSoFar += fac.coveredFloor;
+          coveredCostSoFar += fac.coveredCostFloor;
+          if (!product(cur, fac.points.data() + fac.start[entry],
+                       fac.points.data() + fac.start[entry + 1],
+                       memoryLimit(coveredSoFar), costLimit(coveredCostSoFar)))
+            return false;
+        }
+        for (const Candidate &x : cur)
+          across.push_back({x.cost, x.memory, x.a, kNoTrail, uint32_t(s)});
+      }
+      keepFront(across);
+      for (const Candidate &x : across) {
+        trail.push_back({int32_t(v), x.value, x.a, kNoTrail});
+        out.points.push_back({x.cost, x.memory, uint32_t(trail.size() - 1)});
+      }
+      livePoints += across.size();
+      out.start.push_back(uint32_t(out.points.size()));
+      if (trail.size() + livePoints > pointBudget)
+        return false;
+
+      advanceOdometer(digit, scope, domain, stride, base);
+    }
+    for (unsigned id : ids) {
+      livePoints -= factors[id].points.size();
+      FrontFactor().points.swap(factors[id].points);
+      std::vector<uint32_t>().swap(factors[id].start);
+    }
+    if (nScope > 0)
+      addFactor(std::move(out));
+    else
+      components.push_back(std::move(out));
+    return true;
+  }
+
+  /// The independent parts' fronts combined; the cheapest plan that fits
+  /// is the last point (fronts fall in cost as memory rises).
+  void finishComponents() {
+    std::vector<Candidate> cur(1, {0.0, 0.0, kNoTrail, kNoTrail, 0});
+    double coveredSoFar = 0, coveredCostSoFar = 0;
+    for (const FrontFactor &f : components) {
+      coveredSoFar += f.coveredFloor;
+      coveredCostSoFar += f.coveredCostFloor;
+      if (!product(cur, f.points.data(), f.points.data() + f.points.size(),
+                   memoryLimit(coveredSoFar), costLimit(coveredCostSoFar))) {
+        outcome = Outcome::OverBudget;
+        return;
+      }
+    }
+    // The tolerance let in sums a rounding above the cap; the plan must be
+    // under it as summed here (the caller re-sums it too).
+    double fixedMemory = totalFloor - coveredSoFar;
+    while (!cur.empty() && cur.back().memory + fixedMemory > cap)
+      cur.pop_back();
+    if (cur.empty()) {
+      outcome = Outcome::NothingFits;
+      return;
+    }
+    outcome = Outcome::Solved;
+    bestTrail = cur.back().a;
+  }
+
+  const StrategyGraph &graph;
+  double cap;
+  const std::vector<size_t> &domain;
+  std::vector<unsigned> rank;
+  std::vector<FrontFactor> factors, components;
+  std::vector<std::vector<unsigned>> varFactors;
+  std::vector<double> floors;
+  double totalFloor = 0, tolerance = 0;
+  double costBound = kInfeasible, totalCostFloor = 0, costTolerance = 0;
+  std::vector<TrailNode> trail;
+  std::vector<Candidate> scratch;
+  uint64_t livePoints = 0, pairsTried = 0;
+  const uint64_t pointBudget, pairBudget;
+  Outcome outcome = Outcome::OverBudget;
+  uint32_t bestTrail = kNoTrail;
+};
+
 /// The solve used inside the Lagrangian loop; the exact one falls back to
 /// greedy exactly as solveExact does.
 std::vector<unsigned> penalisedChoice(const StrategyGraph &graph, double lambda,
-                                      bool exact) {
+                                      bool exact, bool &fellBack) {
   std::vector<unsigned> choice;
   if (exact && exactChoice(graph, lambda, uint64_t(1) << 26, choice))
     return choice;
+  fellBack |= exact;
   return greedyChoice(graph, lambda);
+}
+
+/// The cheapest plan under the cap by elimination over fronts, if it stays
+/// within `maxPoints`; `nothingFits` when it proves no plan is under the cap.
+/// `bound`, if given, is a plan under the cap: the answer costs no more.
+std::optional<Solution> frontSolve(const StrategyGraph &graph, double cap,
+                                   uint64_t maxPoints,
+                                   const std::vector<unsigned> *bound,
+                                   bool &nothingFits) {
+  std::vector<size_t> domain;
+  std::vector<unsigned> order;
+  if (!eliminationOrder(graph, maxPoints, domain, order))
+    return std::nullopt;
+  FrontEliminator fronts(graph, cap, domain, order, bound, maxPoints);
+  nothingFits = fronts.result() == FrontEliminator::Outcome::NothingFits;
+  if (fronts.result() != FrontEliminator::Outcome::Solved)
+    return std::nullopt;
+  Solution s = finish(graph, fronts.choice());
+  // Summed in another order the memory may differ in the last bits.
+  if (!s.feasible || s.memory > cap)
+    return std::nullopt;
+  return s;
 }
 
 } // namespace
@@ -908,20 +1326,14 @@ Solution loom::plan::solveBruteForce(const StrategyGraph &graph,
   return finish(graph, std::move(best));
 }
 
-Solution loom::plan::solveUnderMemoryCap(const StrategyGraph &graph, double cap,
-                                         bool exact) {
+/// The Lagrangian search under a binding cap, from the unconstrained plan.
+static Solution lagrangianUnderCap(const StrategyGraph &graph, double cap,
+                                   bool exact, const Solution &unconstrained,
+                                   bool &fellBack) {
   auto solveAt = [&](double lambda) {
-    return finish(graph, penalisedChoice(graph, lambda, exact));
+    return finish(graph, penalisedChoice(graph, lambda, exact, fellBack));
   };
   auto underCap = [cap](const Solution &s) { return s.memory <= cap; };
-
-  Solution unconstrained = solveAt(0.0);
-  if ((unconstrained.feasible && underCap(unconstrained)) ||
-      (exact && !unconstrained.feasible)) {
-    // Either the cap does not bind, or no plan has a finite cost at all.
-    unconstrained.feasible = unconstrained.feasible && underCap(unconstrained);
-    return unconstrained;
-  }
 
   // The cheapest plan under the cap, and the least-memory plan, seen so far.
   Solution bestUnder, leastMemory = unconstrained;
@@ -1039,4 +1451,49 @@ Solution loom::plan::solveUnderMemoryCap(const StrategyGraph &graph, double cap,
     }
   }
   return result();
+}
+
+Solution loom::plan::solveUnderMemoryCap(const StrategyGraph &graph, double cap,
+                                         bool exact, bool *exactOut,
+                                         uint64_t maxFrontPoints,
+                                         Solution *lagrangianOut) {
+  bool fellBack = false;
+  auto answer = [&](Solution s, bool proven) {
+    if (exactOut)
+      *exactOut = proven;
+    return s;
+  };
+
+  Solution unconstrained =
+      finish(graph, penalisedChoice(graph, 0.0, exact, fellBack));
+  bool underCap = unconstrained.memory <= cap;
+  if ((unconstrained.feasible && underCap) ||
+      (exact && !unconstrained.feasible)) {
+    // Either the cap does not bind, or no plan has a finite cost at all.
+    unconstrained.feasible = unconstrained.feasible && underCap;
+    if (lagrangianOut)
+      *lagrangianOut = unconstrained;
+    return answer(unconstrained, exact && !fellBack);
+  }
+
+  // The cap binds. The Lagrangian search is quick and usually close; its
+  // plan bounds the fronts' costs, which keeps them short, and the fronts
+  // then find the cheapest plan (or prove that none fits) where they stay
+  // within budget.
+  Solution heuristic =
+      lagrangianUnderCap(graph, cap, exact, unconstrained, fellBack);
+  if (lagrangianOut)
+    *lagrangianOut = heuristic;
+  if (!exact || fellBack)
+    return answer(heuristic, false);
+  bool nothingFits = false;
+  std::optional<Solution> best =
+      frontSolve(graph, cap, maxFrontPoints,
+                 heuristic.feasible ? &heuristic.choice : nullptr, nothingFits);
+  if (!best)
+    return answer(heuristic, nothingFits);
+  // Equal up to rounding; the lower of the two as summed by evaluateCost.
+  return answer(heuristic.feasible && heuristic.cost <= best->cost ? heuristic
+                                                                   : *best,
+                true);
 }

@@ -534,35 +534,50 @@ TEST(StrategyGraphProperty, MemoryCap) {
       double cap =
           leastMemory - 1 + unit(rng) * (free.memory - leastMemory + 2);
       double truth = cheapestUnder(plans, cap);
-      Solution s = solveUnderMemoryCap(g, cap, /*exact=*/true);
+      bool proven = false;
+      Solution s = solveUnderMemoryCap(g, cap, /*exact=*/true, &proven);
+      // The same search with no room for fronts: the Lagrangian fallback.
+      bool fallbackProven = true;
+      Solution fallback =
+          solveUnderMemoryCap(g, cap, /*exact=*/true, &fallbackProven, 0);
       expectConsistent(g, s);
+      expectConsistent(g, fallback);
+      EXPECT_TRUE(proven) << "cap " << cap;
       bool fits = std::isfinite(truth);
       EXPECT_EQ(s.feasible, fits) << "cap " << cap;
+      EXPECT_EQ(fallback.feasible, fits) << "cap " << cap;
       if (!fits) {
         ++unreachable;
         // The least-memory plan, so the caller can report the shortfall.
         EXPECT_SAME_COST(s.memory, leastMemory);
+        EXPECT_SAME_COST(fallback.memory, leastMemory);
         continue;
       }
       EXPECT_LE(s.memory, cap);
-      EXPECT_GE(s.cost, truth - 1e-9 * truth);
+      EXPECT_LE(fallback.memory, cap);
       if (free.memory <= cap) {
         ++notBinding;
         EXPECT_EQ(s.cost, free.cost);
+        EXPECT_EQ(fallback.cost, free.cost);
+        EXPECT_TRUE(fallbackProven);
         continue;
       }
       ++binding;
-      if (sameCost(s.cost, truth))
+      // The fronts find the cheapest plan under the cap, every time.
+      EXPECT_SAME_COST(s.cost, truth) << "cap " << cap;
+      EXPECT_FALSE(fallbackProven);
+      EXPECT_GE(fallback.cost, truth - 1e-9 * truth);
+      if (sameCost(fallback.cost, truth))
         ++optimal;
       else
-        worstGap = std::max(worstGap, s.cost / truth - 1);
+        worstGap = std::max(worstGap, fallback.cost / truth - 1);
       // The best hull vertex under the cap, or a cheaper plan the moves
       // after it found.
       double hullBest = cheapestUnder(hull, cap);
-      EXPECT_LE(s.cost, hullBest * (1 + 1e-9));
+      EXPECT_LE(fallback.cost, hullBest * (1 + 1e-9));
       onHull += sameCost(hullBest, truth);
       worstHullGap = std::max(worstHullGap, hullBest / truth - 1);
-      improved += s.cost < hullBest && !sameCost(s.cost, hullBest);
+      improved += fallback.cost < hullBest && !sameCost(fallback.cost, hullBest);
 
       // The greedy variant keeps to the cap whenever it claims a plan.
       Solution sg = solveUnderMemoryCap(g, cap, /*exact=*/false);
@@ -572,20 +587,54 @@ TEST(StrategyGraphProperty, MemoryCap) {
       }
     }
   }
-  std::printf("[ memory cap: %u binding, %u optimal (%.1f%%; the best hull "
-              "vertex alone %u), %u improved past the hull, worst gap %.1f%% "
-              "(the hull's %.1f%%); %u not binding; %u unreachable ]\n",
+  std::printf("[ memory cap: %u binding, all optimal by fronts; the "
+              "Lagrangian fallback %u optimal (%.1f%%; the best hull vertex "
+              "alone %u), %u improved past the hull, worst gap %.1f%% (the "
+              "hull's %.1f%%); %u not binding; %u unreachable ]\n",
               binding, optimal, 100.0 * optimal / std::max(1u, binding), onHull,
               improved, 100.0 * worstGap, 100.0 * worstHullGap, notBinding,
               unreachable);
   EXPECT_GT(binding, 300u);
   EXPECT_GT(unreachable, 0u);
   EXPECT_GT(notBinding, 0u);
-  // How often the result is the true optimum depends on the graphs: the
-  // best hull vertex alone was in 75% of binding cases, with the moves
+  // How often the fallback finds the true optimum depends on the graphs:
+  // the best hull vertex alone was in 75% of binding cases, with the moves
   // under the cap 93% when this was written.
   EXPECT_GE(optimal, binding * 88 / 100);
   EXPECT_GT(optimal, onHull);
+}
+
+TEST(StrategyGraph, MemoryCapFrontsTieAndFixedNodes) {
+  // A fixed node's memory counts against the cap; two plans of equal cost
+  // under it resolve to the one with less memory.
+  StrategyGraph g;
+  g.addNode({1}, {5});           // fixed: 5 of the cap is gone
+  g.addNode({1, 3, 3}, {9, 2, 1});
+  g.addNode({0, 2}, {4, 0});
+  g.addEdge(1, 2, {0, 0, 0, 0, 0, 0});
+  g.addEdge(0, 1, {0, 0, 0});
+  bool proven = false;
+  // Without the cap: (0, 0, 0) costs 2 with memory 18. Under 8: node 1
+  // takes strategy 2 (memory 1, beats strategy 1 on memory at equal cost)
+  // and node 2 strategy 1: cost 6, memory 6.
+  Solution s = solveUnderMemoryCap(g, 8, true, &proven);
+  EXPECT_TRUE(proven);
+  EXPECT_EQ(s.choice, std::vector<unsigned>({0, 2, 1}));
+  EXPECT_EQ(s.cost, 6.0);
+  EXPECT_EQ(s.memory, 6.0);
+  // Under 10 node 2 may keep strategy 0 beside node 1's strategy 2 (with
+  // strategy 1, memory 11): cost 4, memory 10, exactly the cap.
+  s = solveUnderMemoryCap(g, 10, true, &proven);
+  EXPECT_TRUE(proven);
+  EXPECT_EQ(s.choice, std::vector<unsigned>({0, 2, 0}));
+  EXPECT_EQ(s.cost, 4.0);
+  EXPECT_EQ(s.memory, 10.0);
+  // Under 5.5 nothing fits (the fixed node alone takes 5, the rest 1 at
+  // least): proven, and the least-memory plan is reported.
+  s = solveUnderMemoryCap(g, 5.5, true, &proven);
+  EXPECT_TRUE(proven);
+  EXPECT_FALSE(s.feasible);
+  EXPECT_EQ(s.memory, 6.0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -693,10 +742,11 @@ TEST(StrategyGraphPerf, MemoryCapOnLongChain) {
   Solution free = solveExact(g);
   double cap = 0.6 * free.memory;
   auto start = std::chrono::steady_clock::now();
-  Solution s = solveUnderMemoryCap(g, cap, true);
+  bool proven = false;
+  Solution s = solveUnderMemoryCap(g, cap, true, &proven);
   double seconds = secondsSince(start);
-  std::printf("[ 500 nodes x 16, binding cap: %.3f s, cost %.3f -> %.3f ]\n",
-              seconds, free.cost, s.cost);
+  std::printf("[ 500 nodes x 16, binding cap: %.3f s, cost %.3f -> %.3f%s ]\n",
+              seconds, free.cost, s.cost, proven ? " (proven)" : "");
   EXPECT_TRUE(s.feasible);
   EXPECT_LE(s.memory, cap);
   EXPECT_GE(s.cost, free.cost);

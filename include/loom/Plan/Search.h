@@ -117,6 +117,10 @@ struct PlanResult {
   size_t ops = 0, foldedOps = 0;       // compute ops before / after folding
   size_t gridsConsidered = 0, configsConsidered = 0, solves = 0;
   bool exact = true;                   // every block solved exactly
+  /// Solves under the memory cap (where no layout fits as it is), and how
+  /// many of them are proven cheapest under the cap (or that none fits)
+  /// rather than the Lagrangian heuristic's answer.
+  size_t cappedSolves = 0, cappedProven = 0;
   bool feasible = true;
   double shortfallBytes = 0;           // when nothing fits: the smallest excess
   double foldSeconds = 0, searchSeconds = 0, verifySeconds = 0, totalSeconds = 0;

@@ -14,10 +14,11 @@
 //    given the nodes already decided, then local improvement sweeps; the
 //    `level=fast` answer.
 //  - solveBruteForce: every combination; for tests.
-//  - solveUnderMemoryCap: Lagrangian relaxation (cost + lambda * memory,
-//    lambda by bisection) over either solver, then local moves under the
-//    cap; returns the cheapest plan found under the cap, or the
-//    least-memory plan, marked infeasible.
+//  - solveUnderMemoryCap: exact by elimination over (memory, cost) fronts
+//    where they stay small enough; otherwise Lagrangian relaxation (cost +
+//    lambda * memory, lambda by bisection) over either solver, then local
+//    moves under the cap. Returns the cheapest plan found under the cap, or
+//    the least-memory plan, marked infeasible.
 //
 // Costs may be +infinity (a strategy that is not allowed). Ties break
 // towards the lower strategy index, so the same graph gives the same plan.
@@ -81,12 +82,22 @@ Solution solveGreedy(const StrategyGraph &graph);
 Solution solveBruteForce(const StrategyGraph &graph,
                          uint64_t maxCombinations = uint64_t(1) << 32);
 
-/// Minimum cost subject to memory <= cap. `exact` picks solveExact or
-/// solveGreedy inside the Lagrangian loop. Exact when the cap does not bind;
-/// when it binds, the best plan found on the lower convex hull of (memory,
-/// cost), improved by moves of one node or of an edge's two ends that stay
-/// under the cap; brute force can still beat it (tests measure by how much).
-Solution solveUnderMemoryCap(const StrategyGraph &graph, double cap, bool exact);
+/// Minimum cost subject to memory <= cap. With `exact`, the cheapest plan
+/// under the cap by elimination over (memory, cost) fronts, unless the
+/// fronts pass `maxFrontPoints` (points and trail nodes kept at once); then,
+/// and always without `exact`, a Lagrangian search (solveExact or
+/// solveGreedy on cost + lambda * memory) for the best plan on the lower
+/// convex hull of (memory, cost), improved by moves of one node or of an
+/// edge's two ends that stay under the cap. `exactOut` says whether the
+/// answer is proven: the cheapest plan under the cap, or that none fits.
+/// `lagrangianOut` receives the Lagrangian search's plan (the unconstrained
+/// one where the cap does not bind): it costs more under this graph's
+/// model, but callers whose full model differs (memory placement can move
+/// state off the device) may want both.
+Solution solveUnderMemoryCap(const StrategyGraph &graph, double cap, bool exact,
+                             bool *exactOut = nullptr,
+                             uint64_t maxFrontPoints = uint64_t(1) << 20,
+                             Solution *lagrangianOut = nullptr);
 
 } // namespace loom::plan
 
