@@ -1827,7 +1827,8 @@ void Planner::solveGrid(unsigned gi) {
                                           configs[i].recompute != RecomputeMode::Full);
   if (fitsWellEnough)
     return;
-  // Trade time for memory (Lagrangian over the same solver).
+  // Trade time for memory: the cheapest layout under the cap (exact where
+  // the fronts stay within budget, docs/strategy-search.md "Search").
   double cap = cluster.device.memoryBytes * options.memoryFraction;
   Solution lean, lagrangian;
   bool proven = false;
