@@ -12,16 +12,17 @@
 // per entry where a node has at most 256 strategies, since for long chains
 // they are the bulk of the memory.
 //
-// solveUnderMemoryCap, when the cap binds, first runs the same elimination
-// with a front of (memory, cost) pairs per table entry instead of one cost
-// (FrontEliminator): exact, and cheap while the fronts stay short, which
-// they do when memory takes few distinct values per node (bytes of a few
-// shardings). Past a budget it falls back to the Lagrangian search: it
-// finds the multiplier by intersecting the
-// lines cost + lambda * memory of the two plans that bracket the cap (a
-// bisection that lands on the breakpoints of the lower convex hull, so it
-// ends after as many solves as the hull has vertices in the bracket), then
-// moves from the best vertex under the cap into the memory it leaves free.
+// solveUnderMemoryCap, when the cap binds, first runs a Lagrangian search:
+// it finds the multiplier by intersecting the lines cost + lambda * memory
+// of the two plans that bracket the cap (a bisection that lands on the
+// breakpoints of the lower convex hull, so it ends after as many solves as
+// the hull has vertices in the bracket), then moves from the best vertex
+// under the cap into the memory it leaves free. With that plan's cost as a
+// bound it then runs the same elimination with a front of (memory, cost)
+// pairs per table entry instead of one cost (FrontEliminator): exact, and
+// cheap while the fronts stay short, which they do when memory takes few
+// distinct values per node (bytes of a few shardings). Past a budget the
+// Lagrangian plan stands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -396,6 +397,14 @@ size_t sumArgMin(const double *in, const double *add, size_t k,
   return 0; // all infinite
 }
 
+/// Sorts a factor scope by elimination rank, the variable eliminated next
+/// last, and drops repeats.
+void sortScope(std::vector<unsigned> &scope, const std::vector<unsigned> &rank) {
+  std::sort(scope.begin(), scope.end(),
+            [&](unsigned a, unsigned b) { return rank[a] > rank[b]; });
+  scope.erase(std::unique(scope.begin(), scope.end()), scope.end());
+}
+
 /// Steps the odometer `digit` over `scope`, the last variable fastest (as
 /// in the tables' layout), and moves each factor's index in `base` by its
 /// stride (stride[p * base.size() + f]: factor f's step for scope[p]).
@@ -551,8 +560,6 @@ public:
   }
 
 private:
-  bool later(unsigned a, unsigned b) const { return rank[a] > rank[b]; }
-
   unsigned addFactor(std::vector<unsigned> scope, std::vector<double> table) {
     unsigned id = unsigned(factors.size());
     for (unsigned u : scope)
@@ -590,9 +597,7 @@ private:
         scope.push_back(f.scope[i]);
     }
     std::vector<unsigned>().swap(varFactors[v]);
-    std::sort(scope.begin(), scope.end(),
-              [this](unsigned a, unsigned b) { return later(a, b); });
-    scope.erase(std::unique(scope.begin(), scope.end()), scope.end());
+    sortScope(scope, rank);
 
     size_t nScope = scope.size(), nWide = wide.size();
     size_t total = 1;
@@ -972,8 +977,6 @@ private:
     uint32_t a, b, value;
   };
 
-  bool later(unsigned a, unsigned b) const { return rank[a] > rank[b]; }
-
   /// The most memory, and cost, a partial plan holding `covered` of the
   /// floors may have: everything else takes at least its floor.
   double memoryLimit(double covered) const {
@@ -1095,9 +1098,7 @@ private:
       scope.insert(scope.end(), f.scope.begin(), f.scope.end() - 1);
     }
     std::vector<unsigned>().swap(varFactors[v]);
-    std::sort(scope.begin(), scope.end(),
-              [this](unsigned a, unsigned b) { return later(a, b); });
-    scope.erase(std::unique(scope.begin(), scope.end()), scope.end());
+    sortScope(scope, rank);
 
     size_t nScope = scope.size(), nFactors = ids.size();
     size_t total = 1;

@@ -82,13 +82,14 @@ Solution solveGreedy(const StrategyGraph &graph);
 Solution solveBruteForce(const StrategyGraph &graph,
                          uint64_t maxCombinations = uint64_t(1) << 32);
 
-/// Minimum cost subject to memory <= cap. With `exact`, the cheapest plan
-/// under the cap by elimination over (memory, cost) fronts, unless the
-/// fronts pass `maxFrontPoints` (points and trail nodes kept at once); then,
-/// and always without `exact`, a Lagrangian search (solveExact or
-/// solveGreedy on cost + lambda * memory) for the best plan on the lower
-/// convex hull of (memory, cost), improved by moves of one node or of an
-/// edge's two ends that stay under the cap. `exactOut` says whether the
+/// Minimum cost subject to memory <= cap. When the cap binds, a Lagrangian
+/// search (solveExact or solveGreedy, by `exact`, on cost + lambda *
+/// memory) finds the best plan on the lower convex hull of (memory, cost)
+/// and improves it by moves of one node or of an edge's two ends that stay
+/// under the cap. With `exact`, elimination over (memory, cost) fronts,
+/// bounded by that plan's cost, then finds the cheapest plan under the cap,
+/// unless the fronts pass `maxFrontPoints` (points and trail nodes kept at
+/// once); the Lagrangian plan then stands. `exactOut` says whether the
 /// answer is proven: the cheapest plan under the cap, or that none fits.
 /// `lagrangianOut` receives the Lagrangian search's plan (the unconstrained
 /// one where the cap does not bind): it costs more under this graph's
