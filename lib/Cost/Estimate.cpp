@@ -285,13 +285,20 @@ LogicalResult Estimator::propagate() {
     func = *main;
   }
   planned = cast<ModuleOp>(module->clone());
+  // ZeRO-3's sharded weights are placement, not the plan: the estimator
+  // prices their gathers from the ZeRO stage.
+  removeZeroShards(*planned);
   for (auto f : planned->getOps<func::FuncOp>())
     if (f.getSymName() == func.getSymName())
       plannedFunc = f;
   if (!grid.op)
     return success();
   PassManager pm(module.getContext());
-  pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation());
+  // Forward first, as loom-partition propagates (Partition.cpp says why):
+  // the estimate is of the program that partitioning emits.
+  shard::ShardingPropagationOptions propagation;
+  propagation.traversal = shard::TraversalOrder::ForwardBackward;
+  pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation(propagation));
   if (failed(pm.run(*planned)))
     return error(func) << "sharding propagation failed on this plan";
   return success();
@@ -769,8 +776,16 @@ LogicalResult Estimator::costOps() {
       bool isParameter = paramDerived.contains(lookThroughShards(v));
       WeightFacts *facts = nullptr;
       if (isParameter)
-        if (Operation *w = weightBehind(v))
+        if (Operation *w = weightBehind(v)) {
           facts = &result.weightFacts[w];
+          if (lookThroughShards(v).getDefiningOp() == w) {
+            ::loom::SplitDims stored = ::loom::trimmedDims(to.splitAxes);
+            if (!facts->storedLayout)
+              facts->storedLayout = stored;
+            else if (*facts->storedLayout != stored)
+              facts->uniformLayout = false;
+          }
+        }
       for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
                fullBytes(v), from, to, [&](int16_t a) { return grid.axisSize(a); })) {
         if (!isParameter) {
@@ -789,9 +804,11 @@ LogicalResult Estimator::costOps() {
         if (facts) {
           facts->reduceSeconds += reduce;
           facts->gatherSeconds += gather;
-          if (step.kind == CollectiveKind::AllReduce)
-            facts->replicas = std::max<int64_t>(facts->replicas,
-                                                grid.size(step.axes));
+          if (step.kind == CollectiveKind::AllReduce &&
+              grid.size(step.axes) > facts->replicas) {
+            facts->replicas = grid.size(step.axes);
+            facts->replicaAxes = step.axes;
+          }
         }
       }
     }

@@ -3,6 +3,7 @@
 #include "loom/Memory/Movement.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -29,6 +30,7 @@ void mlir::loom::removeMovement(func::FuncOp func) {
       fetch.getResult().replaceAllUsesWith(fetch.getSource());
       fetch->erase();
     }
+  removeZeroShards(func);
 }
 
 LogicalResult mlir::loom::writeMovement(func::FuncOp func,

@@ -15,6 +15,7 @@
 #include "loom/Memory/Placement.h"
 
 #include "loom/Memory/Movement.h"
+#include "loom/Memory/ZeroShards.h"
 
 #include "DeviceProgram.h"
 
@@ -1166,6 +1167,20 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     }
     if (p.memoryPlan)
       writeResultOffsets(func, *p.memoryPlan);
+    if (p.zeroStage >= 3 && p.programs) {
+      DenseMap<Operation *, const WeightFacts *> factsOf;
+      for (const DeviceProgram &dev : p.programs->devices)
+        for (const auto &[op, w] : dev.weights)
+          factsOf.try_emplace(op, &w.facts);
+      SmallVector<Operation *> sharded;
+      for (Operation *op : p.weights)
+        if (p.stateShards.lookup(op) > 1)
+          sharded.push_back(op);
+      ZeroShardsWritten z = writeZeroShards(
+          func, sharded, [&](Operation *op) { return factsOf.lookup(op); });
+      p.zeroShardedWeights = z.weights;
+      p.zeroKeptWhole = std::move(z.kept);
+    }
     if (c->params != Tier::Device) {
       MovementSchedule schedule{p.weights, p.chunkOf, p.forwardOps, &p.problem,
                                 &p.plan};
@@ -1338,6 +1353,15 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                             bytesText(static_cast<double>(a.bytes) - capacity));
       os << "\n";
     }
+  }
+  if (p.zeroShardedWeights > 0 || !p.zeroKeptWhole.empty()) {
+    os << llvm::formatv("  ZeRO-3 in the IR: {0} weights stored split over their "
+                        "replicas and gathered for their readers",
+                        p.zeroShardedWeights);
+    if (!p.zeroKeptWhole.empty())
+      os << llvm::formatv("; {0} kept whole (their gathers are priced): {1}",
+                          p.zeroKeptWhole.size(), llvm::join(p.zeroKeptWhole, ", "));
+    os << "\n";
   }
   if (c->update)
     os << llvm::formatv(

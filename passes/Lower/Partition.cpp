@@ -192,6 +192,31 @@ static void fuseReduceSlice(func::FuncOp func) {
   }
 }
 
+/// Upstream emits the resharding of an entry argument at the top of the
+/// function. For a weight stored in shards that is every gather at once,
+/// holding every whole weight for the whole step: ZeRO-3 (ZeroShards.h)
+/// gathers each one just before its first reader, so it lives only until
+/// its last. Chains of gathers move together, last first.
+static void sinkArgumentGathers(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  SmallVector<shard::AllGatherOp> gathers;
+  for (auto gather : body.getOps<shard::AllGatherOp>()) {
+    Value src = gather.getInput();
+    if (isa<BlockArgument>(src) || src.getDefiningOp<shard::AllGatherOp>())
+      gathers.push_back(gather);
+  }
+  for (shard::AllGatherOp gather : llvm::reverse(gathers)) {
+    Operation *first = nullptr;
+    for (Operation *user : gather->getUsers()) {
+      Operation *inBody = body.findAncestorOpInBlock(*user);
+      if (inBody && (!first || inBody->isBeforeInBlock(first)))
+        first = inBody;
+    }
+    if (first && gather->isBeforeInBlock(first))
+      gather->moveBefore(first);
+  }
+}
+
 namespace {
 struct LoomPartitionPass
     : mlir::loom::impl::LoomPartitionBase<LoomPartitionPass> {
@@ -339,6 +364,7 @@ struct LoomPartitionPass
     for (auto f : module.getOps<func::FuncOp>()) {
       fuseGatherSlice(f);
       fuseReduceSlice(f);
+      sinkArgumentGathers(f);
     }
   }
 };

@@ -29,7 +29,9 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
     read and the device never holds more than its budget.
 
     Each weight gets `loom.placement = {tier, chunk, optimizer, zero_shards}`
-    and the module `loom.memory_plan`; the table (placements tried, the
+    and the module `loom.memory_plan`; under ZeRO-3 each sharded weight is
+    annotated as stored split over its replicas and gathered for its readers
+    (`loom.zero_shard`), which `loom-partition` turns into all-gathers; the table (placements tried, the
     chosen one, bytes moved per step against their lower bound, the chunk
     schedule) goes to stderr or `table=FILE`. docs/memory-placement.md.
 

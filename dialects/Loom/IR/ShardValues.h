@@ -15,6 +15,32 @@
 
 namespace mlir::loom {
 
+/// Marks the annotations (and their sharding ops) memory placement writes
+/// for ZeRO-3: a weight stored split further over its data-parallel
+/// replicas, gathered for its readers (lib/Memory/ZeroShards.cpp). They are
+/// placement, not the plan: analyses price the plan's layouts under them.
+inline constexpr llvm::StringLiteral kZeroShardMark = "loom.zero_shard";
+
+inline bool isZeroShard(Operation *op) {
+  return op && op->hasAttr(kZeroShardMark);
+}
+
+/// Removes the ZeRO-3 annotations under `root`: its weights are read as the
+/// plan left them.
+inline void removeZeroShards(Operation *root) {
+  SmallVector<Operation *> marked;
+  root->walk([&](Operation *op) {
+    if (isZeroShard(op))
+      marked.push_back(op);
+  });
+  // Readers first: an annotation's readers come after it.
+  for (Operation *op : llvm::reverse(marked)) {
+    if (auto s = dyn_cast<shard::ShardOp>(op))
+      s.getResult().replaceAllUsesWith(s.getSrc());
+    op->erase();
+  }
+}
+
 /// The value `v` annotates, through any chain of shard.shard ops and
 /// loom.fetch copies.
 inline Value lookThroughShards(Value v) {

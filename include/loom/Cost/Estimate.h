@@ -15,6 +15,7 @@
 #include "loom/Cost/Cluster.h"
 #include "loom/Cost/Pipeline.h"
 #include "loom/Cost/Recompute.h"
+#include "loom/Cost/Reshard.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -147,6 +148,13 @@ struct WeightFacts {
   /// The devices holding the same shard: the product of the axes its
   /// gradient is all-reduced over (what ZeRO may shard its state over).
   int64_t replicas = 1;
+  /// The grid axes whose product is `replicas`, and the layout the weight
+  /// is stored in (what every op reading it directly asks for; `uniform`
+  /// is false when two readers ask for different ones). ZeRO-3 shards the
+  /// stored layout further over the replica axes (Memory/ZeroShards.h).
+  ::loom::GridAxes replicaAxes;
+  std::optional<::loom::SplitDims> storedLayout;
+  bool uniformLayout = true;
   /// Per step: reducing its gradient over those replicas (all-reduce, or
   /// with ZeRO a reduce-scatter) and, with ZeRO, all-gathering the updated
   /// shards.

@@ -37,7 +37,8 @@ struct MovementSchedule {
 };
 
 /// Removes every loom.fetch (its readers read the source again) and
-/// loom.release in `func`: a placement from an earlier run.
+/// loom.release in `func`, and ZeRO-3's weight shards (ZeroShards.h): a
+/// placement from an earlier run.
 void removeMovement(func::FuncOp func);
 
 /// Writes the first iteration's forward steps of the plan's period: chunks

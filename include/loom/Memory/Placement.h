@@ -203,6 +203,10 @@ struct MemoryPlacement {
   /// The chosen placement's per-device programs, from which its static
   /// memory plans are made once the winner across evaluations is known.
   std::shared_ptr<const placement::PlacedPrograms> programs;
+  /// ZeRO-3 as written to the IR (ZeroShards.h): weights stored split over
+  /// their replicas, and those kept whole ("name: why").
+  int zeroShardedWeights = 0;
+  std::vector<std::string> zeroKeptWhole;
 
   const PlacementCandidate *best() const {
     return chosen < 0 ? nullptr : &candidates[chosen];

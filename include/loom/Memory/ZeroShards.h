@@ -1,0 +1,47 @@
+//===- ZeroShards.h - ZeRO-3's parameter shards in the IR --------*- C++ -*-===//
+//
+// Under ZeRO-3 each data-parallel replica keeps only its shard of a weight
+// and gathers the whole (its plan's shard) before use. Placement prices
+// that from the ZeRO stage; this writes it into the IR in upstream's terms,
+// so `shard-partition` inserts the all-gathers and the runtime keeps each
+// rank's shard only:
+//
+//   %z = shard.shard %w to <stored layout + replica axes>   {loom.zero_shard}
+//   %u = shard.shard %z to <stored layout> annotate_for_users
+//
+// The plan's own annotations for users stay; a reader that read the weight
+// directly gets one (marked too; removeZeroShards in ShardValues.h undoes
+// it all). docs/memory-placement.md, "ZeRO-3 in the IR".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_MEMORY_ZEROSHARDS_H
+#define LOOM_MEMORY_ZEROSHARDS_H
+
+#include "loom/Cost/Estimate.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::loom {
+
+struct ZeroShardsWritten {
+  int weights = 0; // stored split over their replicas
+  /// Weights ZeRO-3 shards in the placement but the IR keeps whole, each
+  /// as "name: why" (their gathers are still priced).
+  std::vector<std::string> kept;
+};
+
+/// Writes ZeRO-3's sharding of each weight in `weights` (loom.weight ops in
+/// `func`) over its replica axes, as `factsOf` gives them (the estimator's
+/// WeightFacts; weights with one replica are left alone). The replica axes
+/// join the first dimension whose shard they divide evenly.
+ZeroShardsWritten writeZeroShards(
+    func::FuncOp func, llvm::ArrayRef<Operation *> weights,
+    llvm::function_ref<const WeightFacts *(Operation *)> factsOf);
+
+} // namespace mlir::loom
+
+#endif // LOOM_MEMORY_ZEROSHARDS_H
