@@ -2163,12 +2163,17 @@ void Planner::evaluateConfig(Config &cfg) {
       sync += stageSync[s];
       params += stageParams[s];
       int64_t held = inFlight ? (*inFlight)[d][s / p] : 0;
-      mem += stageMem[s].bytes(held, cfg.recompute, options.training);
+      // A device re-runs one segment at a time: of its model chunks'
+      // recomputation working sets (interleaved schedules run several),
+      // only the largest is live, on top of that chunk's temporaries, as
+      // the estimator counts it.
+      double rerun = options.training ? stageMem[s].rerun : 0;
+      mem += stageMem[s].bytes(held, cfg.recompute, options.training) - rerun;
       movable += stageMovable[s];
       kept += stageMem[s].keptBytes(held, cfg.recompute, options.training);
       keptPerStep += stageMem[s].keptBytes(cfg.microBatches, cfg.recompute,
                                            options.training);
-      temp = std::max(temp, stageMem[s].temp);
+      temp = std::max(temp, stageMem[s].temp + rerun);
       comm = std::max(comm, stageMem[s].comm);
     }
     mem += temp + comm;
