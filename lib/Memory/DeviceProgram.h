@@ -137,8 +137,9 @@ void writeResultOffsets(func::FuncOp func, const StaticMemoryPlan &plan);
 /// earlier run.
 void removeStaticMemoryPlan(func::FuncOp func);
 
-/// The arenas as `{device = {bytes, live_bound, <scratch> = offset...},
-/// host = ..., nvme = ...}`, tiers without buffers left out.
+/// The arenas as `{device = {bytes, live_bound, <scratch> = offset...,
+/// scratch_bytes = {<scratch> = bytes...}}, host = ..., nvme = ...}`, tiers
+/// without buffers left out.
 DictionaryAttr arenasAttr(Builder &b, const StaticMemoryPlan &plan);
 
 } // namespace mlir::loom::placement

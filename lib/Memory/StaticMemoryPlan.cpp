@@ -137,7 +137,10 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   if (c.params == Tier::Device) {
     for (auto &[op, w] : dev.weights)
       whole(Tier::Device, {Owner::Parameter, op}, weightName(op), w.held);
-    scratch(Tier::Device, "zero3_gather", dev.gatherBuffer);
+    // ZeRO-3 gathers a weight just before each op that reads it; an op
+    // reads at most two (a norm's scale and bias), each in its own slot.
+    scratch(Tier::Device, "zero3_gather_0", dev.gatherBuffer / 2);
+    scratch(Tier::Device, "zero3_gather_1", dev.gatherBuffer / 2);
   } else {
     const lm::ChunkProblem &cp = p.problem;
     const int chunks = static_cast<int>(cp.chunkBytes.size());
@@ -355,7 +358,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       int64_t offset = arena.offsets[k];
       switch (owner.kind) {
       case Owner::Scratch:
-        out.scratch.push_back({tb.buffers[k].name, offset});
+        out.scratch.push_back({tb.buffers[k].name, offset, tb.buffers[k].bytes});
         break;
       case Owner::Parameter:
       case Owner::ParameterCopy:
@@ -435,8 +438,13 @@ DictionaryAttr mlir::loom::placement::arenasAttr(Builder &b,
     SmallVector<NamedAttribute> entries = {
         b.getNamedAttr("bytes", b.getI64IntegerAttr(a.bytes)),
         b.getNamedAttr("live_bound", b.getI64IntegerAttr(a.liveBound))};
-    for (auto &[id, offset] : a.scratch)
-      entries.push_back(b.getNamedAttr(id, b.getI64IntegerAttr(offset)));
+    SmallVector<NamedAttribute> sizes;
+    for (const TierArena::Scratch &x : a.scratch) {
+      entries.push_back(b.getNamedAttr(x.id, b.getI64IntegerAttr(x.offset)));
+      sizes.push_back(b.getNamedAttr(x.id, b.getI64IntegerAttr(x.bytes)));
+    }
+    if (!sizes.empty())
+      entries.push_back(b.getNamedAttr(kScratchBytesKey, b.getDictionaryAttr(sizes)));
     tiers.push_back(b.getNamedAttr(tierName(t), b.getDictionaryAttr(entries)));
   }
   return b.getDictionaryAttr(tiers);

@@ -15,21 +15,26 @@ using namespace mlir::loom;
 
 namespace {
 
-/// Creates a marked `shard.sharding` of `layout` on `grid` and a marked
-/// `shard.shard` of `value` to it.
-Value annotate(OpBuilder &b, Location loc, Value value, FlatSymbolRefAttr grid,
-               const ::loom::SplitDims &layout, bool forUsers) {
+/// A marked `shard.sharding` of `layout` on `grid`.
+Value sharding(OpBuilder &b, Location loc, FlatSymbolRefAttr grid,
+               const ::loom::SplitDims &layout) {
   MLIRContext *ctx = b.getContext();
   SmallVector<shard::GridAxesAttr> axes;
   for (const ::loom::GridAxes &dim : ::loom::trimmedDims(layout))
     axes.push_back(shard::GridAxesAttr::get(ctx, dim));
   if (axes.empty()) // replicated is spelled [[]]
     axes.push_back(shard::GridAxesAttr::get(ctx, {}));
-  auto sharding = shard::ShardingOp::create(b, loc, grid, axes);
-  auto shardOp = shard::ShardOp::create(b, loc, value, sharding, forUsers);
-  sharding->setAttr(kZeroShardMark, b.getUnitAttr());
-  shardOp->setAttr(kZeroShardMark, b.getUnitAttr());
-  return shardOp.getResult();
+  auto op = shard::ShardingOp::create(b, loc, grid, axes);
+  op->setAttr(kZeroShardMark, b.getUnitAttr());
+  return op.getResult();
+}
+
+/// A marked `shard.shard` of `value` to `sharding`.
+Value annotate(OpBuilder &b, Location loc, Value value, Value sharding,
+               bool forUsers) {
+  auto op = shard::ShardOp::create(b, loc, value, sharding, forUsers);
+  op->setAttr(kZeroShardMark, b.getUnitAttr());
+  return op.getResult();
 }
 
 /// Why `w` cannot be stored split over its replicas, or "" with `layout`
@@ -101,17 +106,32 @@ ZeroShardsWritten mlir::loom::writeZeroShards(
     for (OpOperand &use : w->getUses())
       reads.push_back(&use);
     b.setInsertionPointAfter(w);
-    Value sharded = annotate(b, w.getLoc(), w.getResult(), gridRef, layout,
+    Value sharded = annotate(b, w.getLoc(), w.getResult(),
+                             sharding(b, w.getLoc(), gridRef, layout),
                              /*forUsers=*/false);
+    // Each op reading the weight gets its own gather, just before it, as
+    // ZeRO-3 gathers a parameter for each use and frees it after: a marked
+    // copy of the plan's annotation for users (which stays, unread, so that
+    // removeZeroShards can restore it), or a new one for a direct reader.
     for (OpOperand *use : reads) {
       Operation *user = use->getOwner();
-      if (isa<shard::ShardOp>(user)) { // the plan's layout for its users
-        use->set(sharded);
+      auto planned = dyn_cast<shard::ShardOp>(user);
+      if (!planned) {
+        b.setInsertionPoint(user);
+        use->set(annotate(b, user->getLoc(), sharded,
+                          sharding(b, user->getLoc(), gridRef, *facts->storedLayout),
+                          /*forUsers=*/true));
         continue;
       }
-      b.setInsertionPoint(user);
-      use->set(annotate(b, user->getLoc(), sharded, gridRef, *facts->storedLayout,
-                        /*forUsers=*/true));
+      use->set(sharded);
+      // A chain of the plan's annotations is gathered where it starts.
+      if (llvm::any_of(planned->getUsers(), llvm::IsaPred<shard::ShardOp>))
+        continue;
+      for (OpOperand &read : llvm::make_early_inc_range(planned->getUses())) {
+        b.setInsertionPoint(read.getOwner());
+        read.set(annotate(b, read.getOwner()->getLoc(), sharded,
+                          planned.getSharding(), /*forUsers=*/true));
+      }
     }
     ++written.weights;
   }

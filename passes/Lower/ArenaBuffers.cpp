@@ -83,6 +83,20 @@ FailureOr<int64_t> plannedBytes(Operation *owner, StringRef what, Type type,
   return bytes;
 }
 
+/// Whether `gather` assembles a whole weight (as its readers read it) from
+/// the shards ZeRO-3 stores: the last of a chain of all-gathers starting at
+/// a weight argument.
+bool isGatheredWeight(shard::AllGatherOp gather) {
+  if (llvm::any_of(gather->getUsers(), llvm::IsaPred<shard::AllGatherOp>))
+    return false;
+  Value root = gather.getInput();
+  while (auto inner = root.getDefiningOp<shard::AllGatherOp>())
+    root = inner.getInput();
+  auto arg = dyn_cast<BlockArgument>(root);
+  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
+  return func && func.getArgAttr(arg.getArgNumber(), "loom.weight");
+}
+
 /// A writable tensor over the arena's bytes at `offset`, built at `b`'s
 /// insertion point.
 Value arenaTensor(OpBuilder &b, Location loc, Value arena, Type type,
@@ -123,7 +137,26 @@ FailureOr<std::vector<PlannedBuffer>> collectPlanned(func::FuncOp func,
   llvm::DenseMap<Operation *, int64_t> position;
   for (auto [i, op] : llvm::enumerate(body))
     position[&op] = static_cast<int64_t>(i);
+  // ZeRO-3's gathered weights take its two slots in turn, in program order.
+  auto module = func->getParentOfType<ModuleOp>();
+  std::optional<std::pair<int64_t, int64_t>> slots[2] = {
+      scratchBuffer(module, "zero3_gather_0"), scratchBuffer(module, "zero3_gather_1")};
+  int64_t gathered = 0;
   for (Operation &op : body) {
+    if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
+      auto &slot = slots[gathered % 2];
+      if (slot && isGatheredWeight(gather)) {
+        if (failed(add(gather.getResult(), &op, "the gathered weight", slot->first,
+                       position[&op])))
+          return failure();
+        if (planned.back().bytes > slot->second)
+          return op.emitOpError("gathers ")
+                 << planned.back().bytes << " bytes of a weight into ZeRO-3's "
+                 << "slot of " << slot->second << " bytes";
+        ++gathered;
+      }
+      continue;
+    }
     if (auto fetch = dyn_cast<FetchOp>(op)) {
       if (std::optional<int64_t> offset = fetch.getOffset())
         if (failed(add(fetch.getResult(), &op, "the fetched weight", *offset,
@@ -170,7 +203,8 @@ FailureOr<std::vector<PlannedBuffer>> collectPlanned(func::FuncOp func,
   return planned;
 }
 
-/// Whether `func` holds anything the static memory plan placed.
+/// Whether `func` holds anything the static memory plan placed (a gathered
+/// weight's slot comes with the plan's other buffers).
 bool hasPlacedBuffers(func::FuncOp func) {
   for (unsigned a = 0; a < func.getNumArguments(); ++a)
     if (func.getArgAttr(a, kOffsetsAttr))

@@ -26,7 +26,9 @@ inline bool isZeroShard(Operation *op) {
 }
 
 /// Removes the ZeRO-3 annotations under `root`: its weights are read as the
-/// plan left them.
+/// plan left them. A reader's marked annotation for users that copies one of
+/// the plan's (the same sharding value, on the same sharded weight) hands
+/// its readers back to the plan's.
 inline void removeZeroShards(Operation *root) {
   SmallVector<Operation *> marked;
   root->walk([&](Operation *op) {
@@ -35,8 +37,19 @@ inline void removeZeroShards(Operation *root) {
   });
   // Readers first: an annotation's readers come after it.
   for (Operation *op : llvm::reverse(marked)) {
-    if (auto s = dyn_cast<shard::ShardOp>(op))
-      s.getResult().replaceAllUsesWith(s.getSrc());
+    if (auto s = dyn_cast<shard::ShardOp>(op)) {
+      Value restored = s.getSrc();
+      if (s.getAnnotateForUsers())
+        for (Operation *peer : s.getSrc().getUsers()) {
+          auto planned = dyn_cast<shard::ShardOp>(peer);
+          if (planned && !isZeroShard(planned) && planned.getAnnotateForUsers() &&
+              planned.getSharding() == s.getSharding()) {
+            restored = planned.getResult();
+            break;
+          }
+        }
+      s.getResult().replaceAllUsesWith(restored);
+    }
     op->erase();
   }
 }

@@ -75,9 +75,12 @@ llvm::StringRef tierName(Tier t);
 /// schedule position, which no assignment can beat.
 struct TierArena {
   int64_t bytes = 0, liveBound = 0, buffers = 0;
-  /// Buffers no op or weight owns (staging, ZeRO-3's gather buffer), as
-  /// (identifier, offset).
-  std::vector<std::pair<std::string, int64_t>> scratch;
+  /// Buffers no op or weight owns (staging, ZeRO-3's gathered weights).
+  struct Scratch {
+    std::string id;
+    int64_t offset = 0, bytes = 0;
+  };
+  std::vector<Scratch> scratch;
   double fragmentation() const {
     return liveBound ? double(bytes) / double(liveBound) - 1 : 0;
   }

@@ -37,6 +37,24 @@ inline std::optional<int64_t> arenaBytes(ModuleOp module,
   return bytes.getInt();
 }
 
+/// In a tier's arena dictionary, the sizes of its scratch buffers (those no
+/// op or weight owns), by the identifier whose value is its offset.
+inline constexpr llvm::StringLiteral kScratchBytesKey = "scratch_bytes";
+
+/// Where scratch buffer `id` lies in `tier`'s arena: {offset, bytes}.
+inline std::optional<std::pair<int64_t, int64_t>>
+scratchBuffer(ModuleOp module, llvm::StringRef id, llvm::StringRef tier = "device") {
+  auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr);
+  auto arenas = plan ? plan.getAs<DictionaryAttr>("arenas") : nullptr;
+  auto arena = arenas ? arenas.getAs<DictionaryAttr>(tier) : nullptr;
+  auto offset = arena ? arena.getAs<IntegerAttr>(id) : nullptr;
+  auto sizes = arena ? arena.getAs<DictionaryAttr>(kScratchBytesKey) : nullptr;
+  auto bytes = sizes ? sizes.getAs<IntegerAttr>(id) : nullptr;
+  if (!offset || !bytes)
+    return std::nullopt;
+  return std::make_pair(offset.getInt(), bytes.getInt());
+}
+
 /// The device offset the forward writes result `index` at, from an
 /// `loom.offsets` dictionary (an op's, or an argument's); none when there is
 /// no dictionary, no forward entry or a negative one.

@@ -7,11 +7,13 @@
 // rank's shard only:
 //
 //   %z = shard.shard %w to <stored layout + replica axes>   {loom.zero_shard}
-//   %u = shard.shard %z to <stored layout> annotate_for_users
+//   %u = shard.shard %z to <stored layout> annotate_for_users {loom.zero_shard}
+//   <the op reading %u>
 //
-// The plan's own annotations for users stay; a reader that read the weight
-// directly gets one (marked too; removeZeroShards in ShardValues.h undoes
-// it all). docs/memory-placement.md, "ZeRO-3 in the IR".
+// with one %u just before each op that reads the weight, so each use has
+// its own gather, as ZeRO-3 does. The plan's own annotation for users stays
+// (reading %z, unread) so that removeZeroShards (ShardValues.h) restores
+// the plan exactly. docs/memory-placement.md, "ZeRO-3 in the IR".
 //
 //===----------------------------------------------------------------------===//
 

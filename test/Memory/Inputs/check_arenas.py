@@ -36,10 +36,15 @@ def result_types(line):
     return [t for t in re.findall(r"tensor<[^>]*>", tail)]
 
 
-plan = re.search(r"arenas = \{(.*?)\}\}", text)
-assert plan, "no arenas in loom.memory_plan"
+start = text.find("arenas = {")
+assert start >= 0, "no arenas in loom.memory_plan"
+depth, end = 0, start + len("arenas = ")
+for end in range(end, len(text)):  # the balanced {...} of the arenas
+    depth += {"{": 1, "}": -1}.get(text[end], 0)
+    if depth == 0:
+        break
 arena = {t: int(b) for t, b in re.findall(
-    r"(device|host|nvme) = \{bytes = (\d+) : i64", plan.group(0))}
+    r"(device|host|nvme) = \{bytes = (\d+) : i64", text[start:end + 1])}
 
 # Buffers as (tier, start, end, what); permanent ones are checked pairwise.
 permanent, transient = [], []
