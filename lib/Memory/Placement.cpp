@@ -175,7 +175,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         double replicas = static_cast<double>(h.facts.replicas);
         h.stateShards = zero >= 1 ? replicas : 1;
         h.gradientShards = zero >= 2 ? replicas : 1;
-        h.held = h.bytes / (zero >= 3 ? replicas : 1);
+        // ZeRO-3 keeps whole what it cannot store in even shards
+        // (ZeroShards.h), and the program holds it so.
+        ::loom::SplitDims layout;
+        bool shardable = zero >= 3 && replicas > 1 && h.trainable &&
+                         zeroShardLayout(w, h.facts, layout).empty();
+        h.held = shardable ? h.bytes / replicas : h.bytes;
       }
     dev.steps.push_back(std::move(s));
   });
@@ -211,8 +216,18 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       gradients += w.bytes;
       state += optimizerStateBytes(w.bytes, w.elementBytes);
     }
-    if (zero >= 3)
-      dev.gatherBuffer = 2 * largest;
+    // ZeRO-3 gathers each weight just before each op reading it, into one
+    // of its slots in turn: as many as the most weights one op reads (a
+    // batch norm reads four), and at least two.
+    if (zero >= 3) {
+      for (const OpStep &step : dev.steps)
+        dev.gatherSlots = std::max<int64_t>(
+            dev.gatherSlots, llvm::count_if(step.weights, [&](WeightOp w) {
+              const HeldWeight &h = dev.weights.find(w)->second;
+              return h.held < h.bytes;
+            }));
+      dev.gatherBuffer = static_cast<double>(dev.gatherSlots) * largest;
+    }
     // The table reports the fullest device, before ZeRO.
     p.parameterBytes = std::max(p.parameterBytes, parameters);
     p.gradientBytes = std::max(p.gradientBytes, gradients);

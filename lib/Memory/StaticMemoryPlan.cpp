@@ -137,10 +137,11 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   if (c.params == Tier::Device) {
     for (auto &[op, w] : dev.weights)
       whole(Tier::Device, {Owner::Parameter, op}, weightName(op), w.held);
-    // ZeRO-3 gathers a weight just before each op that reads it; an op
-    // reads at most two (a norm's scale and bias), each in its own slot.
-    scratch(Tier::Device, "zero3_gather_0", dev.gatherBuffer / 2);
-    scratch(Tier::Device, "zero3_gather_1", dev.gatherBuffer / 2);
+    // ZeRO-3 gathers a weight just before each op that reads it, into its
+    // slots in turn.
+    for (int64_t k = 0; k < dev.gatherSlots; ++k)
+      scratch(Tier::Device, zeroGatherSlot(k),
+              dev.gatherBuffer / static_cast<double>(dev.gatherSlots));
   } else {
     const lm::ChunkProblem &cp = p.problem;
     const int chunks = static_cast<int>(cp.chunkBytes.size());

@@ -29,26 +29,53 @@ Value sharding(OpBuilder &b, Location loc, FlatSymbolRefAttr grid,
   return op.getResult();
 }
 
-/// A marked `shard.shard` of `value` to `sharding`.
+/// A `shard.shard` of `value` to `sharding`, marked with `mark`.
 Value annotate(OpBuilder &b, Location loc, Value value, Value sharding,
-               bool forUsers) {
+               bool forUsers, Attribute mark) {
   auto op = shard::ShardOp::create(b, loc, value, sharding, forUsers);
-  op->setAttr(kZeroShardMark, b.getUnitAttr());
+  op->setAttr(kZeroShardMark, mark);
   return op.getResult();
 }
 
-/// Why `w` cannot be stored split over its replicas, or "" with `layout`
-/// set to the split it is stored in.
-std::string zeroLayout(WeightOp w, const WeightFacts &facts, shard::GridOp grid,
-                       ::loom::SplitDims &layout) {
-  if (!facts.storedLayout || !facts.uniformLayout)
+/// The split axes of `annotation`'s sharding, trailing replicated
+/// dimensions dropped.
+::loom::SplitDims layoutOf(shard::ShardOp annotation) {
+  ::loom::SplitDims dims;
+  for (shard::GridAxesAttr axes : shard::Sharding(annotation.getSharding()).getSplitAxes())
+    dims.emplace_back(axes.asArrayRef().begin(), axes.asArrayRef().end());
+  return ::loom::trimmedDims(dims);
+}
+
+/// The plan's own annotation of the weight's stored layout (the search
+/// writes one on each weight it splits), if it has one.
+shard::ShardOp storedAnnotation(WeightOp w) {
+  for (Operation *user : w->getUsers())
+    if (auto s = dyn_cast<shard::ShardOp>(user); s && !s.getAnnotateForUsers())
+      return s;
+  return nullptr;
+}
+
+} // namespace
+
+std::string mlir::loom::zeroShardLayout(WeightOp w, const WeightFacts &facts,
+                                        ::loom::SplitDims &layout) {
+  auto grids = w->getParentOfType<ModuleOp>().getOps<shard::GridOp>();
+  if (grids.empty() || facts.replicas <= 1)
+    return "it has no replicas";
+  // Planned programs have one grid (the estimator rejects more).
+  shard::GridOp grid = *grids.begin();
+  if (!facts.storedLayout)
+    return "no op reads it in a layout of its own";
+  if (!facts.uniformLayout)
     return "its readers ask for different layouts";
+  int stored = 0;
   for (Operation *user : w->getUsers()) {
     auto s = dyn_cast<shard::ShardOp>(user);
     if (isa<FetchOp>(user))
       return "it is streamed";
-    if (s && !s.getAnnotateForUsers())
-      return "the plan pins its own layout";
+    if (s && !s.getAnnotateForUsers() &&
+        (++stored > 1 || layoutOf(s) != ::loom::trimmedDims(*facts.storedLayout)))
+      return "the plan pins a layout its readers do not read";
   }
   ArrayRef<int64_t> gridShape = grid.getShape();
   auto axesSize = [&](ArrayRef<int16_t> axes) {
@@ -78,19 +105,14 @@ std::string zeroLayout(WeightOp w, const WeightFacts &facts, shard::GridOp grid,
       .str();
 }
 
-} // namespace
-
 ZeroShardsWritten mlir::loom::writeZeroShards(
     func::FuncOp func, ArrayRef<Operation *> weights,
     function_ref<const WeightFacts *(Operation *)> factsOf) {
   ZeroShardsWritten written;
-  auto module = func->getParentOfType<ModuleOp>();
-  auto grids = module.getOps<shard::GridOp>();
+  auto grids = func->getParentOfType<ModuleOp>().getOps<shard::GridOp>();
   if (grids.empty())
     return written;
-  // Planned programs have one grid (the search's, or a hand-written plan's).
-  shard::GridOp grid = *grids.begin();
-  auto gridRef = FlatSymbolRefAttr::get(grid.getSymNameAttr());
+  auto gridRef = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
   OpBuilder b(func.getContext());
   for (Operation *op : weights) {
     auto w = dyn_cast<WeightOp>(op);
@@ -98,41 +120,73 @@ ZeroShardsWritten mlir::loom::writeZeroShards(
     if (!facts || facts->replicas <= 1 || w->getParentOp() != func)
       continue;
     ::loom::SplitDims layout;
-    if (std::string why = zeroLayout(w, *facts, grid, layout); !why.empty()) {
+    if (std::string why = zeroShardLayout(w, *facts, layout); !why.empty()) {
       written.kept.push_back((w.getName() + ": " + why).str());
       continue;
     }
+    // The stored layout: the plan's own annotation of it, now split over
+    // the replicas too (its mark keeps the plan's split axes for removal),
+    // or a new annotation of the weight.
+    Value sharded;
     SmallVector<OpOperand *> reads;
-    for (OpOperand &use : w->getUses())
-      reads.push_back(&use);
-    b.setInsertionPointAfter(w);
-    Value sharded = annotate(b, w.getLoc(), w.getResult(),
-                             sharding(b, w.getLoc(), gridRef, layout),
-                             /*forUsers=*/false);
-    // Each op reading the weight gets its own gather, just before it, as
-    // ZeRO-3 gathers a parameter for each use and frees it after: a marked
-    // copy of the plan's annotation for users (which stays, unread, so that
-    // removeZeroShards can restore it), or a new one for a direct reader.
-    for (OpOperand *use : reads) {
-      Operation *user = use->getOwner();
-      auto planned = dyn_cast<shard::ShardOp>(user);
-      if (!planned) {
-        b.setInsertionPoint(user);
-        use->set(annotate(b, user->getLoc(), sharded,
-                          sharding(b, user->getLoc(), gridRef, *facts->storedLayout),
-                          /*forUsers=*/true));
-        continue;
-      }
-      use->set(sharded);
-      // A chain of the plan's annotations is gathered where it starts.
-      if (llvm::any_of(planned->getUsers(), llvm::IsaPred<shard::ShardOp>))
-        continue;
-      for (OpOperand &read : llvm::make_early_inc_range(planned->getUses())) {
-        b.setInsertionPoint(read.getOwner());
-        read.set(annotate(b, read.getOwner()->getLoc(), sharded,
-                          planned.getSharding(), /*forUsers=*/true));
-      }
+    if (shard::ShardOp stored = storedAnnotation(w)) {
+      SmallVector<Attribute> planned;
+      for (const ::loom::GridAxes &dim : layoutOf(stored))
+        planned.push_back(b.getDenseI16ArrayAttr(dim));
+      stored->setAttr(kZeroShardMark, b.getArrayAttr(planned));
+      Operation *old = stored.getSharding().getDefiningOp();
+      b.setInsertionPoint(stored);
+      stored.getShardingMutable().assign(sharding(b, stored.getLoc(), gridRef, layout));
+      if (old && old->use_empty())
+        old->erase();
+      sharded = stored.getResult();
+    } else {
+      b.setInsertionPointAfter(w);
+      sharded = annotate(b, w.getLoc(), w.getResult(),
+                         sharding(b, w.getLoc(), gridRef, layout),
+                         /*forUsers=*/false, b.getUnitAttr());
     }
+    for (OpOperand &use : sharded.getUses())
+      reads.push_back(&use);
+    for (OpOperand &use : w->getUses())
+      if (use.getOwner() != sharded.getDefiningOp())
+        reads.push_back(&use);
+    // Each op reading the weight gets its own gather, just before it, as
+    // ZeRO-3 gathers a parameter for each use and frees it after: an
+    // annotation in the plan's layout for that reader (which removal turns
+    // back into the plan's, one per reader), or in the stored layout for a
+    // reader that read the weight directly. Each holds its reader's number,
+    // so that no pass merges two readers' gathers.
+    auto readerAnnotation = [&](OpOperand &read, Value layout) {
+      b.setInsertionPoint(read.getOwner());
+      read.set(annotate(b, read.getOwner()->getLoc(), sharded, layout,
+                        /*forUsers=*/true, b.getI64IntegerAttr(0)));
+    };
+    for (OpOperand *use : reads) {
+      auto planned = dyn_cast<shard::ShardOp>(use->getOwner());
+      if (!planned) {
+        b.setInsertionPoint(use->getOwner());
+        readerAnnotation(*use, sharding(b, use->getOwner()->getLoc(), gridRef,
+                                        *facts->storedLayout));
+        continue;
+      }
+      // A chain of the plan's annotations is gathered where it starts; an
+      // annotation nothing reads stays as it is.
+      if (planned->use_empty() ||
+          llvm::any_of(planned->getUsers(), llvm::IsaPred<shard::ShardOp>)) {
+        use->set(sharded);
+        continue;
+      }
+      for (OpOperand &read : llvm::make_early_inc_range(planned->getUses()))
+        readerAnnotation(read, planned.getSharding());
+      planned->erase();
+    }
+    // Readers numbered in program order, whatever order the uses came in.
+    int64_t reader = 0;
+    func.walk([&](shard::ShardOp s) {
+      if (s.getSrc() == sharded && s.getAnnotateForUsers())
+        s->setAttr(kZeroShardMark, b.getI64IntegerAttr(reader++));
+    });
     ++written.weights;
   }
   return written;

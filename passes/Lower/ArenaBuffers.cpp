@@ -20,6 +20,7 @@
 #include "loom/Passes/Lower.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Memory/StaticMemoryPlanIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -83,9 +84,9 @@ FailureOr<int64_t> plannedBytes(Operation *owner, StringRef what, Type type,
   return bytes;
 }
 
-/// Whether `gather` assembles a whole weight (as its readers read it) from
-/// the shards ZeRO-3 stores: the last of a chain of all-gathers starting at
-/// a weight argument.
+/// Whether `gather` assembles a weight ZeRO-3 stores in shards (an argument
+/// marked `loom.zero_shard` by loom-weights-to-arguments) for its reader:
+/// the last of a chain of all-gathers starting there.
 bool isGatheredWeight(shard::AllGatherOp gather) {
   if (llvm::any_of(gather->getUsers(), llvm::IsaPred<shard::AllGatherOp>))
     return false;
@@ -94,7 +95,7 @@ bool isGatheredWeight(shard::AllGatherOp gather) {
     root = inner.getInput();
   auto arg = dyn_cast<BlockArgument>(root);
   auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
-  return func && func.getArgAttr(arg.getArgNumber(), "loom.weight");
+  return func && func.getArgAttr(arg.getArgNumber(), kZeroShardMark);
 }
 
 /// A writable tensor over the arena's bytes at `offset`, built at `b`'s
@@ -137,24 +138,24 @@ FailureOr<std::vector<PlannedBuffer>> collectPlanned(func::FuncOp func,
   llvm::DenseMap<Operation *, int64_t> position;
   for (auto [i, op] : llvm::enumerate(body))
     position[&op] = static_cast<int64_t>(i);
-  // ZeRO-3's gathered weights take its two slots in turn, in program order.
+  // ZeRO-3's gathered weights take its slots in turn, in program order
+  // (one that does not fit a slot is left to the allocator).
   auto module = func->getParentOfType<ModuleOp>();
-  std::optional<std::pair<int64_t, int64_t>> slots[2] = {
-      scratchBuffer(module, "zero3_gather_0"), scratchBuffer(module, "zero3_gather_1")};
+  SmallVector<std::pair<int64_t, int64_t>> slots;
+  while (auto slot = scratchBuffer(module, zeroGatherSlot(slots.size())))
+    slots.push_back(*slot);
   int64_t gathered = 0;
   for (Operation &op : body) {
     if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
-      auto &slot = slots[gathered % 2];
-      if (slot && isGatheredWeight(gather)) {
-        if (failed(add(gather.getResult(), &op, "the gathered weight", slot->first,
-                       position[&op])))
-          return failure();
-        if (planned.back().bytes > slot->second)
-          return op.emitOpError("gathers ")
-                 << planned.back().bytes << " bytes of a weight into ZeRO-3's "
-                 << "slot of " << slot->second << " bytes";
-        ++gathered;
-      }
+      if (slots.empty() || !isGatheredWeight(gather))
+        continue;
+      auto [offset, bytes] = slots[gathered++ % slots.size()];
+      auto type = dyn_cast<RankedTensorType>(gather.getType());
+      if (type && type.hasStaticShape() && type.getElementType().isIntOrFloat() &&
+          type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8) <= bytes &&
+          failed(add(gather.getResult(), &op, "the gathered weight", offset,
+                     position[&op])))
+        return failure();
       continue;
     }
     if (auto fetch = dyn_cast<FetchOp>(op)) {

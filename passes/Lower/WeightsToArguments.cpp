@@ -11,6 +11,7 @@
 #include "loom/Passes/Lower.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 
 #include "llvm/ADT/MapVector.h"
 
@@ -72,9 +73,19 @@ struct WeightsToArgumentsPass
           builder.getNamedAttr("name", first.getNameAttr()),
           builder.getNamedAttr("file", first.getFileAttr()),
           builder.getNamedAttr("offset", builder.getI64IntegerAttr(first.getOffset()))};
-      DictionaryAttr attrs = builder.getDictionaryAttr(
-          {builder.getNamedAttr("loom.weight", builder.getDictionaryAttr(fields)),
-           builder.getNamedAttr("bufferization.writable", builder.getBoolAttr(false))});
+      SmallVector<NamedAttribute> argAttrs = {
+          builder.getNamedAttr("loom.weight", builder.getDictionaryAttr(fields)),
+          builder.getNamedAttr("bufferization.writable", builder.getBoolAttr(false))};
+      // ZeRO-3 stores it in shards (ZeroShards.h): loom-arena-buffers puts
+      // its gathers in the plan's slots.
+      if (llvm::any_of(ops, [](WeightOp op) {
+            return llvm::any_of(op->getUsers(), [](Operation *user) {
+              auto s = dyn_cast<shard::ShardOp>(user);
+              return s && !s.getAnnotateForUsers() && isZeroShard(s);
+            });
+          }))
+        argAttrs.push_back(builder.getNamedAttr(kZeroShardMark, builder.getUnitAttr()));
+      DictionaryAttr attrs = builder.getDictionaryAttr(argAttrs);
       if (failed(func.insertArgument(index, first.getType(), attrs, first.getLoc())))
         return failure();
       for (WeightOp op : ops) {

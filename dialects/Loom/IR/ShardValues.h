@@ -17,8 +17,10 @@ namespace mlir::loom {
 
 /// Marks the annotations (and their sharding ops) memory placement writes
 /// for ZeRO-3: a weight stored split further over its data-parallel
-/// replicas, gathered for its readers (lib/Memory/ZeroShards.cpp). They are
-/// placement, not the plan: analyses price the plan's layouts under them.
+/// replicas, gathered for each of its readers (lib/Memory/ZeroShards.cpp).
+/// They are placement, not the plan: analyses price the plan's layouts under
+/// them. A reader's annotation holds its reader's number (so that no two
+/// are merged); the others hold a unit attribute.
 inline constexpr llvm::StringLiteral kZeroShardMark = "loom.zero_shard";
 
 inline bool isZeroShard(Operation *op) {
@@ -26,9 +28,11 @@ inline bool isZeroShard(Operation *op) {
 }
 
 /// Removes the ZeRO-3 annotations under `root`: its weights are read as the
-/// plan left them. A reader's marked annotation for users that copies one of
-/// the plan's (the same sharding value, on the same sharded weight) hands
-/// its readers back to the plan's.
+/// plan left them. A reader's annotation in one of the plan's layouts (its
+/// sharding op is not marked) becomes the plan's annotation of the weight
+/// for that reader; one for a reader that read the weight directly goes;
+/// the plan's own annotation of a stored layout, split further, gets the
+/// plan's split axes back from its mark.
 inline void removeZeroShards(Operation *root) {
   SmallVector<Operation *> marked;
   root->walk([&](Operation *op) {
@@ -37,19 +41,25 @@ inline void removeZeroShards(Operation *root) {
   });
   // Readers first: an annotation's readers come after it.
   for (Operation *op : llvm::reverse(marked)) {
-    if (auto s = dyn_cast<shard::ShardOp>(op)) {
-      Value restored = s.getSrc();
-      if (s.getAnnotateForUsers())
-        for (Operation *peer : s.getSrc().getUsers()) {
-          auto planned = dyn_cast<shard::ShardOp>(peer);
-          if (planned && !isZeroShard(planned) && planned.getAnnotateForUsers() &&
-              planned.getSharding() == s.getSharding()) {
-            restored = planned.getResult();
-            break;
-          }
-        }
-      s.getResult().replaceAllUsesWith(restored);
+    auto s = dyn_cast<shard::ShardOp>(op);
+    if (s && s.getAnnotateForUsers() && !isZeroShard(s.getSharding().getDefiningOp())) {
+      s->removeAttr(kZeroShardMark); // the plan's, read from the weight below
+      continue;
     }
+    if (auto planned = op->getAttrOfType<ArrayAttr>(kZeroShardMark); s && planned) {
+      SmallVector<shard::GridAxesAttr> axes;
+      for (Attribute dim : planned)
+        axes.push_back(cast<shard::GridAxesAttr>(dim));
+      if (axes.empty()) // replicated is spelled [[]]
+        axes.push_back(shard::GridAxesAttr::get(op->getContext(), {}));
+      OpBuilder b(op);
+      auto grid = cast<shard::ShardingOp>(s.getSharding().getDefiningOp()).getGridAttr();
+      s.getShardingMutable().assign(shard::ShardingOp::create(b, op->getLoc(), grid, axes));
+      s->removeAttr(kZeroShardMark);
+      continue;
+    }
+    if (s)
+      s.getResult().replaceAllUsesWith(s.getSrc());
     op->erase();
   }
 }

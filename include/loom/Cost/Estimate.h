@@ -149,9 +149,10 @@ struct WeightFacts {
   /// gradient is all-reduced over (what ZeRO may shard its state over).
   int64_t replicas = 1;
   /// The grid axes whose product is `replicas`, and the layout the weight
-  /// is stored in (what every op reading it directly asks for; `uniform`
-  /// is false when two readers ask for different ones). ZeRO-3 shards the
-  /// stored layout further over the replica axes (Memory/ZeroShards.h).
+  /// is stored in (what every op reading it directly asks for;
+  /// `uniformLayout` is false when two readers ask for different ones).
+  /// ZeRO-3 shards the stored layout further over the replica axes
+  /// (Memory/ZeroShards.h).
   ::loom::GridAxes replicaAxes;
   std::optional<::loom::SplitDims> storedLayout;
   bool uniformLayout = true;

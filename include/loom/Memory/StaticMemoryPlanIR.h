@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <optional>
+#include <string>
 
 namespace mlir::loom {
 
@@ -53,6 +54,11 @@ scratchBuffer(ModuleOp module, llvm::StringRef id, llvm::StringRef tier = "devic
   if (!offset || !bytes)
     return std::nullopt;
   return std::make_pair(offset.getInt(), bytes.getInt());
+}
+
+/// The scratch buffer of ZeRO-3's `k`th gathered-weight slot.
+inline std::string zeroGatherSlot(size_t k) {
+  return "zero3_gather_" + std::to_string(k);
 }
 
 /// The device offset the forward writes result `index` at, from an

@@ -20,6 +20,7 @@
 #ifndef LOOM_MEMORY_ZEROSHARDS_H
 #define LOOM_MEMORY_ZEROSHARDS_H
 
+#include "dialects/Loom/IR/LoomOps.h"
 #include "loom/Cost/Estimate.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,6 +36,12 @@ struct ZeroShardsWritten {
   /// as "name: why" (their gathers are still priced).
   std::vector<std::string> kept;
 };
+
+/// The layout ZeRO-3 stores weight `w` in (its plan's, with the replica
+/// axes of `facts` joining the first dimension they divide), or why it
+/// cannot: then the weight is kept whole, and placement prices it so.
+std::string zeroShardLayout(WeightOp w, const WeightFacts &facts,
+                            ::loom::SplitDims &layout);
 
 /// Writes ZeRO-3's sharding of each weight in `weights` (loom.weight ops in
 /// `func`) over its replica axes, as `factsOf` gives them (the estimator's
