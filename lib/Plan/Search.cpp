@@ -1216,7 +1216,28 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, const StepTerm
     g.addNode(std::move(cost), std::move(memory));
   }
 
-  // Edges: price distinct (from, to) layout pairs once, then expand.
+  // Edges: price distinct (from, to) layout pairs once, then expand. Many
+  // edges of a grid carry tensors of one size between the same layouts
+  // (the projections of a layer), so each (bytes, from, to) is priced once
+  // per grid.
+  DenseMap<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, double> reshardPriced;
+  auto reshardSeconds = [&](double bytes, const TensorLayout &from,
+                            const TensorLayout &to, bool zeroSync) {
+    auto key = std::make_tuple(llvm::bit_cast<uint64_t>(bytes), layoutKey(from),
+                               layoutKey(to), uint64_t(zeroSync));
+    auto [it, fresh] = reshardPriced.try_emplace(key, 0.0);
+    if (fresh)
+      it->second = model->reshardSeconds(bytes, from, to, grid, zeroSync);
+    return it->second;
+  };
+  DenseMap<std::pair<uint64_t, uint64_t>, bool> reshardableSeen;
+  auto reshardable = [&](const TensorLayout &from, const TensorLayout &to) {
+    auto [it, fresh] =
+        reshardableSeen.try_emplace({layoutKey(from), layoutKey(to)}, false);
+    if (fresh)
+      it->second = searchReshardable(from, to);
+    return it->second;
+  };
   for (const GraphEdge &e : edges) {
     const Node &pn = nodes[e.producer], &cn = nodes[e.consumer];
     const OpModel &co = model->ops[cn.index];
@@ -1276,14 +1297,14 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, const StepTerm
     std::vector<double> small(pLayouts.size() * cLayouts.size());
     for (size_t a = 0; a < pLayouts.size(); ++a)
       for (size_t b = 0; b < cLayouts.size(); ++b) {
-        if (!searchReshardable(pLayouts[a], cLayouts[b].first)) {
+        if (!reshardable(pLayouts[a], cLayouts[b].first)) {
           small[a * cLayouts.size() + b] = kInfeasible;
           continue;
         }
-        double fwd = model->reshardSeconds(model->bytesOf(vm), pLayouts[a], cLayouts[b].first, grid);
-        double bwd = grad ? model->reshardSeconds(model->bytesOf(vm), cLayouts[b].second,
-                                                  pLayouts[a], grid,
-                                                  e.perStep && terms.zeroSync)
+        double fwd = reshardSeconds(model->bytesOf(vm), pLayouts[a], cLayouts[b].first,
+                                    /*zeroSync=*/false);
+        double bwd = grad ? reshardSeconds(model->bytesOf(vm), cLayouts[b].second,
+                                           pLayouts[a], e.perStep && terms.zeroSync)
                           : 0;
         small[a * cLayouts.size() + b] =
             e.weight * (e.perStep ? M * fwd + terms.syncWeight * bwd : M * (fwd + bwd));
