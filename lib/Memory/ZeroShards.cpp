@@ -18,13 +18,7 @@ namespace {
 /// A marked `shard.sharding` of `layout` on `grid`.
 Value sharding(OpBuilder &b, Location loc, FlatSymbolRefAttr grid,
                const ::loom::SplitDims &layout) {
-  MLIRContext *ctx = b.getContext();
-  SmallVector<shard::GridAxesAttr> axes;
-  for (const ::loom::GridAxes &dim : ::loom::trimmedDims(layout))
-    axes.push_back(shard::GridAxesAttr::get(ctx, dim));
-  if (axes.empty()) // replicated is spelled [[]]
-    axes.push_back(shard::GridAxesAttr::get(ctx, {}));
-  auto op = shard::ShardingOp::create(b, loc, grid, axes);
+  shard::ShardingOp op = createSharding(b, loc, grid, layout);
   op->setAttr(kZeroShardMark, b.getUnitAttr());
   return op.getResult();
 }

@@ -20,6 +20,8 @@
 
 #include "loom/Passes/Lower.h"
 
+#include "dialects/Loom/IR/ShardValues.h"
+
 #include "loom/Cost/Reshard.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -96,16 +98,9 @@ static void splitReshardings(func::FuncOp func) {
         ::loom::trimmedDims(a.splitAxes), ::loom::trimmedDims(b.splitAxes));
     path.pop_back(); // the last layout is the user's own
     OpBuilder builder(user);
-    MLIRContext *ctx = user.getContext();
     Value value = producer.getResult();
     for (const ::loom::SplitDims &dims : path) {
-      SmallVector<shard::GridAxesAttr> axes;
-      for (const ::loom::GridAxes &d : ::loom::trimmedDims(dims))
-        axes.push_back(shard::GridAxesAttr::get(ctx, d));
-      if (axes.empty()) // replicated is spelled [[]]
-        axes.push_back(shard::GridAxesAttr::get(ctx, {}));
-      Value sharding = shard::ShardingOp::create(
-          builder, user.getLoc(), from.getGridAttr(), axes);
+      Value sharding = createSharding(builder, user.getLoc(), from.getGridAttr(), dims);
       value = shard::ShardOp::create(builder, user.getLoc(), value, sharding,
                                      /*annotate_for_users=*/true);
     }
@@ -268,10 +263,7 @@ struct LoomPartitionPass
       if (!arg.use_empty() || !isa<RankedTensorType>(arg.getType()))
         continue;
       if (!replicated)
-        replicated = shard::ShardingOp::create(
-            builder, func.getLoc(), grid,
-            ArrayRef<shard::GridAxesAttr>{
-                shard::GridAxesAttr::get(func.getContext(), {})});
+        replicated = createSharding(builder, func.getLoc(), grid);
       shard::ShardOp::create(builder, arg.getLoc(), arg, replicated,
                              /*annotate_for_users=*/false);
     }
@@ -283,11 +275,7 @@ struct LoomPartitionPass
   void replicateResults(func::FuncOp func, FlatSymbolRefAttr grid) {
     func.walk([&](func::ReturnOp ret) {
       OpBuilder builder(ret);
-      // `[[]]`, not `[]`: upstream compares shardings structurally and has
-      // no resharding from the one spelling to the other.
-      Value replicated = shard::ShardingOp::create(
-          builder, ret.getLoc(), grid,
-          ArrayRef<shard::GridAxesAttr>{shard::GridAxesAttr::get(ret.getContext(), {})});
+      Value replicated = createSharding(builder, ret.getLoc(), grid);
       for (OpOperand &operand : ret->getOpOperands()) {
         if (!isa<RankedTensorType>(operand.get().getType()) ||
             func.getResultAttr(operand.getOperandNumber(), "loom.send_to"))

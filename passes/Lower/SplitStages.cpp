@@ -34,6 +34,7 @@
 #include "loom/Passes/Lower.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -257,9 +258,8 @@ struct SplitStagesPass
         continue;
       OpBuilder &b = annotator;
       b.setInsertionPointAfterValue(v);
-      Value replicated = shard::ShardingOp::create(
-          b, v.getLoc(), FlatSymbolRefAttr::get(grid.getSymNameAttr()),
-          ArrayRef<shard::GridAxesAttr>{shard::GridAxesAttr::get(v.getContext(), {})});
+      Value replicated = createSharding(
+          b, v.getLoc(), FlatSymbolRefAttr::get(grid.getSymNameAttr()));
       auto annotation = shard::ShardOp::create(b, v.getLoc(), v, replicated,
                                                /*annotate_for_users=*/false);
       v.replaceAllUsesExcept(annotation.getResult(), annotation);

@@ -2,7 +2,8 @@
 //
 // Planned IR wraps values in chains of `shard.shard` annotations, and placed
 // IR reads streamed weights through `loom.fetch`; analyses (folding, the
-// estimator, the search) reason about the value underneath.
+// estimator, the search) reason about the value underneath. Passes that
+// write annotations build their shardings here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,28 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 namespace mlir::loom {
+
+/// A `shard.sharding` on `grid` splitting dimension d over the grid axes
+/// `axes[d]`, unsplit trailing dimensions dropped. Fully replicated is
+/// spelled `[[]]`, not `[]`: upstream compares shardings structurally and
+/// has no resharding from the one spelling to the other.
+inline shard::ShardingOp createSharding(OpBuilder &b, Location loc,
+                                        FlatSymbolRefAttr grid,
+                                        SmallVector<shard::GridAxesAttr> axes = {}) {
+  while (!axes.empty() && axes.back().empty())
+    axes.pop_back();
+  if (axes.empty())
+    axes.push_back(shard::GridAxesAttr::get(b.getContext(), {}));
+  return shard::ShardingOp::create(b, loc, grid, axes);
+}
+inline shard::ShardingOp createSharding(OpBuilder &b, Location loc,
+                                        FlatSymbolRefAttr grid,
+                                        ArrayRef<SmallVector<int16_t, 2>> dims) {
+  SmallVector<shard::GridAxesAttr> axes;
+  for (const SmallVector<int16_t, 2> &dim : dims)
+    axes.push_back(shard::GridAxesAttr::get(b.getContext(), dim));
+  return createSharding(b, loc, grid, std::move(axes));
+}
 
 /// Marks the annotations (and their sharding ops) memory placement writes
 /// for ZeRO-3: a weight stored split further over its data-parallel
@@ -50,11 +73,9 @@ inline void removeZeroShards(Operation *root) {
       SmallVector<shard::GridAxesAttr> axes;
       for (Attribute dim : planned)
         axes.push_back(cast<shard::GridAxesAttr>(dim));
-      if (axes.empty()) // replicated is spelled [[]]
-        axes.push_back(shard::GridAxesAttr::get(op->getContext(), {}));
       OpBuilder b(op);
       auto grid = cast<shard::ShardingOp>(s.getSharding().getDefiningOp()).getGridAttr();
-      s.getShardingMutable().assign(shard::ShardingOp::create(b, op->getLoc(), grid, axes));
+      s.getShardingMutable().assign(createSharding(b, op->getLoc(), grid, std::move(axes)));
       s->removeAttr(kZeroShardMark);
       continue;
     }

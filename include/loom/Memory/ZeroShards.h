@@ -11,9 +11,11 @@
 //   <the op reading %u>
 //
 // with one %u just before each op that reads the weight, so each use has
-// its own gather, as ZeRO-3 does. The plan's own annotation for users stays
-// (reading %z, unread) so that removeZeroShards (ShardValues.h) restores
-// the plan exactly. docs/memory-placement.md, "ZeRO-3 in the IR".
+// its own gather, as ZeRO-3 does; %u holds its reader's number. Where the
+// plan annotated the stored layout itself, that annotation plays %z's part
+// and its mark keeps the plan's split axes. removeZeroShards (ShardValues.h)
+// gives back the plan, one annotation for users per reader.
+// docs/memory-placement.md, "ZeRO-3 in the IR".
 //
 //===----------------------------------------------------------------------===//
 
