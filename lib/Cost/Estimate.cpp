@@ -19,6 +19,7 @@
 
 #include "loom/Cost/Estimate.h"
 
+#include "loom/Autodiff/Differentiate.h"
 #include "loom/Cost/ActivationOffload.h"
 #include "loom/Cost/Recompute.h"
 #include "loom/Cost/Reshard.h"
@@ -284,6 +285,8 @@ LogicalResult Estimator::propagate() {
       return error(funcs[1]) << "several functions and none is named 'main'";
     func = *main;
   }
+  if (func->hasAttr(kDifferentiatedAttr))
+    return error(func) << "'" << func.getSymName() << "' " << kHoldsBackwardMessage;
   planned = cast<ModuleOp>(module->clone());
   // ZeRO-3's sharded weights are placement, not the plan: the estimator
   // prices their gathers from the ZeRO stage.

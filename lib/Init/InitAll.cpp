@@ -7,6 +7,7 @@
 #include "loom/InitAll.h"
 
 #include "dialects/Loom/IR/LoomDialect.h"
+#include "loom/Passes/Autodiff.h"
 #include "loom/Passes/Estimate.h"
 #include "loom/Passes/Memory.h"
 #include "loom/Passes/Lower.h"
@@ -23,6 +24,7 @@ void mlir::loom::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::loom::registerAllPasses() {
   mlir::registerAllPasses();
+  registerLoomAutodiffPasses();
   registerLoomEstimatePasses();
   registerLoomPlanPasses();
   registerLoomLowerPasses();

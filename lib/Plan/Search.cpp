@@ -27,6 +27,7 @@
 #include "Space.h"
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
+#include "loom/Autodiff/Differentiate.h"
 #include "loom/Cost/Collectives.h"
 #include "loom/Cost/Pipeline.h"
 #include "loom/Memory/Movement.h"
@@ -511,6 +512,8 @@ LogicalResult Planner::setUp() {
       return error() << "several functions and none is named 'main'";
     func = *main;
   }
+  if (func->hasAttr(kDifferentiatedAttr))
+    return error() << "'" << func.getSymName() << "' " << kHoldsBackwardMessage;
   if (failed(readPins()))
     return failure();
 

@@ -1,0 +1,40 @@
+//===- Differentiate.h - the backward of a loom function ---------*- C++ -*-===//
+//
+// Reverse-mode differentiation of a forward function written in loom ops:
+// the function becomes one training step's forward and backward. It takes a
+// cotangent per float result (the gradient of the loss with respect to that
+// result) after its inputs, and returns the gradient of every trainable
+// `loom.weight parameter` after its outputs, in the weights' program order.
+// The backward is written in loom ops, so it plans, partitions and lowers
+// like the forward. docs/autodiff.md has the rules and the limits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_AUTODIFF_DIFFERENTIATE_H
+#define LOOM_AUTODIFF_DIFFERENTIATE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::loom {
+
+/// Set on a function once its backward is written.
+inline constexpr llvm::StringLiteral kDifferentiatedAttr = "loom.differentiated";
+/// Why the planners refuse a differentiated function: they price a forward
+/// program's backward themselves, and would count this one twice.
+inline constexpr llvm::StringLiteral kHoldsBackwardMessage =
+    "already holds its backward (loom-autodiff); plan the forward, and differentiate "
+    "the planned module";
+/// On a gradient result: the name of the weight it is the gradient of.
+inline constexpr llvm::StringLiteral kGradientOfAttr = "loom.gradient_of";
+/// On a cotangent argument: the number of the result it is the cotangent of.
+inline constexpr llvm::StringLiteral kCotangentOfAttr = "loom.cotangent_of";
+
+/// Appends the backward of `func` (one block, loom ops, `shard.shard`
+/// annotations and `loom.fetch` read through) and rewrites its signature as
+/// described above. Fails, naming the op, where an op on a path from a
+/// parameter to a result has no gradient rule; `func` is then unchanged.
+LogicalResult differentiate(func::FuncOp func);
+
+} // namespace mlir::loom
+
+#endif // LOOM_AUTODIFF_DIFFERENTIATE_H

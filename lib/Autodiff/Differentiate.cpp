@@ -1,0 +1,666 @@
+//===- Differentiate.cpp - reverse-mode differentiation of loom functions -===//
+//
+// Implements include/loom/Autodiff/Differentiate.h. Activity first: a value
+// is differentiated when it depends on a trainable parameter (varied) and a
+// result depends on it (useful). Every active op must have a rule, which is
+// checked before anything is written. Then the ops are visited in reverse,
+// each rule turning its result's adjoint into its operands' adjoints, written
+// in loom ops just before the return; adjoints of one value are summed.
+//
+// Rules recompute what they need from the forward's values (a layer norm's
+// mean and reciprocal deviation, a softmax's output is its result): the
+// forward stays as it was, and which activations to keep or recompute stays
+// the memory planner's decision.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Autodiff/Differentiate.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+bool isFloatTensor(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && isa<FloatType>(rt.getElementType());
+}
+
+bool isTrainable(Operation *op) {
+  auto w = dyn_cast<WeightOp>(op);
+  return w && w.getRole() == WeightRole::parameter && isFloatTensor(w.getType());
+}
+
+/// Ops whose result is their operand under another name: annotations and
+/// fetched copies.
+bool isIdentity(Operation *op) { return isa<shard::ShardOp, FetchOp>(op); }
+
+/// Unary kinds whose derivative is zero almost everywhere.
+bool isPiecewiseConstant(UnaryKind k) {
+  return k == UnaryKind::floor || k == UnaryKind::ceil || k == UnaryKind::round ||
+         k == UnaryKind::sign;
+}
+
+/// Whether `op` has a rule for the operands that need one. An op that
+/// produces only integers or booleans is never active.
+bool hasRule(Operation *op) {
+  if (isIdentity(op))
+    return true;
+  if (auto u = dyn_cast<UnaryOp>(op))
+    return u.getKind() != UnaryKind::hard_sigmoid && u.getKind() != UnaryKind::hard_swish;
+  if (auto b = dyn_cast<BinaryOp>(op))
+    return b.getKind() == BinaryKind::add || b.getKind() == BinaryKind::sub ||
+           b.getKind() == BinaryKind::mul || b.getKind() == BinaryKind::div ||
+           b.getKind() == BinaryKind::max || b.getKind() == BinaryKind::min ||
+           b.getKind() == BinaryKind::pow;
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return r.getKind() == ReduceKind::sum || r.getKind() == ReduceKind::mean ||
+           r.getKind() == ReduceKind::max || r.getKind() == ReduceKind::min ||
+           r.getKind() == ReduceKind::sum_square;
+  if (auto s = dyn_cast<SliceOp>(op))
+    return llvm::all_of(s.getStrides(), [](int64_t st) { return st == 1; });
+  if (auto e = dyn_cast<EmbeddingOp>(op))
+    return !e.getRowOffset();
+  return isa<WhereOp, ClampOp, CastOp, MatmulOp, LayerNormOp, RmsNormOp, SoftmaxOp,
+             ReshapeOp, TransposeOp, ExpandOp, ConcatOp>(op);
+}
+
+/// The op as an error names it: with its kind, or what makes it unsupported.
+std::string describe(Operation *op) {
+  std::string name = "'" + op->getName().getStringRef().str() + "'";
+  if (auto u = dyn_cast<UnaryOp>(op))
+    return name + " " + stringifyUnaryKind(u.getKind()).str();
+  if (auto bin = dyn_cast<BinaryOp>(op))
+    return name + " " + stringifyBinaryKind(bin.getKind()).str();
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return name + " " + stringifyReduceKind(r.getKind()).str();
+  if (isa<SliceOp>(op))
+    return name + " with non-unit strides";
+  if (isa<EmbeddingOp>(op))
+    return name + " with a row offset (a partitioned table)";
+  return name;
+}
+
+class Differentiator {
+public:
+  Differentiator(func::FuncOp func) : func(func), b(func.getLoc(), func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  // Activity.
+  void findActive();
+  bool active(Value v) const { return activeValues.contains(v); }
+
+  // Building blocks, at the builder's location.
+  Value scalar(double value, Value like);
+  Value zeros(RankedTensorType type);
+  Value unary(UnaryKind kind, Value x) { return UnaryOp::create(b, kind, x); }
+  Value binary(BinaryKind kind, Value x, Value y) { return BinaryOp::create(b, kind, x, y); }
+  Value add(Value x, Value y) { return binary(BinaryKind::add, x, y); }
+  Value sub(Value x, Value y) { return binary(BinaryKind::sub, x, y); }
+  Value mul(Value x, Value y) { return binary(BinaryKind::mul, x, y); }
+  Value div(Value x, Value y) { return binary(BinaryKind::div, x, y); }
+  Value mulScalar(Value x, double c) { return mul(x, scalar(c, x)); }
+  Value compare(ComparePredicate p, Value x, Value y) { return CompareOp::create(b, p, x, y); }
+  Value select(Value condition, Value onTrue, Value onFalse) {
+    return WhereOp::create(b, condition, onTrue, onFalse);
+  }
+  Value reduce(ReduceKind kind, Value x, ArrayRef<int64_t> axes) {
+    return ReduceOp::create(b, kind, x, axes, /*keep_dims=*/true);
+  }
+  Value reshape(Value x, RankedTensorType type) {
+    return x.getType() == type ? x : ReshapeOp::create(b, type, x);
+  }
+  Value transposeLastTwo(Value x);
+  /// Sums a broadcast adjoint back to the shape of the operand it came from.
+  Value sumTo(Value grad, RankedTensorType type);
+  Value broadcastTo(Value x, RankedTensorType type) {
+    return x.getType() == type ? x : ExpandOp::create(b, type, x);
+  }
+
+  /// Adds `grad` to the adjoint of `v` where `v` is active.
+  void accumulate(Value v, Value grad);
+  /// Writes the operands' adjoints of `op` from its result's adjoint `g`.
+  void backprop(Operation *op, Value g);
+  void backpropUnary(UnaryOp op, Value g);
+  void backpropBinary(BinaryOp op, Value g);
+  void backpropMatmul(MatmulOp op, Value g);
+  void backpropLayerNorm(LayerNormOp op, Value g);
+  void backpropRmsNorm(RmsNormOp op, Value g);
+  void backpropSoftmax(SoftmaxOp op, Value g);
+  void backpropReduce(ReduceOp op, Value g);
+  void backpropEmbedding(EmbeddingOp op, Value g);
+
+  func::FuncOp func;
+  ImplicitLocOpBuilder b;
+  llvm::SetVector<Value> activeValues;
+  DenseMap<Value, Value> adjoint;
+};
+
+void Differentiator::findActive() {
+  Block &body = func.getBody().front();
+  DenseSet<Value> varied;
+  for (Operation &op : body) {
+    bool fromParameter = isTrainable(&op) ||
+                         llvm::any_of(op.getOperands(), [&](Value v) { return varied.contains(v); });
+    if (fromParameter)
+      for (Value r : op.getResults())
+        if (isFloatTensor(r.getType()))
+          varied.insert(r);
+  }
+  // Useful: a result reads it, walking back from the return.
+  DenseSet<Value> useful;
+  for (Operation &op : llvm::reverse(body)) {
+    bool feedsResult = isa<func::ReturnOp>(op) ||
+                       llvm::any_of(op.getResults(), [&](Value r) { return useful.contains(r); });
+    if (feedsResult)
+      for (Value v : op.getOperands())
+        useful.insert(v);
+  }
+  for (Operation &op : body)
+    for (Value r : op.getResults())
+      if (varied.contains(r) && useful.contains(r))
+        activeValues.insert(r);
+}
+
+Value Differentiator::scalar(double value, Value like) {
+  auto type = RankedTensorType::get({}, tensorType(like).getElementType());
+  return ConstantOp::create(
+      b, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), value)));
+}
+
+Value Differentiator::zeros(RankedTensorType type) {
+  return ConstantOp::create(
+      b, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0.0)));
+}
+
+Value Differentiator::transposeLastTwo(Value x) {
+  int64_t rank = tensorType(x).getRank();
+  SmallVector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[rank - 2], perm[rank - 1]);
+  return TransposeOp::create(b, x, b.getDenseI64ArrayAttr(perm));
+}
+
+Value Differentiator::sumTo(Value grad, RankedTensorType type) {
+  RankedTensorType from = tensorType(grad);
+  if (from == type)
+    return grad;
+  int64_t lead = from.getRank() - type.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0; i < from.getRank(); ++i)
+    if (i < lead || (type.getDimSize(i - lead) == 1 && from.getDimSize(i) != 1))
+      axes.push_back(i);
+  Value summed = axes.empty() ? grad : reduce(ReduceKind::sum, grad, axes);
+  return reshape(summed, type);
+}
+
+void Differentiator::accumulate(Value v, Value grad) {
+  if (!active(v))
+    return;
+  assert(grad.getType() == v.getType() && "an adjoint has its value's type");
+  auto [it, fresh] = adjoint.try_emplace(v, grad);
+  if (!fresh)
+    it->second = add(it->second, grad);
+}
+
+void Differentiator::backpropUnary(UnaryOp op, Value g) {
+  Value x = op.getInput(), y = op.getResult();
+  Value dx;
+  switch (op.getKind()) {
+  case UnaryKind::identity:
+    dx = g;
+    break;
+  case UnaryKind::neg:
+    dx = unary(UnaryKind::neg, g);
+    break;
+  case UnaryKind::abs:
+    dx = mul(g, unary(UnaryKind::sign, x));
+    break;
+  case UnaryKind::exp:
+    dx = mul(g, y);
+    break;
+  case UnaryKind::log:
+    dx = div(g, x);
+    break;
+  case UnaryKind::sqrt: // g / (2 sqrt(x))
+    dx = div(mulScalar(g, 0.5), y);
+    break;
+  case UnaryKind::rsqrt: // -g / 2 * x^(-3/2)
+    dx = mul(mulScalar(g, -0.5), mul(y, mul(y, y)));
+    break;
+  case UnaryKind::reciprocal:
+    dx = unary(UnaryKind::neg, mul(g, mul(y, y)));
+    break;
+  case UnaryKind::relu:
+    dx = select(compare(ComparePredicate::gt, x, scalar(0.0, x)), g, scalar(0.0, g));
+    break;
+  case UnaryKind::sigmoid: // y (1 - y)
+    dx = mul(g, mul(y, sub(scalar(1.0, y), y)));
+    break;
+  case UnaryKind::tanh: // 1 - y^2
+    dx = mul(g, sub(scalar(1.0, y), mul(y, y)));
+    break;
+  case UnaryKind::silu: { // s (1 + x (1 - s)), s = sigmoid(x)
+    Value s = unary(UnaryKind::sigmoid, x);
+    Value one = scalar(1.0, x);
+    dx = mul(g, mul(s, add(one, mul(x, sub(one, s)))));
+    break;
+  }
+  case UnaryKind::softplus:
+    dx = mul(g, unary(UnaryKind::sigmoid, x));
+    break;
+  case UnaryKind::gelu: { // Phi(x) + x phi(x)
+    Value cdf = mulScalar(add(scalar(1.0, x), unary(UnaryKind::erf, mulScalar(x, M_SQRT1_2))), 0.5);
+    Value pdf = mulScalar(unary(UnaryKind::exp, mulScalar(mul(x, x), -0.5)), 0.5 * M_2_SQRTPI * M_SQRT1_2);
+    dx = mul(g, add(cdf, mul(x, pdf)));
+    break;
+  }
+  case UnaryKind::gelu_tanh: { // t = tanh(c (x + a x^3))
+    const double c = M_SQRT2 * M_2_SQRTPI * 0.5, a = 0.044715;
+    Value x2 = mul(x, x);
+    Value inner = mulScalar(add(x, mulScalar(mul(x2, x), a)), c);
+    Value t = unary(UnaryKind::tanh, inner);
+    Value one = scalar(1.0, x);
+    Value left = mulScalar(add(one, t), 0.5);
+    Value slope = mulScalar(add(one, mulScalar(x2, 3 * a)), c);
+    Value right = mul(mulScalar(x, 0.5), mul(sub(one, mul(t, t)), slope));
+    dx = mul(g, add(left, right));
+    break;
+  }
+  case UnaryKind::erf: // 2/sqrt(pi) exp(-x^2)
+    dx = mul(g, mulScalar(unary(UnaryKind::exp, unary(UnaryKind::neg, mul(x, x))), M_2_SQRTPI));
+    break;
+  case UnaryKind::sin:
+    dx = mul(g, unary(UnaryKind::cos, x));
+    break;
+  case UnaryKind::cos:
+    dx = unary(UnaryKind::neg, mul(g, unary(UnaryKind::sin, x)));
+    break;
+  default:
+    assert(isPiecewiseConstant(op.getKind()) && "hasRule admits it");
+    return;
+  }
+  accumulate(x, dx);
+}
+
+void Differentiator::backpropBinary(BinaryOp op, Value g) {
+  Value x = op.getLhs(), y = op.getRhs(), out = op.getResult();
+  auto both = [&](Value dx, Value dy) {
+    if (dx && active(x))
+      accumulate(x, sumTo(dx, tensorType(x)));
+    if (dy && active(y))
+      accumulate(y, sumTo(dy, tensorType(y)));
+  };
+  switch (op.getKind()) {
+  case BinaryKind::add:
+    return both(g, g);
+  case BinaryKind::sub:
+    return both(g, active(y) ? unary(UnaryKind::neg, g) : Value());
+  case BinaryKind::mul:
+    return both(active(x) ? mul(g, y) : Value(), active(y) ? mul(g, x) : Value());
+  case BinaryKind::div: // d/dy (x / y) = -out / y
+    return both(active(x) ? div(g, y) : Value(),
+                active(y) ? unary(UnaryKind::neg, div(mul(g, out), y)) : Value());
+  case BinaryKind::max:
+  case BinaryKind::min: { // ties split the adjoint evenly, as PyTorch does
+    bool isMax = op.getKind() == BinaryKind::max;
+    auto share = [&](Value wins) {
+      Value equal = CastOp::create(b, tensorType(g), compare(ComparePredicate::eq, x, y));
+      Value won = CastOp::create(b, tensorType(g), wins);
+      return mul(g, add(won, mulScalar(equal, 0.5)));
+    };
+    return both(active(x) ? share(compare(isMax ? ComparePredicate::gt : ComparePredicate::lt, x, y))
+                          : Value(),
+                active(y) ? share(compare(isMax ? ComparePredicate::lt : ComparePredicate::gt, x, y))
+                          : Value());
+  }
+  case BinaryKind::pow: { // x^y: y x^(y-1) and out log(x)
+    Value dx, dy, zero = scalar(0.0, g);
+    if (active(x))
+      dx = select(compare(ComparePredicate::eq, y, zero), zero,
+                  mul(g, mul(y, binary(BinaryKind::pow, x, sub(y, scalar(1.0, y))))));
+    if (active(y)) { // 0^y is 0 for y > 0 and 1 at y = 0, flat in y either way
+      Value flat = BinaryOp::create(b, BinaryKind::logical_and,
+                                    compare(ComparePredicate::eq, x, zero),
+                                    compare(ComparePredicate::ge, y, zero));
+      dy = select(flat, zero, mul(g, mul(out, unary(UnaryKind::log, x))));
+    }
+    return both(dx, dy);
+  }
+  default:
+    llvm_unreachable("hasRule admits only these kinds");
+  }
+}
+
+void Differentiator::backpropMatmul(MatmulOp op, Value g) {
+  Value x = op.getLhs(), w = op.getRhs();
+  RankedTensorType xt = tensorType(x), wt = tensorType(w);
+  if (active(x))
+    accumulate(x, sumTo(MatmulOp::create(b, g, transposeLastTwo(w)), xt));
+  if (!active(w))
+    return;
+  if (wt.getRank() == 2 && xt.getRank() > 2) {
+    // A linear layer: fold the batch dimensions into the rows, one [K, N]
+    // product rather than a batched one summed afterwards.
+    int64_t rows = xt.getNumElements() / xt.getDimSize(xt.getRank() - 1);
+    Type elt = xt.getElementType();
+    Value x2 = reshape(x, RankedTensorType::get({rows, wt.getDimSize(0)}, elt));
+    Value g2 = reshape(g, RankedTensorType::get({rows, wt.getDimSize(1)}, elt));
+    accumulate(w, MatmulOp::create(b, transposeLastTwo(x2), g2));
+    return;
+  }
+  accumulate(w, sumTo(MatmulOp::create(b, transposeLastTwo(x), g), wt));
+}
+
+/// Dims [axis, rank): those a norm normalizes over.
+static SmallVector<int64_t> trailingAxes(int64_t axis, int64_t rank) {
+  SmallVector<int64_t> axes(rank - axis);
+  std::iota(axes.begin(), axes.end(), axis);
+  return axes;
+}
+
+void Differentiator::backpropLayerNorm(LayerNormOp op, Value g) {
+  Value x = op.getInput(), scale = op.getScale();
+  SmallVector<int64_t> axes = trailingAxes(op.getAxis(), tensorType(x).getRank());
+  double eps = op.getEpsilon().convertToDouble();
+  Value centred = sub(x, reduce(ReduceKind::mean, x, axes));
+  Value variance = reduce(ReduceKind::mean, mul(centred, centred), axes);
+  Value rstd = unary(UnaryKind::rsqrt, add(variance, scalar(eps, x)));
+  Value normed = mul(centred, rstd);
+  if (active(scale))
+    accumulate(scale, sumTo(mul(g, normed), tensorType(scale)));
+  if (Value bias = op.getBias(); bias && active(bias))
+    accumulate(bias, sumTo(g, tensorType(bias)));
+  if (!active(x))
+    return;
+  // dx = rstd (gx - mean(gx) - normed mean(gx normed)), gx = g scale
+  Value gx = mul(g, scale);
+  Value inner = sub(sub(gx, reduce(ReduceKind::mean, gx, axes)),
+                    mul(normed, reduce(ReduceKind::mean, mul(gx, normed), axes)));
+  accumulate(x, mul(rstd, inner));
+}
+
+void Differentiator::backpropRmsNorm(RmsNormOp op, Value g) {
+  Value x = op.getInput(), scale = op.getScale();
+  SmallVector<int64_t> axes = trailingAxes(op.getAxis(), tensorType(x).getRank());
+  double eps = op.getEpsilon().convertToDouble();
+  Value rrms = unary(UnaryKind::rsqrt,
+                     add(reduce(ReduceKind::mean, mul(x, x), axes), scalar(eps, x)));
+  Value normed = mul(x, rrms);
+  if (scale && active(scale))
+    accumulate(scale, sumTo(mul(g, normed), tensorType(scale)));
+  if (!active(x))
+    return;
+  // dx = rrms (gx - normed mean(gx normed)), gx = g scale
+  Value gx = scale ? mul(g, scale) : g;
+  accumulate(x, mul(rrms, sub(gx, mul(normed, reduce(ReduceKind::mean, mul(gx, normed), axes)))));
+}
+
+void Differentiator::backpropSoftmax(SoftmaxOp op, Value g) {
+  Value y = op.getResult();
+  int64_t axis = op.getAxis();
+  if (op.getLog()) { // g - softmax(x) sum(g)
+    accumulate(op.getInput(),
+               sub(g, mul(unary(UnaryKind::exp, y), reduce(ReduceKind::sum, g, {axis}))));
+    return;
+  }
+  // y (g - sum(g y))
+  accumulate(op.getInput(), mul(y, sub(g, reduce(ReduceKind::sum, mul(g, y), {axis}))));
+}
+
+void Differentiator::backpropReduce(ReduceOp op, Value g) {
+  Value x = op.getInput();
+  RankedTensorType xt = tensorType(x);
+  ArrayRef<int64_t> axes = op.getAxes();
+  // The adjoint with the reduced dims kept, then spread over them.
+  SmallVector<int64_t> keptShape(xt.getShape());
+  int64_t count = 1;
+  for (int64_t a : axes) {
+    count *= keptShape[a];
+    keptShape[a] = 1;
+  }
+  auto kept = RankedTensorType::get(keptShape, xt.getElementType());
+  Value gk = reshape(g, kept);
+  Value dx;
+  switch (op.getKind()) {
+  case ReduceKind::sum:
+    dx = broadcastTo(gk, xt);
+    break;
+  case ReduceKind::mean:
+    dx = broadcastTo(mulScalar(gk, 1.0 / double(count)), xt);
+    break;
+  case ReduceKind::sum_square:
+    dx = mul(mulScalar(x, 2.0), gk);
+    break;
+  case ReduceKind::max:
+  case ReduceKind::min: { // the elements equal to the extreme share the adjoint
+    Value extreme = compare(ComparePredicate::eq, x, reshape(op.getResult(), kept));
+    Value ties = reduce(ReduceKind::sum, CastOp::create(b, xt, extreme), axes);
+    dx = select(extreme, broadcastTo(div(gk, ties), xt), scalar(0.0, x));
+    break;
+  }
+  default:
+    llvm_unreachable("hasRule admits only these kinds");
+  }
+  accumulate(x, dx);
+}
+
+void Differentiator::backpropEmbedding(EmbeddingOp op, Value g) {
+  // Rows add up where they were looked up: a scatter-add of the adjoint's
+  // rows into a zero table, each row indexed by its id along dim 0.
+  Value table = op.getTable(), ids = op.getIndices();
+  RankedTensorType tt = tensorType(table), it = tensorType(ids);
+  int64_t n = it.getNumElements(), h = tt.getDimSize(1);
+  Value rowIds = reshape(ids, RankedTensorType::get({n, 1}, it.getElementType()));
+  Value index = broadcastTo(rowIds, RankedTensorType::get({n, h}, it.getElementType()));
+  Value rows = reshape(g, RankedTensorType::get({n, h}, tt.getElementType()));
+  accumulate(table, ScatterOp::create(b, zeros(tt), index, rows, /*axis=*/0,
+                                      BinaryKindAttr::get(b.getContext(), BinaryKind::add)));
+}
+
+void Differentiator::backprop(Operation *op, Value g) {
+  b.setLoc(op->getLoc());
+  if (isIdentity(op))
+    return accumulate(op->getOperand(0), g);
+  if (auto u = dyn_cast<UnaryOp>(op))
+    return backpropUnary(u, g);
+  if (auto bin = dyn_cast<BinaryOp>(op))
+    return backpropBinary(bin, g);
+  if (auto m = dyn_cast<MatmulOp>(op))
+    return backpropMatmul(m, g);
+  if (auto ln = dyn_cast<LayerNormOp>(op))
+    return backpropLayerNorm(ln, g);
+  if (auto rn = dyn_cast<RmsNormOp>(op))
+    return backpropRmsNorm(rn, g);
+  if (auto sm = dyn_cast<SoftmaxOp>(op))
+    return backpropSoftmax(sm, g);
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return backpropReduce(r, g);
+  if (auto e = dyn_cast<EmbeddingOp>(op))
+    return backpropEmbedding(e, g);
+  if (auto w = dyn_cast<WhereOp>(op)) {
+    Value zero = scalar(0.0, g);
+    if (active(w.getOnTrue()))
+      accumulate(w.getOnTrue(), sumTo(select(w.getCondition(), g, zero), tensorType(w.getOnTrue())));
+    if (active(w.getOnFalse()))
+      accumulate(w.getOnFalse(),
+                 sumTo(select(w.getCondition(), zero, g), tensorType(w.getOnFalse())));
+    return;
+  }
+  if (auto c = dyn_cast<ClampOp>(op)) {
+    // The adjoint passes where the input lies within the bounds.
+    Value x = c.getInput(), pass = g, zero = scalar(0.0, g);
+    if (auto lo = c.getMin())
+      pass = select(compare(ComparePredicate::ge, x, scalar(lo->convertToDouble(), x)), pass, zero);
+    if (auto hi = c.getMax())
+      pass = select(compare(ComparePredicate::le, x, scalar(hi->convertToDouble(), x)), pass, zero);
+    return accumulate(x, pass);
+  }
+  if (auto c = dyn_cast<CastOp>(op)) {
+    if (isFloatTensor(c.getInput().getType()))
+      accumulate(c.getInput(), CastOp::create(b, c.getInput().getType(), g));
+    return;
+  }
+  if (auto r = dyn_cast<ReshapeOp>(op))
+    return accumulate(r.getInput(), reshape(g, tensorType(r.getInput())));
+  if (auto e = dyn_cast<ExpandOp>(op))
+    return accumulate(e.getInput(), sumTo(g, tensorType(e.getInput())));
+  if (auto t = dyn_cast<TransposeOp>(op)) {
+    ArrayRef<int64_t> perm = t.getPermutation();
+    SmallVector<int64_t> inverse(perm.size());
+    for (auto [i, p] : llvm::enumerate(perm))
+      inverse[p] = i;
+    return accumulate(t.getInput(), TransposeOp::create(b, g, b.getDenseI64ArrayAttr(inverse)));
+  }
+  if (auto s = dyn_cast<SliceOp>(op)) {
+    // Zeros around the slice: pad the adjoint back to the input's shape.
+    RankedTensorType in = tensorType(s.getInput());
+    int64_t rank = in.getRank();
+    SmallVector<int64_t> padding(2 * rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      padding[d] = s.getOffsets()[d];
+      padding[rank + d] = in.getDimSize(d) - s.getOffsets()[d] - s.getSizes()[d];
+    }
+    return accumulate(s.getInput(),
+                      PadOp::create(b, PadMode::constant, g, padding, APFloat(0.0)));
+  }
+  if (auto c = dyn_cast<ConcatOp>(op)) {
+    int64_t axis = c.getAxis(), offset = 0;
+    RankedTensorType gt = tensorType(g);
+    for (Value in : c.getInputs()) {
+      RankedTensorType it = tensorType(in);
+      if (active(in)) {
+        SmallVector<int64_t> offsets(gt.getRank(), 0), strides(gt.getRank(), 1);
+        offsets[axis] = offset;
+        accumulate(in, SliceOp::create(b, g, offsets, it.getShape(), strides));
+      }
+      offset += it.getDimSize(axis);
+    }
+    return;
+  }
+  llvm_unreachable("hasRule admits only the ops above");
+}
+
+LogicalResult Differentiator::run() {
+  if (func->hasAttr(kDifferentiatedAttr))
+    return func.emitError("loom-autodiff: '")
+           << func.getSymName() << "' already returns its gradients";
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("loom-autodiff: '") << func.getSymName() << "' has more than one block";
+  // A pipelined plan runs each stage's backward on its own devices, in its
+  // schedule's order, with the activations' gradients sent back upstream:
+  // none of that is written yet.
+  // One stage is no pipeline.
+  std::optional<Attribute> firstStage;
+  WalkResult staged = func.walk([&](Operation *op) {
+    Attribute stage = op->getAttr("loom.stage");
+    if (!stage)
+      return WalkResult::advance();
+    if (!firstStage)
+      firstStage = stage;
+    return stage == *firstStage ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  if (staged.wasInterrupted())
+    return func.emitError("loom-autodiff: '")
+           << func.getSymName()
+           << "' is split into several pipeline stages (loom.stage); the backward of a pipelined "
+              "plan is not written yet";
+  // Streamed weights: the forward releases each fetched copy after its last
+  // forward read, and the backward would read it again. The backward's
+  // fetches and releases are memory placement's to write.
+  WalkResult released = func.walk([](ReleaseOp) { return WalkResult::interrupt(); });
+  if (released.wasInterrupted())
+    return func.emitError("loom-autodiff: '")
+           << func.getSymName()
+           << "' streams weights (loom.release after their forward reads), and the "
+              "backward's fetches and releases are not written yet";
+  findActive();
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Operation *> activeOps;
+  for (Operation &op : body) {
+    if (llvm::none_of(op.getResults(), [&](Value r) { return active(r); }))
+      continue;
+    if (isa<WeightOp>(op))
+      continue;
+    if (op.getNumResults() != 1 || !hasRule(&op))
+      return op.emitError("loom-autodiff: no gradient rule for ")
+             << describe(&op) << ", which lies between a trainable parameter and a result"
+             << (op.getNumResults() == 1 ? "" : " (it has several results)");
+    activeOps.push_back(&op);
+  }
+
+  // The signature: a cotangent per float result after the inputs.
+  MLIRContext *ctx = func.getContext();
+  unsigned numInputs = func.getNumArguments();
+  SmallVector<Value> cotangents;
+  SmallVector<DictionaryAttr> cotangentAttrs;
+  for (auto [i, result] : llvm::enumerate(ret.getOperands())) {
+    if (!isFloatTensor(result.getType()))
+      continue;
+    cotangents.push_back(body.addArgument(result.getType(), func.getLoc()));
+    std::string name = "result" + std::to_string(i);
+    if (auto n = func.getResultAttrOfType<StringAttr>(i, "loom.name"))
+      name = n.str();
+    cotangentAttrs.push_back(DictionaryAttr::get(
+        ctx, {{StringAttr::get(ctx, "loom.name"), StringAttr::get(ctx, name + ".grad")},
+              {StringAttr::get(ctx, kCotangentOfAttr),
+               IntegerAttr::get(IntegerType::get(ctx, 64), i)}}));
+  }
+
+  b.setInsertionPoint(ret);
+  for (auto [result, cotangent] : llvm::zip(
+           llvm::make_filter_range(ret.getOperands(),
+                                   [](Value r) { return isFloatTensor(r.getType()); }),
+           cotangents))
+    accumulate(result, cotangent);
+  for (Operation *op : llvm::reverse(activeOps))
+    if (Value g = adjoint.lookup(op->getResult(0)))
+      backprop(op, g);
+
+  // Gradients of the trainable parameters, in program order.
+  SmallVector<Value> outputs(ret.getOperands());
+  SmallVector<DictionaryAttr> outputAttrs;
+  for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+    outputAttrs.push_back(func.getResultAttrDict(i));
+  for (Operation &op : body) {
+    if (!isTrainable(&op))
+      continue;
+    auto w = cast<WeightOp>(op);
+    b.setLoc(w.getLoc());
+    Value grad = adjoint.lookup(w.getResult());
+    outputs.push_back(grad ? grad : zeros(w.getType()));
+    outputAttrs.push_back(DictionaryAttr::get(
+        ctx, {{StringAttr::get(ctx, "loom.name"), StringAttr::get(ctx, w.getName() + ".grad")},
+              {StringAttr::get(ctx, kGradientOfAttr), w.getNameAttr()}}));
+  }
+  SmallVector<DictionaryAttr> argAttrs;
+  for (unsigned i = 0; i < numInputs; ++i)
+    argAttrs.push_back(func.getArgAttrDict(i));
+  argAttrs.append(cotangentAttrs);
+  ret->setOperands(outputs);
+  func.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(), ret.getOperandTypes()));
+  func.setAllArgAttrs(argAttrs);
+  func.setAllResultAttrs(outputAttrs);
+  func->setAttr(kDifferentiatedAttr, UnitAttr::get(ctx));
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::loom::differentiate(func::FuncOp func) {
+  return Differentiator(func).run();
+}

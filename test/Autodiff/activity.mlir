@@ -1,0 +1,80 @@
+// RUN: loom-opt %s -split-input-file --loom-autodiff -verify-diagnostics | FileCheck %s
+
+// What gets differentiated. The float result gets a cotangent (named after
+// its position when it has no name); the integer result gets none. The
+// trainable weights get gradients in program order: the unused one zeros,
+// the buffer none. The convolution reads only the input, never a weight,
+// so it needs no rule; the argmax yields integers and is never active.
+
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:.+]]: tensor<1x2x4x4xf32>, %[[G:.+]]: tensor<2x4xf32> {loom.cotangent_of = 0 : i64, loom.name = "result0.grad"})
+// CHECK-SAME: -> (tensor<2x4xf32>, tensor<2xi64>, tensor<4x4xf32> {loom.gradient_of = "w", loom.name = "w.grad"}, tensor<3xf32> {loom.gradient_of = "unused", loom.name = "unused.grad"})
+// CHECK-SAME: attributes {loom.differentiated}
+func.func @main(%x: tensor<1x2x4x4xf32>) -> (tensor<2x4xf32>, tensor<2xi64>) {
+  %k = loom.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = loom.conv %x, %k {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>
+  %r = loom.reshape %c : tensor<1x2x4x4xf32> -> tensor<2x16xf32>
+  %s = loom.slice %r {offsets = array<i64: 0, 0>, sizes = array<i64: 2, 4>, strides = array<i64: 1, 1>} : tensor<2x16xf32>
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4x4xf32>
+  %unused = loom.weight parameter "unused" from "w.bin"[64] : tensor<3xf32>
+  %stat = loom.weight buffer "stat" from "w.bin"[76] : tensor<4xf32>
+  %y = loom.matmul %s, %w : tensor<2x4xf32>, tensor<4x4xf32>
+  %z = loom.binary add %y, %stat : tensor<2x4xf32>, tensor<4xf32>
+  %i = loom.reduce argmax %z {axes = array<i64: 1>, keep_dims = false} : tensor<2x4xf32>
+  // The weight's gradient: the input's rows against the cotangent.
+  // CHECK: %[[ST:.+]] = loom.transpose %[[S:.+]] {permutation = array<i64: 1, 0>} : tensor<2x4xf32>
+  // CHECK-NEXT: %[[DW:.+]] = loom.matmul %[[ST]], %[[G]] : tensor<4x2xf32>, tensor<2x4xf32>
+  // CHECK: %[[ZERO:.+]] = loom.constant dense<0.000000e+00> : tensor<3xf32>
+  // CHECK-NEXT: return %{{.+}}, %{{.+}}, %[[DW]], %[[ZERO]] :
+  return %z, %i : tensor<2x4xf32>, tensor<2xi64>
+}
+
+// -----
+
+// An op without a rule between a weight and a result is an error naming it;
+// so is an active op with several results.
+
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4x8xf32>
+  %y = loom.binary mul %x, %w : tensor<4x8xf32>, tensor<4x8xf32>
+  // expected-error @+1 {{loom-autodiff: no gradient rule for 'loom.topk', which lies between a trainable parameter and a result (it has several results)}}
+  %v, %i = loom.topk %y {k = 2 : i64, axis = 1 : i64} : tensor<4x8xf32>
+  return %v : tensor<4x2xf32>
+}
+
+// -----
+
+// The function is found by name, or as the module's only one.
+// expected-error @+1 {{loom-autodiff: no function 'main' to differentiate}}
+module {
+  func.func @a(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+  func.func @b(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+// The backward of a pipelined plan is not written yet.
+// expected-error @+1 {{loom-autodiff: 'main' is split into several pipeline stages (loom.stage); the backward of a pipelined plan is not written yet}}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %y = loom.binary mul %x, %w {loom.stage = 0 : i64} : tensor<4xf32>, tensor<4xf32>
+  %z = loom.binary mul %y, %w {loom.stage = 1 : i64} : tensor<4xf32>, tensor<4xf32>
+  return %z : tensor<4xf32>
+}
+
+// -----
+
+// A streamed placement releases each fetched weight after its last forward
+// read; the backward would read it again.
+// expected-error @+1 {{loom-autodiff: 'main' streams weights (loom.release after their forward reads), and the backward's fetches and releases are not written yet}}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %d = loom.fetch %w chunk 0 : tensor<4xf32>
+  %y = loom.binary mul %x, %d : tensor<4xf32>, tensor<4xf32>
+  loom.release %d : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+# test/Integration/Inputs/check_gradients.py - run a training step's artifact
+# and check its outputs and gradients against PyTorch's.
+"""Usage: check_gradients.py ARTIFACT --inputs A.npy[,B.npy...] --reference DIR
+                            --out DIR [--ranks N] [--rtol R] [--atol A]
+
+ARTIFACT is a `loom compile`d module that `--loom-autodiff` differentiated:
+its manifest names the forward's outputs and then one `<weight>.grad` output
+per trainable weight. Runs loom-run (under mpirun with N ranks, every rank
+writing its outputs) and compares each output with DIR/<name>.npy, the
+forward's (one) output with DIR/output.npy, as torch_gradients.py writes them:
+|out - ref| <= atol * max(1, max|ref|) + rtol * |ref| elementwise.
+Prints a line per output and exits 1 if any differs or is missing.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+
+def compare(path, ref, rtol, atol):
+    out = np.load(path)
+    if out.dtype != ref.dtype or out.shape != ref.shape:
+        return f"MISMATCH {out.dtype}{list(out.shape)} vs {ref.dtype}{list(ref.shape)}"
+    diff = np.abs(out.astype(np.float64) - ref.astype(np.float64))
+    # Float32 sums of many terms: the absolute slack grows with the tensor's
+    # largest magnitude.
+    scale = max(1.0, float(np.abs(ref).max(initial=0.0)))
+    bound = atol * scale + rtol * np.abs(ref.astype(np.float64))
+    bad = ~(diff <= bound)  # NaN is out of tolerance
+    if not bad.any():
+        return None
+    worst = np.unravel_index(np.argmax(np.where(bad, np.nan_to_num(diff - bound, nan=np.inf), -np.inf)), diff.shape)
+    return (f"MISMATCH at {list(worst)}: {out[worst]} vs {ref[worst]} "
+            f"({np.count_nonzero(bad)} of {diff.size} out of tolerance)")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("artifact")
+    p.add_argument("--inputs", required=True)
+    p.add_argument("--reference", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--ranks", type=int, default=0)
+    p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--atol", type=float, default=1e-5)
+    args = p.parse_args()
+
+    with open(os.path.join(args.artifact, "manifest.json")) as f:
+        names = [o["name"] for o in json.load(f)["outputs"]]
+    forward = [n for n in names if not n.endswith(".grad")]
+    if len(forward) != 1 or not any(n.endswith(".grad") for n in names):
+        sys.exit(f"{args.artifact}: expected one forward output and gradients, got {names}")
+    os.makedirs(args.out, exist_ok=True)
+    paths = [os.path.join(args.out, n + ".npy") for n in names]
+    cmd = ["loom-run", args.artifact, "--inputs", args.inputs,
+           "--outputs", ",".join(paths), "--quiet"]
+    if args.ranks:
+        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
+               str(args.ranks)] + cmd + ["--every-rank"]
+    subprocess.run(cmd, check=True)
+
+    ranks = [f".rank{r}" for r in range(args.ranks)] if args.ranks else [""]
+    failed = 0
+    for name, path in zip(names, paths):
+        ref_name = "output" if name in forward else name
+        ref = np.load(os.path.join(args.reference, ref_name + ".npy"))
+        for suffix in ranks:
+            got = path[:-4] + suffix + ".npy"
+            error = compare(got, ref, args.rtol, args.atol) if os.path.exists(got) else "missing"
+            print(f"{name}{suffix}: {error or 'OK'}")
+            failed += error is not None
+    # A gradient PyTorch has and the step does not return is a failure too.
+    for ref_file in sorted(os.listdir(args.reference)):
+        if ref_file.endswith(".grad.npy") and ref_file[:-4] not in names:
+            print(f"{ref_file[:-4]}: missing from the step's outputs")
+            failed += 1
+    print(f"{len(names) * len(ranks) - failed} of {len(names) * len(ranks)} outputs match")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
