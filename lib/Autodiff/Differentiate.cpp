@@ -20,7 +20,6 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
-#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 #include <numeric>
@@ -45,12 +44,6 @@ bool isTrainable(Operation *op) {
 /// Ops whose result is their operand under another name: annotations and
 /// fetched copies.
 bool isIdentity(Operation *op) { return isa<shard::ShardOp, FetchOp>(op); }
-
-/// Unary kinds whose derivative is zero almost everywhere.
-bool isPiecewiseConstant(UnaryKind k) {
-  return k == UnaryKind::floor || k == UnaryKind::ceil || k == UnaryKind::round ||
-         k == UnaryKind::sign;
-}
 
 /// Whether `op` has a rule for the operands that need one. An op that
 /// produces only integers or booleans is never active.
@@ -137,15 +130,16 @@ private:
   void backpropUnary(UnaryOp op, Value g);
   void backpropBinary(BinaryOp op, Value g);
   void backpropMatmul(MatmulOp op, Value g);
-  void backpropLayerNorm(LayerNormOp op, Value g);
-  void backpropRmsNorm(RmsNormOp op, Value g);
+  /// A layer norm (`centre`) or RMS norm over dims [axis, rank): the
+  /// scale's and the input's adjoints.
+  void backpropNorm(Value g, Value x, Value scale, int64_t axis, double eps, bool centre);
   void backpropSoftmax(SoftmaxOp op, Value g);
   void backpropReduce(ReduceOp op, Value g);
   void backpropEmbedding(EmbeddingOp op, Value g);
 
   func::FuncOp func;
   ImplicitLocOpBuilder b;
-  llvm::SetVector<Value> activeValues;
+  DenseSet<Value> activeValues;
   DenseMap<Value, Value> adjoint;
 };
 
@@ -289,9 +283,13 @@ void Differentiator::backpropUnary(UnaryOp op, Value g) {
   case UnaryKind::cos:
     dx = unary(UnaryKind::neg, mul(g, unary(UnaryKind::sin, x)));
     break;
-  default:
-    assert(isPiecewiseConstant(op.getKind()) && "hasRule admits it");
+  case UnaryKind::floor: // derivative zero almost everywhere
+  case UnaryKind::ceil:
+  case UnaryKind::round:
+  case UnaryKind::sign:
     return;
+  default:
+    llvm_unreachable("hasRule admits only these kinds");
   }
   accumulate(x, dx);
 }
@@ -372,41 +370,24 @@ static SmallVector<int64_t> trailingAxes(int64_t axis, int64_t rank) {
   return axes;
 }
 
-void Differentiator::backpropLayerNorm(LayerNormOp op, Value g) {
-  Value x = op.getInput(), scale = op.getScale();
-  SmallVector<int64_t> axes = trailingAxes(op.getAxis(), tensorType(x).getRank());
-  double eps = op.getEpsilon().convertToDouble();
-  Value centred = sub(x, reduce(ReduceKind::mean, x, axes));
-  Value variance = reduce(ReduceKind::mean, mul(centred, centred), axes);
-  Value rstd = unary(UnaryKind::rsqrt, add(variance, scalar(eps, x)));
-  Value normed = mul(centred, rstd);
-  if (active(scale))
-    accumulate(scale, sumTo(mul(g, normed), tensorType(scale)));
-  if (Value bias = op.getBias(); bias && active(bias))
-    accumulate(bias, sumTo(g, tensorType(bias)));
-  if (!active(x))
-    return;
-  // dx = rstd (gx - mean(gx) - normed mean(gx normed)), gx = g scale
-  Value gx = mul(g, scale);
-  Value inner = sub(sub(gx, reduce(ReduceKind::mean, gx, axes)),
-                    mul(normed, reduce(ReduceKind::mean, mul(gx, normed), axes)));
-  accumulate(x, mul(rstd, inner));
-}
-
-void Differentiator::backpropRmsNorm(RmsNormOp op, Value g) {
-  Value x = op.getInput(), scale = op.getScale();
-  SmallVector<int64_t> axes = trailingAxes(op.getAxis(), tensorType(x).getRank());
-  double eps = op.getEpsilon().convertToDouble();
-  Value rrms = unary(UnaryKind::rsqrt,
-                     add(reduce(ReduceKind::mean, mul(x, x), axes), scalar(eps, x)));
-  Value normed = mul(x, rrms);
+void Differentiator::backpropNorm(Value g, Value x, Value scale, int64_t axis, double eps,
+                                  bool centre) {
+  SmallVector<int64_t> axes = trailingAxes(axis, tensorType(x).getRank());
+  Value centred = centre ? sub(x, reduce(ReduceKind::mean, x, axes)) : x;
+  Value inverse = unary(UnaryKind::rsqrt, add(reduce(ReduceKind::mean, mul(centred, centred), axes),
+                                              scalar(eps, x)));
+  Value normed = mul(centred, inverse);
   if (scale && active(scale))
     accumulate(scale, sumTo(mul(g, normed), tensorType(scale)));
   if (!active(x))
     return;
-  // dx = rrms (gx - normed mean(gx normed)), gx = g scale
+  // dx = inverse (gx - normed mean(gx normed) [- mean(gx) when centred]),
+  // gx = g scale
   Value gx = scale ? mul(g, scale) : g;
-  accumulate(x, mul(rrms, sub(gx, mul(normed, reduce(ReduceKind::mean, mul(gx, normed), axes)))));
+  Value inner = sub(gx, mul(normed, reduce(ReduceKind::mean, mul(gx, normed), axes)));
+  if (centre)
+    inner = sub(inner, reduce(ReduceKind::mean, gx, axes));
+  accumulate(x, mul(inverse, inner));
 }
 
 void Differentiator::backpropSoftmax(SoftmaxOp op, Value g) {
@@ -481,10 +462,15 @@ void Differentiator::backprop(Operation *op, Value g) {
     return backpropBinary(bin, g);
   if (auto m = dyn_cast<MatmulOp>(op))
     return backpropMatmul(m, g);
-  if (auto ln = dyn_cast<LayerNormOp>(op))
-    return backpropLayerNorm(ln, g);
+  if (auto ln = dyn_cast<LayerNormOp>(op)) {
+    if (Value bias = ln.getBias(); bias && active(bias))
+      accumulate(bias, sumTo(g, tensorType(bias)));
+    return backpropNorm(g, ln.getInput(), ln.getScale(), ln.getAxis(),
+                        ln.getEpsilon().convertToDouble(), /*centre=*/true);
+  }
   if (auto rn = dyn_cast<RmsNormOp>(op))
-    return backpropRmsNorm(rn, g);
+    return backpropNorm(g, rn.getInput(), rn.getScale(), rn.getAxis(),
+                        rn.getEpsilon().convertToDouble(), /*centre=*/false);
   if (auto sm = dyn_cast<SoftmaxOp>(op))
     return backpropSoftmax(sm, g);
   if (auto r = dyn_cast<ReduceOp>(op))
