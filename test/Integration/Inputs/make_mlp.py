@@ -16,6 +16,9 @@ plan, each the same program with different shard annotations:
   dppp     2 x 2 grid: batch over axis 0, stages over axis 1
   pptp     2 x 2 grid: stages over axis 0, Megatron over axis 1, 2 micro-batches
   dptppp   2 x 2 x 2 grid: batch, Megatron, stages; 2 micro-batches, 8 ranks
+  tp2d     2-D tensor parallelism on a 2 x 2 grid: each weight split by rows
+           over one axis and by columns over the other, 4 ranks
+  tp3d     the same over three axes of 2: rows over two, columns over one, 8 ranks
 """
 import os
 import sys
@@ -90,6 +93,10 @@ PLANS = {
     # 8 ranks: dp x tp x pp, 2 micro-batches.
     "dptppp": module("2x2x2", "[[0]]", "[[], [1]]", "[[1]]", pipeline_axis=2,
                      stages=(0, 0, 1), micro_batches=2),
+    # fc1's contraction split over axis 0 and its columns over axis 1; fc2
+    # the transpose, so fc1's column split is fc2's contraction split.
+    "tp2d": module("2x2", "[[], [], [0]]", "[[0], [1]]", "[[1], [0]]"),
+    "tp3d": module("2x2x2", "[[], [], [0, 1]]", "[[0, 1], [2]]", "[[2], [0, 1]]"),
 }
 
 
