@@ -1232,7 +1232,7 @@ LogicalResult Estimator::assemble() {
   // Per pipeline device: its stages' static memory, the end of its last task,
   // gradient synchronisation and the optimizer step.
   const ::loom::DeviceSpec &dev = result.cluster.device;
-  std::vector<double> finish(P, 0);
+  const std::vector<double> &finish = pipe->finish;
   result.deviceTimes.assign(P, {});
   for (DeviceTimes &times : result.deviceTimes)
     times.firstForwardStart = INFINITY;
@@ -1241,7 +1241,6 @@ LogicalResult Estimator::assemble() {
     result.deviceOrders[t.device].push_back(
         {static_cast<int32_t>(t.stage / P), static_cast<int32_t>(t.microBatch),
          t.backward});
-    finish[t.device] = std::max(finish[t.device], t.end);
     if (!t.backward) {
       DeviceTimes &times = result.deviceTimes[t.device];
       times.firstForwardStart = std::min(times.firstForwardStart, t.start);

@@ -406,6 +406,7 @@ static llvm::Expected<PipelineResult> simulate(llvm::ArrayRef<StageCost> stages,
     }
   }
 
+  result.finish = deviceFree;
   for (int64_t d = 0; d < p; ++d)
     result.makespan = std::max(result.makespan, deviceFree[d]);
   double meanBusy = 0;

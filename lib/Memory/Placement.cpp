@@ -92,6 +92,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       eo.offloadFrom.insert(entry.first);
   eo.zeroStage = zero;
   eo.schedule = o.schedule;
+  eo.kfkbGroup = o.kfkbGroup;
   FailureOr<Estimate> estimate = estimateModule(module, eo);
   if (failed(estimate))
     return failure();

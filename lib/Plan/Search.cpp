@@ -258,6 +258,7 @@ struct Config {
   int64_t microBatches = 1;
   PipelineSchedule schedule;
   int64_t virtualStages = 1;
+  int64_t kfkbGroup = 1; // k of kFkB (1 for every other schedule)
   int zero = 0;
   RecomputeMode recompute = RecomputeMode::None;
   std::vector<unsigned> stageOfUnit;
@@ -390,12 +391,27 @@ private:
   /// Micro-batches each of `stages` stages (over p pipeline devices) holds.
   std::vector<int64_t> heldPerStage(const Config &cfg, int64_t stages, int64_t p);
   void evaluateConfig(Config &cfg);
+  /// check-exact: `s`, proven the cheapest plan of `g` (under `cap`), against
+  /// brute force; a difference is kept in exactnessFailure.
+  void checkAgainstBruteForce(const StrategyGraph &g, const Solution &s, unsigned gi,
+                              double cap = ::loom::plan::kInfeasible);
+  std::string exactnessFailure;
+  /// When each of the p pipeline devices ends its last task under `cfg`'s
+  /// schedule with these stage costs (null: the simulator refused them).
+  const std::vector<double> *pipelineFinish(const Config &cfg, int64_t p,
+                                            const std::vector<::loom::StageCost> &costs);
+  /// Pipelines already simulated: ZeRO stages below 3 change a plan's
+  /// synchronisation and memory, not its stages' costs, so many
+  /// configurations share a run.
+  std::map<std::tuple<int, int64_t, int64_t, int64_t, std::vector<double>>,
+           std::optional<std::vector<double>>>
+      pipelineCache;
   double sendSeconds(double bytes, const SearchGrid &grid) const;
   /// Per pipeline device and chunk, the micro-batches it holds at its worst
-  /// moment under `schedule` (m micro-batches, p devices, v chunks each).
-  const std::vector<std::vector<int64_t>> &
-  inFlightCounts(PipelineSchedule schedule, int64_t m, int64_t p, int64_t v);
-  std::map<std::tuple<int, int64_t, int64_t, int64_t>, std::vector<std::vector<int64_t>>>
+  /// moment under `cfg`'s schedule (p devices).
+  const std::vector<std::vector<int64_t>> &inFlightCounts(const Config &cfg, int64_t p);
+  std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>,
+           std::vector<std::vector<int64_t>>>
       inFlightCache;
   PlanCandidate toCandidate(const Config &cfg) const;
   void annotate(ModuleOp target, const Config &cfg);
@@ -1837,6 +1853,8 @@ void Planner::solveGrid(unsigned gi) {
     PhaseTimer timer(result.phases.solves);
     s = options.thorough ? solveExact(g, &exact) : solveGreedy(g);
   }
+  if (options.thorough && exact)
+    checkAgainstBruteForce(g, s, gi);
   ++result.solves;
   result.exact &= exact && options.thorough;
   size_t before = configs.size();
@@ -1861,6 +1879,8 @@ void Planner::solveGrid(unsigned gi) {
     lean = solveUnderMemoryCap(g, cap, options.thorough, &proven,
                                uint64_t(1) << 20, &lagrangian);
   }
+  if (proven)
+    checkAgainstBruteForce(g, lean, gi, cap);
   ++result.solves;
   ++result.cappedSolves;
   result.cappedProven += proven;
@@ -1872,6 +1892,33 @@ void Planner::solveGrid(unsigned gi) {
   if (lagrangian.feasible)
     addSolution(gi, g, lagrangian, /*exact=*/false, /*memoryCapped=*/true,
                 /*syncReweighted=*/false);
+}
+
+void Planner::checkAgainstBruteForce(const StrategyGraph &g, const Solution &s,
+                                     unsigned gi, double cap) {
+  if (!options.checkExact || !exactnessFailure.empty())
+    return;
+  uint64_t combos = 1;
+  for (unsigned v = 0; v < g.nodes.size() && combos <= PlanOptions::kBruteForceLimit; ++v)
+    combos *= g.numStrategies(v);
+  if (combos > PlanOptions::kBruteForceLimit) {
+    ++result.bruteForceSkipped;
+    return;
+  }
+  ++result.bruteForceChecks;
+  result.bruteForceCappedChecks += cap < kInfeasible;
+  Solution truth = ::loom::plan::solveBruteForce(g, PlanOptions::kBruteForceLimit, cap);
+  double a = s.feasible ? s.cost : kInfeasible, b = truth.feasible ? truth.cost : kInfeasible;
+  if (a == b || std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)))
+    return;
+  llvm::raw_string_ostream os(exactnessFailure);
+  os << "check-exact: on grid ";
+  for (int64_t d : grids[gi].axes)
+    os << d << "x";
+  os << "pp" << grids[gi].pp << " the solver's plan costs " << a
+     << " s, brute force over its " << combos << " combinations finds " << b << " s";
+  if (cap < kInfeasible)
+    os << " under the memory cap of " << cap << " bytes";
 }
 
 /// How configurations rank as their solution's best: fitting ones first,
@@ -1941,6 +1988,8 @@ void Planner::resolveHiddenSync() {
       PhaseTimer timer(result.phases.solves);
       s = solveExact(g, &exact);
     }
+    if (exact)
+      checkAgainstBruteForce(g, s, gi);
     ++result.solves;
     result.exact &= exact;
     size_t solvedBefore = solved.size(), configsBefore = configs.size();
@@ -1989,13 +2038,14 @@ double Planner::sendSeconds(double bytes, const SearchGrid &grid) const {
 
 /// Per pipeline device and chunk, the micro-batches whose activations it
 /// holds at its peak.
-const std::vector<std::vector<int64_t>> &
-Planner::inFlightCounts(PipelineSchedule schedule, int64_t m, int64_t p, int64_t v) {
+const std::vector<std::vector<int64_t>> &Planner::inFlightCounts(const Config &cfg,
+                                                                  int64_t p) {
   // The schedule's per-device task order alone fixes how many micro-batches
   // each chunk holds at its worst moment (forwards done, backwards not), so
-  // one simulation with unit costs per (schedule, m, p, v) gives the counts
-  // the estimator's simulation of the real costs will find.
-  auto key = std::make_tuple(static_cast<int>(schedule), m, p, v);
+  // one simulation with unit costs per (schedule, m, p, v, k) gives the
+  // counts the estimator's simulation of the real costs will find.
+  const int64_t m = cfg.microBatches, v = cfg.virtualStages;
+  auto key = std::make_tuple(static_cast<int>(cfg.schedule), m, p, v, cfg.kfkbGroup);
   auto it = inFlightCache.find(key);
   if (it == inFlightCache.end() && p == 1) { // micro-batches run one after another
     std::vector<std::vector<int64_t>> ones(1, std::vector<int64_t>(v, 1));
@@ -2004,9 +2054,10 @@ Planner::inFlightCounts(PipelineSchedule schedule, int64_t m, int64_t p, int64_t
   if (it == inFlightCache.end()) {
     std::vector<::loom::StageCost> stages(p * v, {1.0, 2.0, 0.0, 0.0});
     ::loom::PipelineOptions po;
-    po.schedule = schedule;
+    po.schedule = cfg.schedule;
     po.microBatches = m;
     po.devices = p;
+    po.kfkbGroup = cfg.kfkbGroup;
     po.training = true;
     po.recordTasks = false;
     std::vector<std::vector<int64_t>> counts;
@@ -2041,12 +2092,38 @@ double Planner::trainingStateBytes(const Unit &u, const Config &cfg) const {
   return grads + optimizer;
 }
 
+const std::vector<double> *
+Planner::pipelineFinish(const Config &cfg, int64_t p,
+                        const std::vector<::loom::StageCost> &costs) {
+  std::vector<double> flat;
+  flat.reserve(4 * costs.size());
+  for (const ::loom::StageCost &c : costs)
+    flat.insert(flat.end(), {c.forward, c.backward, c.sendForward, c.sendBackward});
+  auto [it, fresh] = pipelineCache.try_emplace(
+      std::make_tuple(static_cast<int>(cfg.schedule), cfg.microBatches, p, cfg.kfkbGroup,
+                      std::move(flat)));
+  if (fresh) {
+    ::loom::PipelineOptions po;
+    po.schedule = cfg.schedule;
+    po.microBatches = cfg.microBatches;
+    po.devices = p;
+    po.kfkbGroup = cfg.kfkbGroup;
+    po.training = options.training;
+    po.recordTasks = false;
+    if (auto sim = ::loom::simulatePipeline(costs, po))
+      it->second = std::move(sim->finish);
+    else // the enumeration builds only shapes the simulator accepts
+      llvm::consumeError(sim.takeError());
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
 std::vector<int64_t> Planner::heldPerStage(const Config &cfg, int64_t stages,
                                            int64_t p) {
   std::vector<int64_t> held(stages, 0);
-  const int64_t v = stages / std::max<int64_t>(1, p);
+  assert(stages == p * cfg.virtualStages && "stages of another configuration");
   if (options.training) {
-    const auto &counts = inFlightCounts(cfg.schedule, cfg.microBatches, p, v);
+    const auto &counts = inFlightCounts(cfg, p);
     for (int64_t s = 0; s < stages; ++s)
       held[s] = counts[s % p][s / p];
   }
@@ -2141,14 +2218,18 @@ void Planner::evaluateConfig(Config &cfg) {
   const BatchOption &option = sv.batches[cfg.batch];
   const int64_t p = grid.pp, S = p * cfg.virtualStages;
   const double m = static_cast<double>(cfg.microBatches);
-  std::vector<double> stageTime(S, 0), stageBwd(S, 0), stageSync(S, 0),
-      stageParams(S, 0), stageMovable(S, 0);
+  // Per stage and micro-batch: its forward, its backward (recomputation
+  // included) and the send of its boundary to the next stage.
+  std::vector<double> stageFwd(S, 0), stageBack(S, 0), stageSend(S, 0);
+  std::vector<double> stageBwd(S, 0), stageSync(S, 0), stageParams(S, 0),
+      stageMovable(S, 0);
   std::vector<StageMemory> stageMem(S);
   // A run's units in one stage are added together: k equal units at once.
   option.forEachStretch(cfg.stageOfUnit, [&](const Unit &un, unsigned s, double k,
                                              bool endsStage) {
     double bwd = un.backward + un.recomputeSeconds(cfg.recompute);
-    stageTime[s] += k * (un.forward + (options.training ? bwd : 0));
+    stageFwd[s] += k * un.forward;
+    stageBack[s] += options.training ? k * bwd : 0;
     // Gradient synchronisation overlaps the backward's compute, not its
     // collectives (as the estimator).
     stageBwd[s] += options.training ? k * (bwd - un.backwardComm) : 0;
@@ -2157,32 +2238,54 @@ void Planner::evaluateConfig(Config &cfg) {
     stageParams[s] += k * (cfg.zero >= 1 ? un.shardedParams : un.params);
     stageMovable[s] += k * trainingStateBytes(un, cfg);
     stageMem[s].add(un, staticBytes(un, cfg), cfg.recompute, k);
-    if (endsStage)
-      stageTime[s] += (options.training ? 2 : 1) * un.sendOut;
+    if (endsStage && s + 1 < static_cast<unsigned>(S))
+      stageSend[s] = un.sendOut;
   });
   // ZeRO-3 gathers each stage's parameters every micro-batch; prefetch hides
-  // what the stage's own compute covers. Part of the stage's time, so every
-  // schedule's step formula below sees it.
+  // what the stage's own compute covers; the rest is split between its
+  // forward and backward (as the estimator).
   if (options.training && cfg.zero == 3)
+    for (int64_t s = 0; s < S; ++s) {
+      double exposed = std::max(0.0, stageSync[s] - (stageFwd[s] + stageBack[s]));
+      stageFwd[s] += exposed / 2;
+      stageBack[s] += exposed / 2;
+    }
+  // The pipeline's run, as the estimator simulates it: each device runs its
+  // schedule's task order, and a send delays its receiver without occupying
+  // either device, so schedules that run several forwards (or backwards) in
+  // a row hide their sends and 1F1B does not.
+  std::vector<double> finish(p, 0);
+  if (p == 1) {
+    finish[0] = m * (stageFwd[0] + stageBack[0]);
+  } else {
+    std::vector<::loom::StageCost> costs(S);
     for (int64_t s = 0; s < S; ++s)
-      stageTime[s] += std::max(0.0, stageSync[s] - stageTime[s]);
+      costs[s] = {stageFwd[s], stageBack[s], stageSend[s],
+                  options.training && s > 0 ? stageSend[s - 1] : 0.0};
+    if (const std::vector<double> *run = pipelineFinish(cfg, p, costs)) {
+      finish = *run;
+    } else {
+      cfg.stepTime = kInfeasible;
+      cfg.fits = false;
+      return;
+    }
+  }
   // Per pipeline device.
   const ::loom::DeviceSpec &dev = cluster.device;
   double adamRate = dev.memoryBandwidth * dev.eff(::loom::OpClass::Elementwise).memory;
-  double worstWork = 0, tail = 0, peak = 0, peakUnmoved = 0, peakOffloaded = 0;
+  double step = 0, peak = 0, peakUnmoved = 0, peakOffloaded = 0;
   double totalSync = 0, totalExposed = 0;
   double offloadSeconds = 0;
   const bool offloadable =
       options.training && llvm::is_contained(options.activationTiers, "host") &&
       cluster.host.copyBandwidth() > 0;
   const std::vector<std::vector<int64_t>> *inFlight =
-      options.training ? &inFlightCounts(cfg.schedule, cfg.microBatches, p, cfg.virtualStages)
+      options.training ? &inFlightCounts(cfg, p)
                        : nullptr;
   for (int64_t d = 0; d < p; ++d) {
-    double work = 0, bwd = 0, sync = 0, params = 0, mem = 0, temp = 0, comm = 0, movable = 0,
-           kept = 0, keptPerStep = 0;
+    double bwd = 0, sync = 0, params = 0, mem = 0, temp = 0, comm = 0, movable = 0, kept = 0,
+           keptPerStep = 0;
     for (int64_t s = d; s < S; s += p) {
-      work += stageTime[s];
       bwd += stageBwd[s];
       sync += stageSync[s];
       params += stageParams[s];
@@ -2214,27 +2317,15 @@ void Planner::evaluateConfig(Config &cfg) {
       offloadSeconds = std::max(offloadSeconds,
                                 share * keptPerStep / cluster.host.copyBandwidth());
     }
-    worstWork = std::max(worstWork, work);
     double exposed = std::max(0.0, sync - bwd);
     totalSync += sync;
     totalExposed += exposed;
     double opt = options.training
                      ? params * 28.0 / adamRate
                      : 0;
-    tail = std::max(tail, exposed + opt);
+    step = std::max(step, finish[d] + exposed + opt);
   }
-  double bubble = static_cast<double>(p - 1) * worstWork / cfg.virtualStages;
-  if (cfg.schedule != PipelineSchedule::Interleaved1F1B && p > 1) {
-    // (m - 1) x the slowest stage plus one pass through every stage.
-    double sum = 0, worst = 0;
-    for (double t : stageTime) {
-      sum += t;
-      worst = std::max(worst, t);
-    }
-    cfg.stepTime = (m - 1) * worst + sum + tail;
-  } else {
-    cfg.stepTime = m * worstWork + bubble + tail;
-  }
+  cfg.stepTime = step;
   cfg.exposedSyncShare = totalSync > 0 ? totalExposed / totalSync : 1;
   cfg.peakMemory = peak;
   cfg.peakWithoutTrainingState = peakUnmoved;
@@ -2298,13 +2389,20 @@ void Planner::priceConfigs(unsigned si, size_t firstBatch) {
     for (RecomputeMode rc : recomputes)
       for (int z : zeros)
         for (PipelineSchedule sched : schedules) {
-          SmallVector<int64_t, 3> vs = {1};
+          // The schedule's shapes: model chunks per device (v, interleaved)
+          // and micro-batches per group (k, kFkB; k >= m would be GPipe).
+          SmallVector<std::pair<int64_t, int64_t>, 2> shapes = {{1, 1}};
           if (sched == PipelineSchedule::Interleaved1F1B) {
-            vs = {2, 4};
             if (m % p != 0)
               continue;
+            shapes = {{2, 1}, {4, 1}};
+          } else if (sched == PipelineSchedule::KFKB) {
+            shapes.clear();
+            for (int64_t k : {2, 4})
+              if (k < m)
+                shapes.push_back({1, k});
           }
-          for (int64_t v : vs) {
+          for (auto [v, k] : shapes) {
             // Pinned stages fix the number of stages (chunks, when interleaved).
             if (pins.numStages && p * v != pins.numStages)
               continue;
@@ -2314,6 +2412,7 @@ void Planner::priceConfigs(unsigned si, size_t firstBatch) {
             cfg.microBatches = m;
             cfg.schedule = sched;
             cfg.virtualStages = v;
+            cfg.kfkbGroup = k;
             cfg.zero = z;
             cfg.recompute = rc;
             // The split balancing time alone is shared by every schedule
@@ -2377,6 +2476,8 @@ std::string PlanCandidate::describe() const {
     os << ", " << ::loom::stringifyPipelineSchedule(schedule);
     if (virtualStages > 1)
       os << " v=" << virtualStages;
+    if (schedule == ::loom::PipelineSchedule::KFKB)
+      os << " k=" << kfkbGroup;
   }
   if (zeroStage)
     os << ", zero-" << zeroStage;
@@ -2406,6 +2507,7 @@ PlanCandidate Planner::toCandidate(const Config &cfg) const {
   c.memoryCappedLayouts = sv.memoryCapped;
   c.microBatches = cfg.microBatches;
   c.schedule = cfg.schedule;
+  c.kfkbGroup = cfg.kfkbGroup;
   c.zeroStage = cfg.zero;
   c.recompute = recomputeModeName(cfg.recompute).str();
   c.stepTime = cfg.stepTime;
@@ -2597,6 +2699,7 @@ PlacementOptions Planner::placementOptions(const Config &cfg) const {
   po.precision = options.precision;
   po.memoryFraction = options.memoryFraction;
   po.schedule = cfg.schedule;
+  po.kfkbGroup = cfg.kfkbGroup;
   // The plan's own ZeRO stage (the search prices the others as
   // configurations of their own), and its activation policy or one that
   // recomputes more: recomputation is a placement choice, and a plan the
@@ -2835,6 +2938,7 @@ LogicalResult Planner::chooseAndAnnotate() {
       eo.training = options.training;
       eo.globalBatch = irBatch * microBatches;
       eo.schedule = configs[i].schedule;
+      eo.kfkbGroup = configs[i].kfkbGroup;
       eo.precision = options.precision;
       eo.recompute = recomputeModeName(configs[i].recompute).str();
       eo.zeroStage = configs[i].zero;
@@ -2994,8 +3098,17 @@ LogicalResult Planner::chooseAndAnnotate() {
                                            use->getOperandNumber());
       }
     }
+    // The layout each weight operand is stored in (its node's choice).
+    auto storedWeight = [&](unsigned operand) -> const TensorLayout * {
+      auto w = lookThroughShards(op->getOperand(operand)).getDefiningOp<WeightOp>();
+      if (!w)
+        return nullptr;
+      unsigned wn = repNode(w);
+      return nodes[wn].kind == Node::Weight ? &nodes[wn].layouts[sv.choice[wn]] : nullptr;
+    };
     return OpStrategy{where, model->describe(o, o.strategies[sv.choice[node]], names,
-                                             readerWants ? &*readerWants : nullptr)};
+                                             readerWants ? &*readerWants : nullptr,
+                                             storedWeight)};
   };
   for (const RepeatedBlock &blk : options.fold ? folded.blocks : std::vector<RepeatedBlock>()) {
     BlockPlan bp;
@@ -3044,6 +3157,8 @@ LogicalResult Planner::run() {
   for (unsigned g = 0; g < grids.size(); ++g)
     solveGrid(g);
   resolveHiddenSync();
+  if (!exactnessFailure.empty())
+    return error() << exactnessFailure;
   priceOtherBatchSizes();
   if (configs.empty() && pins.any())
     return explainUnhonouredPins();

@@ -466,9 +466,10 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
   return c;
 }
 
-std::string ProgramModel::describe(const OpModel &o, const Strategy &s,
-                                   ArrayRef<std::string> axisNames,
-                                   const TensorLayout *readerWants) const {
+std::string ProgramModel::describe(
+    const OpModel &o, const Strategy &s, ArrayRef<std::string> axisNames,
+    const TensorLayout *readerWants,
+    llvm::function_ref<const TensorLayout *(unsigned operand)> storedWeight) const {
   std::string text;
   llvm::raw_string_ostream os(text);
   auto printLayout = [&](const TensorLayout &l) {
@@ -490,7 +491,22 @@ std::string ProgramModel::describe(const OpModel &o, const Strategy &s,
   for (unsigned i = 0; i < o.op->getNumOperands(); ++i)
     if (lookThroughShards(o.op->getOperand(i)).getDefiningOp<WeightOp>()) {
       os << " weight ";
-      printLayout(operandLayout(o, s, i));
+      TensorLayout read = operandLayout(o, s, i);
+      printLayout(read);
+      // Stored split where the op reads it whole: gathered for each use (a
+      // weight stored whole and read split is only sliced).
+      const TensorLayout *stored = storedWeight ? storedWeight(i) : nullptr;
+      auto gathered = [&] {
+        for (auto [d, axes] : llvm::enumerate(stored->splitAxes))
+          for (auto a : axes)
+            if (d >= read.splitAxes.size() || !llvm::is_contained(read.splitAxes[d], a))
+              return true;
+        return false;
+      };
+      if (stored && gathered()) {
+        os << " stored ";
+        printLayout(*stored);
+      }
     }
   ::loom::GridAxes reduce = reductionAxes(o, s);
   if (!reduce.empty()) {

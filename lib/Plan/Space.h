@@ -184,10 +184,15 @@ public:
   /// A readable strategy, e.g. "result [dp, -, tp] weight [-, tp]"; a split
   /// reduction ends in "all-reduce over tp", or "reduce-scatter over tp"
   /// where `readerWants` (what the result's one reader in the same unit
-  /// wants) only slices the sum.
-  std::string describe(const OpModel &o, const Strategy &s,
-                       ArrayRef<std::string> axisNames,
-                       const ::loom::TensorLayout *readerWants = nullptr) const;
+  /// wants) only slices the sum. `storedWeight` gives the layout a weight
+  /// operand is stored in; where it splits the weight over an axis the op
+  /// reads it whole on, the weight is gathered for each use, printed
+  /// "weight [-, tp] stored [dp, tp]".
+  std::string describe(
+      const OpModel &o, const Strategy &s, ArrayRef<std::string> axisNames,
+      const ::loom::TensorLayout *readerWants = nullptr,
+      llvm::function_ref<const ::loom::TensorLayout *(unsigned operand)> storedWeight =
+          nullptr) const;
 
 private:
   /// Marks what recompute=none and =selective keep and re-run.

@@ -1267,7 +1267,7 @@ Solution loom::plan::solveGreedy(const StrategyGraph &graph) {
 }
 
 Solution loom::plan::solveBruteForce(const StrategyGraph &graph,
-                                     uint64_t maxCombinations) {
+                                     uint64_t maxCombinations, double memoryCap) {
   size_t n = graph.nodes.size();
   uint64_t combos = 1;
   for (size_t v = 0; v < n; ++v)
@@ -1296,16 +1296,24 @@ Solution loom::plan::solveBruteForce(const StrategyGraph &graph,
     return c;
   };
 
-  // prefix[v]: summed shares of nodes 0..v-1; recomputed from the leftmost
-  // digit that moved. The last node moves fastest, so the enumeration is
-  // lexicographic and a strict improvement keeps the smallest minimiser.
-  std::vector<double> prefix(n + 1, 0.0);
+  // prefix[v]: summed shares of nodes 0..v-1 (memory: memoryPrefix);
+  // recomputed from the leftmost digit that moved. The last node moves
+  // fastest, so the enumeration is lexicographic and a strict improvement
+  // keeps the smallest minimiser.
+  std::vector<double> prefix(n + 1, 0.0), memoryPrefix(n + 1, 0.0);
+  const bool capped = memoryCap < kInfeasible;
   size_t dirty = 0;
   double bestCost = kInfeasible;
+  bool found = false;
   while (true) {
-    for (size_t v = dirty; v < n; ++v)
+    for (size_t v = dirty; v < n; ++v) {
       prefix[v + 1] = prefix[v] + share(unsigned(v));
-    if (prefix[n] < bestCost) {
+      const std::vector<double> &memory = graph.nodes[v].memory;
+      if (capped)
+        memoryPrefix[v + 1] = memoryPrefix[v] + (memory.empty() ? 0.0 : memory[choice[v]]);
+    }
+    if (prefix[n] < bestCost && (!capped || memoryPrefix[n] <= memoryCap)) {
+      found = true;
       bestCost = prefix[n];
       best = choice;
     }
@@ -1324,6 +1332,8 @@ Solution loom::plan::solveBruteForce(const StrategyGraph &graph,
       break;
     dirty = p;
   }
+  if (capped && !found)
+    return Solution(); // nothing fits
   return finish(graph, std::move(best));
 }
 

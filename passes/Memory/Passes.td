@@ -60,6 +60,7 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
            "ZeRO stages to consider over the data-parallel replicas">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Pipeline schedule of a pipelined plan: gpipe, 1f1b, interleaved, kfkb">,
+    Option<"kfkbGroup", "kfkb-group", "int64_t", "2", "k of the kFkB schedule">,
     Option<"activations", "activations", "std::string", "\"device,host\"",
            "Where training's kept activations may wait for their backward: "
            "device, host (offloaded), or both to let the pass choose">,

@@ -47,6 +47,12 @@ struct LoomPlaceMemoryPass
       return signalPassFailure();
     }
     o.schedule = *sched;
+    if (kfkbGroup < 1) {
+      module.emitError("loom-place-memory: kfkb-group must be >= 1, not ")
+          << static_cast<int64_t>(kfkbGroup);
+      return signalPassFailure();
+    }
+    o.kfkbGroup = kfkbGroup;
     o.zeroStages.clear();
     SmallVector<StringRef> items;
     StringRef(zero).split(items, ',', -1, false);

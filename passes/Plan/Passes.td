@@ -89,6 +89,10 @@ def LoomPlan : Pass<"loom-plan", "::mlir::ModuleOp"> {
     Option<"runnersUp", "runners-up", "unsigned", "5", "Runner-up plans to report">,
     Option<"verify", "verify", "bool", "true",
            "Re-estimate the chosen plan (and runners-up) with the full estimator">,
+    Option<"checkExact", "check-exact", "bool", "false",
+           "Testing: check every exact solve of a grid's strategy graph "
+           "against brute-force enumeration where it has at most 2^22 "
+           "combinations; a difference is an error">,
     Option<"placeMemory", "place-memory", "bool", "false",
            "Price plans over device memory with the memory placement that "
            "makes them fit (offload, streaming) and write the winner's "

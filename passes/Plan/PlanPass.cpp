@@ -56,6 +56,7 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
     opts.memoryFraction = memoryFraction;
     opts.runnersUp = runnersUp;
     opts.verify = verify;
+    opts.checkExact = checkExact;
     opts.placeMemory = placeMemory;
     // Comma-separated lists: each item parsed by `parse`, none may fail.
     auto parseList = [&](StringRef option, StringRef text, StringRef expected,

@@ -11,6 +11,8 @@
 // ZERO: loom-place-memory: unknown value '4' in zero= (ZeRO stages 0-3)
 // RUN: not loom-opt %S/Inputs/mlp6.mlir --loom-place-memory="schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // SCHEDULE: loom-place-memory: unknown schedule 'zigzag' (gpipe, 1f1b, interleaved, kfkb)
+// RUN: not loom-opt %S/Inputs/mlp6.mlir --loom-place-memory="schedule=kfkb kfkb-group=0" 2>&1 | FileCheck %s --check-prefix=GROUP
+// GROUP: loom-place-memory: kfkb-group must be >= 1, not 0
 
 // A plan whose stages outnumber its pipeline devices needs the interleaved
 // schedule; the estimator's error names the function.

@@ -179,6 +179,37 @@ TEST(Pipeline, SendsAddLatency) {
   EXPECT_GT(onefoneb.makespan, (m + p - 1) * (F + B));
 }
 
+TEST(Pipeline, GroupsHideSendsThat1F1BExposes) {
+  // 1F1B alternates one forward with one backward, so in its steady state
+  // each backward waits for the next stage's backward plus the send back;
+  // kFkB's groups (and GPipe's one long group) run while those sends fly.
+  // p = 4, m = 16, F = 1, B = 2, sends of 1: an independent replay of the
+  // same orders gives 85 (1F1B) and 63 (kFkB, k = 2 or 4) = the send-free
+  // 57 plus the fill and drain crossing 2 (p - 1) links.
+  const int64_t p = 4, m = 16;
+  std::vector<StageCost> stages = uniform(p, 1, 2, 1);
+  EXPECT_DOUBLE_EQ(run(stages, options(PipelineSchedule::OneFOneB, m, p)).makespan, 85);
+  for (int64_t k : {2, 4}) {
+    PipelineOptions o = options(PipelineSchedule::KFKB, m, p);
+    o.kfkbGroup = k;
+    EXPECT_DOUBLE_EQ(run(stages, o).makespan, 57 + 2 * (p - 1)) << "k = " << k;
+  }
+  EXPECT_DOUBLE_EQ(run(stages, options(PipelineSchedule::GPipe, m, p)).makespan,
+                   57 + 2 * (p - 1));
+}
+
+TEST(Pipeline, FinishPerDevice) {
+  // 1F1B: device d's last task is micro-batch m-1's backward, which device
+  // 0 runs last of all, (p - 1 - d) backwards after device d's.
+  const int64_t p = 4, m = 8;
+  PipelineOptions o = options(PipelineSchedule::OneFOneB, m, p);
+  o.recordTasks = false;
+  PipelineResult r = run(uniform(p, 1, 2), o);
+  ASSERT_EQ(r.finish.size(), size_t(p));
+  for (int64_t d = 0; d < p; ++d)
+    EXPECT_DOUBLE_EQ(r.finish[d], r.makespan - 2.0 * d) << "device " << d;
+}
+
 TEST(Pipeline, Inference) {
   const int64_t p = 4, m = 10;
   PipelineOptions o = options(PipelineSchedule::OneFOneB, m, p);

@@ -534,6 +534,7 @@ TEST(StrategyGraphProperty, MemoryCap) {
       double cap =
           leastMemory - 1 + unit(rng) * (free.memory - leastMemory + 2);
       double truth = cheapestUnder(plans, cap);
+      EXPECT_EQ(solveBruteForce(g, uint64_t(1) << 32, cap).cost, truth);
       bool proven = false;
       Solution s = solveUnderMemoryCap(g, cap, /*exact=*/true, &proven);
       // The same search with no room for fronts: the Lagrangian fallback.

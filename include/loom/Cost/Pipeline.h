@@ -60,6 +60,7 @@ struct PipelineResult {
   /// chunk, i.e. inFlight[d][chunk].
   std::vector<std::vector<int64_t>> peakInFlight;
   std::vector<double> busy;        // per device, seconds of compute
+  std::vector<double> finish;      // per device, when its last task ends
   double bubbleFraction = 0;       // 1 - mean(busy) / makespan
   std::vector<PipelineTask> tasks; // in start order, for timelines
 };

@@ -66,6 +66,7 @@ struct PlacementOptions {
   std::vector<std::string> activationTiers = {"device", "host"};
   /// The pipeline schedule of a pipelined plan (as for the estimator).
   ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
+  int64_t kfkbGroup = 2; // k of kFkB
 };
 
 enum class Tier { Device, Host, Nvme };

@@ -50,6 +50,11 @@ struct PlanOptions {
   double memoryFraction = 1.0;
   unsigned runnersUp = 5;
   bool verify = true; // re-price the finalists with estimateModule
+  /// Testing (check-exact=true): every exact solve of a strategy graph is
+  /// checked against brute force where the graph has at most
+  /// kBruteForceLimit combinations; a different cost fails the pass.
+  bool checkExact = false;
+  static constexpr uint64_t kBruteForceLimit = uint64_t(1) << 22;
   /// place-memory=true: plans over device memory are priced again with the
   /// memory placement that makes them fit (optimizer offload, parameter
   /// streaming, ZeRO, recomputation; lib/Memory) and compete with those
@@ -65,6 +70,7 @@ struct PlanCandidate {
   int pipelineAxis = -1;
   int64_t pipeline = 1, virtualStages = 1, dataParallel = 1, microBatches = 1;
   ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
+  int64_t kfkbGroup = 1; // k of kFkB (1 for every other schedule)
   int zeroStage = 0;
   std::string recompute = "none";
   /// The grid's layouts as solved under the memory cap (when its fastest
@@ -121,6 +127,9 @@ struct PlanResult {
   /// many of them are proven cheapest under the cap (or that none fits)
   /// rather than the Lagrangian heuristic's answer.
   size_t cappedSolves = 0, cappedProven = 0;
+  /// check-exact: solves checked against brute force (of them, under the
+  /// memory cap), and those whose graph was too large to enumerate.
+  size_t bruteForceChecks = 0, bruteForceSkipped = 0, bruteForceCappedChecks = 0;
   bool feasible = true;
   double shortfallBytes = 0;           // when nothing fits: the smallest excess
   double foldSeconds = 0, searchSeconds = 0, verifySeconds = 0, totalSeconds = 0;

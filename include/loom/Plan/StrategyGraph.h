@@ -77,10 +77,13 @@ Solution solveExact(const StrategyGraph &graph, bool *exactOut = nullptr,
 
 Solution solveGreedy(const StrategyGraph &graph);
 
-/// Every combination; refuses (returns an infeasible empty Solution) past
-/// `maxCombinations`.
+/// Every combination, the cheapest with memory <= `memoryCap`; refuses
+/// (returns an infeasible empty Solution) past `maxCombinations`. The
+/// reference the solvers are checked against (unit tests, and
+/// `--loom-plan`'s check-exact on real programs).
 Solution solveBruteForce(const StrategyGraph &graph,
-                         uint64_t maxCombinations = uint64_t(1) << 32);
+                         uint64_t maxCombinations = uint64_t(1) << 32,
+                         double memoryCap = kInfeasible);
 
 /// Minimum cost subject to memory <= cap. When the cap binds, a Lagrangian
 /// search (solveExact or solveGreedy, by `exact`, on cost + lambda *
