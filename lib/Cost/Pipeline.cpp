@@ -42,7 +42,7 @@ std::optional<PipelineSchedule> loom::parsePipelineSchedule(llvm::StringRef s) {
   return llvm::StringSwitch<std::optional<PipelineSchedule>>(s)
       .Case("gpipe", PipelineSchedule::GPipe)
       .Case("1f1b", PipelineSchedule::OneFOneB)
-      .Cases("interleaved", "interleaved_1f1b", PipelineSchedule::Interleaved1F1B)
+      .Cases({"interleaved", "interleaved_1f1b"}, PipelineSchedule::Interleaved1F1B)
       .Case("kfkb", PipelineSchedule::KFKB)
       .Default(std::nullopt);
 }
@@ -131,22 +131,26 @@ static Order interleavedOrder(int64_t m, int64_t p, int64_t v, int64_t d,
 }
 
 /// Checks what every simulation needs: stages spread evenly over devices,
-/// at least one micro-batch, sane costs.
-static llvm::Error validateShape(llvm::ArrayRef<StageCost> stages,
-                                 const PipelineOptions &options) {
+/// at least one micro-batch.
+static llvm::Error validateShape(int64_t numStages, const PipelineOptions &options) {
   int64_t p = options.devices, m = options.microBatches;
-  if (stages.empty())
+  if (numStages < 1)
     return fail("no stages");
   if (p < 1)
     return fail(llvm::formatv("devices = {0}: must be >= 1", p));
   if (m < 1)
     return fail(llvm::formatv("microBatches = {0}: must be >= 1", m));
-  if (int64_t(stages.size()) % p != 0)
+  if (numStages % p != 0)
     return fail(llvm::formatv("{0} stages do not divide over {1} devices",
-                              stages.size(), p));
+                              numStages, p));
   // Steps pack indices in 32 bits; 2^31 tasks would not fit in memory anyway.
-  if (m > INT32_MAX || int64_t(stages.size()) > INT32_MAX)
+  if (m > INT32_MAX || numStages > INT32_MAX)
     return fail("too many micro-batches or stages");
+  return llvm::Error::success();
+}
+
+/// Every stage's costs finite and non-negative.
+static llvm::Error validateCosts(llvm::ArrayRef<StageCost> stages) {
   for (size_t j = 0; j < stages.size(); ++j) {
     const StageCost &s = stages[j];
     for (double t : {s.forward, s.backward, s.sendForward, s.sendBackward})
@@ -158,16 +162,15 @@ static llvm::Error validateShape(llvm::ArrayRef<StageCost> stages,
 }
 
 /// Checks what a built-in schedule needs on top of validateShape.
-static llvm::Error validateSchedule(llvm::ArrayRef<StageCost> stages,
-                                    const PipelineOptions &options) {
+static llvm::Error validateSchedule(int64_t numStages, const PipelineOptions &options) {
   int64_t p = options.devices, m = options.microBatches;
-  int64_t v = int64_t(stages.size()) / p;
+  int64_t v = numStages / p;
   bool interleaved = options.schedule == PipelineSchedule::Interleaved1F1B;
   if (v > 1 && !interleaved)
     return fail(llvm::formatv(
         "{0} stages on {1} devices ({2} per device) need the "
         "interleaved_1f1b schedule, not {3}",
-        stages.size(), p, v, stringifyPipelineSchedule(options.schedule)));
+        numStages, p, v, stringifyPipelineSchedule(options.schedule)));
   if (v > 1 && m % p != 0)
     return fail(llvm::formatv("interleaved_1f1b needs microBatches ({0}) to "
                               "be a multiple of devices ({1})",
@@ -237,25 +240,48 @@ static llvm::Expected<PipelineResult> simulate(llvm::ArrayRef<StageCost> stages,
                                                const PipelineOptions &options,
                                                llvm::ArrayRef<Order> orders);
 
+llvm::Expected<PipelineOrders> loom::buildPipelineOrders(int64_t numStages,
+                                                        const PipelineOptions &options) {
+  if (llvm::Error err = validateShape(numStages, options))
+    return std::move(err);
+  if (llvm::Error err = validateSchedule(numStages, options))
+    return std::move(err);
+  PipelineOrders built;
+  built.options = options;
+  built.numStages = numStages;
+  int64_t v = numStages / options.devices;
+  built.orders.resize(options.devices);
+  for (int64_t d = 0; d < options.devices; ++d)
+    built.orders[d] = deviceOrder(options, v, d);
+  return built;
+}
+
+llvm::Expected<PipelineResult> loom::simulatePipeline(const PipelineOrders &orders,
+                                                      llvm::ArrayRef<StageCost> stages) {
+  if (int64_t(stages.size()) != orders.numStages)
+    return fail(llvm::formatv("{0} stage costs for orders built for {1} stages",
+                              stages.size(), orders.numStages));
+  if (llvm::Error err = validateCosts(stages))
+    return std::move(err);
+  return simulate(stages, orders.options, orders.orders);
+}
+
 llvm::Expected<PipelineResult>
 loom::simulatePipeline(llvm::ArrayRef<StageCost> stages,
                        const PipelineOptions &options) {
-  if (llvm::Error err = validateShape(stages, options))
-    return std::move(err);
-  if (llvm::Error err = validateSchedule(stages, options))
-    return std::move(err);
-  int64_t v = int64_t(stages.size()) / options.devices;
-  std::vector<Order> orders(options.devices);
-  for (int64_t d = 0; d < options.devices; ++d)
-    orders[d] = deviceOrder(options, v, d);
-  return simulate(stages, options, orders);
+  auto orders = buildPipelineOrders(int64_t(stages.size()), options);
+  if (!orders)
+    return orders.takeError();
+  return simulatePipeline(*orders, stages);
 }
 
 llvm::Expected<PipelineResult>
 loom::simulatePipelineOrders(llvm::ArrayRef<StageCost> stages,
                              const PipelineOptions &options,
                              llvm::ArrayRef<std::vector<PipelineStep>> orders) {
-  if (llvm::Error err = validateShape(stages, options))
+  if (llvm::Error err = validateShape(int64_t(stages.size()), options))
+    return std::move(err);
+  if (llvm::Error err = validateCosts(stages))
     return std::move(err);
   if (llvm::Error err = validateOrders(stages, options, orders))
     return std::move(err);

@@ -406,6 +406,10 @@ private:
   std::map<std::tuple<int, int64_t, int64_t, int64_t, std::vector<double>>,
            std::optional<std::vector<double>>>
       pipelineCache;
+  /// Schedules' task orders per (schedule, m, p, stages, k), built once.
+  std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>,
+           std::optional<::loom::PipelineOrders>>
+      pipelineOrders;
   double sendSeconds(double bytes, const SearchGrid &grid) const;
   /// Per pipeline device and chunk, the micro-batches it holds at its worst
   /// moment under `cfg`'s schedule (p devices).
@@ -2102,7 +2106,12 @@ Planner::pipelineFinish(const Config &cfg, int64_t p,
   auto [it, fresh] = pipelineCache.try_emplace(
       std::make_tuple(static_cast<int>(cfg.schedule), cfg.microBatches, p, cfg.kfkbGroup,
                       std::move(flat)));
-  if (fresh) {
+  if (!fresh)
+    return it->second ? &*it->second : nullptr;
+  const int64_t S = static_cast<int64_t>(costs.size());
+  auto [ordersIt, build] = pipelineOrders.try_emplace(
+      std::make_tuple(static_cast<int>(cfg.schedule), cfg.microBatches, p, S, cfg.kfkbGroup));
+  if (build) {
     ::loom::PipelineOptions po;
     po.schedule = cfg.schedule;
     po.microBatches = cfg.microBatches;
@@ -2110,9 +2119,15 @@ Planner::pipelineFinish(const Config &cfg, int64_t p,
     po.kfkbGroup = cfg.kfkbGroup;
     po.training = options.training;
     po.recordTasks = false;
-    if (auto sim = ::loom::simulatePipeline(costs, po))
-      it->second = std::move(sim->finish);
+    if (auto built = ::loom::buildPipelineOrders(S, po))
+      ordersIt->second = std::move(*built);
     else // the enumeration builds only shapes the simulator accepts
+      llvm::consumeError(built.takeError());
+  }
+  if (ordersIt->second) {
+    if (auto sim = ::loom::simulatePipeline(*ordersIt->second, costs))
+      it->second = std::move(sim->finish);
+    else
       llvm::consumeError(sim.takeError());
   }
   return it->second ? &*it->second : nullptr;

@@ -198,6 +198,38 @@ TEST(Pipeline, GroupsHideSendsThat1F1BExposes) {
                    57 + 2 * (p - 1));
 }
 
+TEST(Pipeline, BuiltOrdersReplayAnyCosts) {
+  // Orders built once replay different stage costs exactly as a fresh
+  // simulation of each would.
+  const int64_t p = 4, m = 12;
+  PipelineOptions o = options(PipelineSchedule::Interleaved1F1B, m, p);
+  o.recordTasks = false;
+  llvm::Expected<PipelineOrders> built = buildPipelineOrders(2 * p, o);
+  ASSERT_TRUE(bool(built)) << llvm::toString(built.takeError());
+  for (double send : {0.0, 0.5}) {
+    std::vector<StageCost> stages = uniform(2 * p, 1, 2, send);
+    stages[3].backward = 5;
+    llvm::Expected<PipelineResult> replay = simulatePipeline(*built, stages);
+    ASSERT_TRUE(bool(replay)) << llvm::toString(replay.takeError());
+    PipelineResult fresh = run(stages, o);
+    EXPECT_DOUBLE_EQ(replay->makespan, fresh.makespan);
+    EXPECT_EQ(replay->finish, fresh.finish);
+  }
+  EXPECT_NE(llvm::toString(simulatePipeline(*built, uniform(p, 1, 2)).takeError())
+                .find("4 stage costs for orders built for 8 stages"),
+            std::string::npos);
+  std::vector<StageCost> negative = uniform(2 * p, 1, 2);
+  negative[1].forward = -1;
+  EXPECT_NE(llvm::toString(simulatePipeline(*built, negative).takeError())
+                .find("stage 1: costs must be finite and >= 0"),
+            std::string::npos);
+  // The options' own errors come from the build.
+  o.microBatches = 5;
+  EXPECT_NE(llvm::toString(buildPipelineOrders(2 * p, o).takeError())
+                .find("multiple of devices"),
+            std::string::npos);
+}
+
 TEST(Pipeline, FinishPerDevice) {
   // 1F1B: device d's last task is micro-batch m-1's backward, which device
   // 0 runs last of all, (p - 1 - d) backwards after device d's.

@@ -79,6 +79,23 @@ struct PipelineStep {
   bool backward;
 };
 
+/// A built-in schedule's per-device task orders for `numStages` stages: what
+/// simulatePipeline replays. Built once, they replay any stage costs of that
+/// shape (a planner pricing many candidates of one shape builds them once).
+struct PipelineOrders {
+  PipelineOptions options;
+  int64_t numStages = 0;
+  std::vector<std::vector<PipelineStep>> orders; // per device
+};
+
+/// Fails like simulatePipeline on inconsistent options.
+llvm::Expected<PipelineOrders> buildPipelineOrders(int64_t numStages,
+                                                   const PipelineOptions &options);
+
+/// Replays built orders with these stage costs (one per stage).
+llvm::Expected<PipelineResult> simulatePipeline(const PipelineOrders &orders,
+                                                llvm::ArrayRef<StageCost> stages);
+
 /// Simulates explicit per-device orders (`orders[d]` for device d) instead of
 /// a built-in schedule's; `options.schedule` and `kfkbGroup` are ignored. Each
 /// task of the run (every forward, and every backward when training) must
