@@ -406,10 +406,12 @@ private:
   std::map<std::tuple<int, int64_t, int64_t, int64_t, std::vector<double>>,
            std::optional<std::vector<double>>>
       pipelineCache;
-  /// Schedules' task orders per (schedule, m, p, stages, k), built once.
+  /// The task orders of `cfg`'s schedule on p pipeline devices, built once
+  /// per (schedule, m, p, v, k) (null: the simulator refuses that shape).
+  const ::loom::PipelineOrders *scheduleOrders(const Config &cfg, int64_t p);
   std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>,
            std::optional<::loom::PipelineOrders>>
-      pipelineOrders;
+      ordersCache;
   double sendSeconds(double bytes, const SearchGrid &grid) const;
   /// Per pipeline device and chunk, the micro-batches it holds at its worst
   /// moment under `cfg`'s schedule (p devices).
@@ -1902,9 +1904,7 @@ void Planner::checkAgainstBruteForce(const StrategyGraph &g, const Solution &s,
                                      unsigned gi, double cap) {
   if (!options.checkExact || !exactnessFailure.empty())
     return;
-  uint64_t combos = 1;
-  for (unsigned v = 0; v < g.nodes.size() && combos <= PlanOptions::kBruteForceLimit; ++v)
-    combos *= g.numStrategies(v);
+  uint64_t combos = ::loom::plan::countCombinations(g, PlanOptions::kBruteForceLimit);
   if (combos > PlanOptions::kBruteForceLimit) {
     ++result.bruteForceSkipped;
     return;
@@ -2056,20 +2056,14 @@ const std::vector<std::vector<int64_t>> &Planner::inFlightCounts(const Config &c
     it = inFlightCache.emplace(key, std::move(ones)).first;
   }
   if (it == inFlightCache.end()) {
+    assert(options.training && "micro-batches are held only for a backward");
     std::vector<::loom::StageCost> stages(p * v, {1.0, 2.0, 0.0, 0.0});
-    ::loom::PipelineOptions po;
-    po.schedule = cfg.schedule;
-    po.microBatches = m;
-    po.devices = p;
-    po.kfkbGroup = cfg.kfkbGroup;
-    po.training = true;
-    po.recordTasks = false;
-    std::vector<std::vector<int64_t>> counts;
-    if (auto sim = ::loom::simulatePipeline(stages, po)) {
-      counts = std::move(sim->peakInFlight);
-    } else {
-      llvm::consumeError(sim.takeError());
-      counts.assign(p, std::vector<int64_t>(v, m)); // all of them: safe
+    std::vector<std::vector<int64_t>> counts(p, std::vector<int64_t>(v, m)); // all: safe
+    if (const ::loom::PipelineOrders *orders = scheduleOrders(cfg, p)) {
+      if (auto sim = ::loom::simulatePipeline(*orders, stages))
+        counts = std::move(sim->peakInFlight);
+      else
+        llvm::consumeError(sim.takeError());
     }
     it = inFlightCache.emplace(key, std::move(counts)).first;
   }
@@ -2108,10 +2102,19 @@ Planner::pipelineFinish(const Config &cfg, int64_t p,
                       std::move(flat)));
   if (!fresh)
     return it->second ? &*it->second : nullptr;
-  const int64_t S = static_cast<int64_t>(costs.size());
-  auto [ordersIt, build] = pipelineOrders.try_emplace(
-      std::make_tuple(static_cast<int>(cfg.schedule), cfg.microBatches, p, S, cfg.kfkbGroup));
-  if (build) {
+  if (const ::loom::PipelineOrders *orders = scheduleOrders(cfg, p)) {
+    if (auto sim = ::loom::simulatePipeline(*orders, costs))
+      it->second = std::move(sim->finish);
+    else
+      llvm::consumeError(sim.takeError());
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+const ::loom::PipelineOrders *Planner::scheduleOrders(const Config &cfg, int64_t p) {
+  auto [it, fresh] = ordersCache.try_emplace(std::make_tuple(
+      static_cast<int>(cfg.schedule), cfg.microBatches, p, cfg.virtualStages, cfg.kfkbGroup));
+  if (fresh) {
     ::loom::PipelineOptions po;
     po.schedule = cfg.schedule;
     po.microBatches = cfg.microBatches;
@@ -2119,16 +2122,10 @@ Planner::pipelineFinish(const Config &cfg, int64_t p,
     po.kfkbGroup = cfg.kfkbGroup;
     po.training = options.training;
     po.recordTasks = false;
-    if (auto built = ::loom::buildPipelineOrders(S, po))
-      ordersIt->second = std::move(*built);
+    if (auto built = ::loom::buildPipelineOrders(p * cfg.virtualStages, po))
+      it->second = std::move(*built);
     else // the enumeration builds only shapes the simulator accepts
       llvm::consumeError(built.takeError());
-  }
-  if (ordersIt->second) {
-    if (auto sim = ::loom::simulatePipeline(*ordersIt->second, costs))
-      it->second = std::move(sim->finish);
-    else
-      llvm::consumeError(sim.takeError());
   }
   return it->second ? &*it->second : nullptr;
 }

@@ -1266,13 +1266,17 @@ Solution loom::plan::solveGreedy(const StrategyGraph &graph) {
   return finish(graph, greedyChoice(graph, 0.0));
 }
 
+uint64_t loom::plan::countCombinations(const StrategyGraph &graph, uint64_t limit) {
+  uint64_t combos = 1;
+  for (unsigned v = 0; v < graph.nodes.size(); ++v)
+    combos = mulCapped(combos, graph.numStrategies(v), limit);
+  return combos;
+}
+
 Solution loom::plan::solveBruteForce(const StrategyGraph &graph,
                                      uint64_t maxCombinations, double memoryCap) {
   size_t n = graph.nodes.size();
-  uint64_t combos = 1;
-  for (size_t v = 0; v < n; ++v)
-    combos = mulCapped(combos, graph.numStrategies(v), maxCombinations);
-  if (combos > maxCombinations)
+  if (countCombinations(graph, maxCombinations) > maxCombinations)
     return Solution();
 
   // Node v's share of the cost: its own cost plus its edges to nodes before
@@ -1304,7 +1308,6 @@ Solution loom::plan::solveBruteForce(const StrategyGraph &graph,
   const bool capped = memoryCap < kInfeasible;
   size_t dirty = 0;
   double bestCost = kInfeasible;
-  bool found = false;
   while (true) {
     for (size_t v = dirty; v < n; ++v) {
       prefix[v + 1] = prefix[v] + share(unsigned(v));
@@ -1313,7 +1316,6 @@ Solution loom::plan::solveBruteForce(const StrategyGraph &graph,
         memoryPrefix[v + 1] = memoryPrefix[v] + (memory.empty() ? 0.0 : memory[choice[v]]);
     }
     if (prefix[n] < bestCost && (!capped || memoryPrefix[n] <= memoryCap)) {
-      found = true;
       bestCost = prefix[n];
       best = choice;
     }
@@ -1332,7 +1334,7 @@ Solution loom::plan::solveBruteForce(const StrategyGraph &graph,
       break;
     dirty = p;
   }
-  if (capped && !found)
+  if (capped && bestCost == kInfeasible)
     return Solution(); // nothing fits
   return finish(graph, std::move(best));
 }

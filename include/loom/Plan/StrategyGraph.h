@@ -77,6 +77,10 @@ Solution solveExact(const StrategyGraph &graph, bool *exactOut = nullptr,
 
 Solution solveGreedy(const StrategyGraph &graph);
 
+/// How many combinations of strategies the graph has, or `limit + 1` once
+/// that passes `limit`.
+uint64_t countCombinations(const StrategyGraph &graph, uint64_t limit);
+
 /// Every combination, the cheapest with memory <= `memoryCap`; refuses
 /// (returns an infeasible empty Solution) past `maxCombinations`. The
 /// reference the solvers are checked against (unit tests, and
