@@ -28,7 +28,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -297,11 +296,9 @@ LogicalResult Estimator::propagate() {
   if (!grid.op)
     return success();
   PassManager pm(module.getContext());
-  // Forward first, as loom-partition propagates (Partition.cpp says why):
-  // the estimate is of the program that partitioning emits.
-  shard::ShardingPropagationOptions propagation;
-  propagation.traversal = shard::TraversalOrder::ForwardBackward;
-  pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation(propagation));
+  // As loom-partition propagates: the estimate is of the program that
+  // partitioning emits.
+  pm.addNestedPass<func::FuncOp>(createForwardFirstShardingPropagation());
   if (failed(pm.run(*planned)))
     return error(func) << "sharding propagation failed on this plan";
   return success();

@@ -1,6 +1,7 @@
 //===- AutodiffPass.cpp - the --loom-autodiff pass ------------------------===//
 //
-// Finds the entry function and runs differentiate() on it.
+// Finds the entry function and runs differentiate() on it; on a planned
+// module, annotates each cotangent with its result's layout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,9 +9,8 @@
 
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Autodiff/Differentiate.h"
+#include "loom/Passes/Lower.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/Dialect/Shard/Transforms/Passes.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir::loom {
@@ -23,19 +23,14 @@ using namespace mlir::loom;
 
 namespace {
 /// The layout sharding propagation gives each result of `func` (null where
-/// it gives none), found on a copy of the module: a cotangent has its
-/// result's layout, so the backward starts where the forward ended.
-FailureOr<SmallVector<shard::ShardingOp>> resultLayouts(ModuleOp module, func::FuncOp func) {
-  OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
-  auto copied = copy->lookupSymbol<func::FuncOp>(func.getSymName());
-  PassManager pm(module.getContext());
-  // Forward first, as loom-partition propagates (Partition.cpp says why).
-  shard::ShardingPropagationOptions propagation;
-  propagation.traversal = shard::TraversalOrder::ForwardBackward;
-  pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation(propagation));
-  if (failed(pm.run(*copy)))
+/// it gives none, or a dynamic one), found on `copy`, a copy of the module
+/// that the caller keeps alive while it uses them.
+FailureOr<SmallVector<shard::ShardingOp>> resultLayouts(ModuleOp copy, func::FuncOp func) {
+  auto copied = copy.lookupSymbol<func::FuncOp>(func.getSymName());
+  PassManager pm(copy.getContext());
+  pm.addNestedPass<func::FuncOp>(createForwardFirstShardingPropagation());
+  if (failed(pm.run(copy)))
     return func.emitError("loom-autodiff: sharding propagation failed on the plan");
-  SmallVector<shard::ShardingOp> layouts;
   auto layoutOf = [](Value v) -> shard::ShardingOp {
     if (auto s = v.getDefiningOp<shard::ShardOp>(); s && !s.getAnnotateForUsers())
       return s.getSharding().getDefiningOp<shard::ShardingOp>();
@@ -44,30 +39,25 @@ FailureOr<SmallVector<shard::ShardingOp>> resultLayouts(ModuleOp module, func::F
         return s.getSharding().getDefiningOp<shard::ShardingOp>();
     return nullptr;
   };
-  Operation *ret = copied.getBody().front().getTerminator();
-  for (Value r : ret->getOperands()) {
+  SmallVector<shard::ShardingOp> layouts;
+  for (Value r : copied.getBody().front().getTerminator()->getOperands()) {
     shard::ShardingOp layout = layoutOf(r);
-    // Only static layouts move to the original module.
     layouts.push_back(layout && layout->getNumOperands() == 0 ? layout : nullptr);
   }
-  // The copy goes with this function: rebuild the layouts in `func`.
-  OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
-  for (shard::ShardingOp &layout : layouts)
-    if (layout)
-      layout = cast<shard::ShardingOp>(b.clone(*layout));
   return layouts;
 }
 
-/// Annotates each cotangent argument with its result's layout.
+/// Annotates each cotangent argument of `func` with its result's layout
+/// (`layouts`, from resultLayouts), cloned into `func`: a cotangent has its
+/// result's layout, so the backward starts where the forward ended.
 void annotateCotangents(func::FuncOp func, ArrayRef<shard::ShardingOp> layouts) {
   Block &body = func.getBody().front();
+  OpBuilder b(&body, body.begin());
   for (BlockArgument arg : body.getArguments()) {
     auto of = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kCotangentOfAttr);
     if (!of || !layouts[of.getInt()])
       continue;
-    shard::ShardingOp layout = layouts[of.getInt()];
-    OpBuilder b(layout->getContext());
-    b.setInsertionPointAfter(layout);
+    auto layout = cast<shard::ShardingOp>(b.clone(*layouts[of.getInt()]));
     auto annotated = shard::ShardOp::create(b, arg.getLoc(), arg, layout.getResult(),
                                             /*annotate_for_users=*/true);
     arg.replaceAllUsesExcept(annotated.getResult(), annotated);
@@ -79,36 +69,32 @@ struct LoomAutodiffPass : mlir::loom::impl::LoomAutodiffBase<LoomAutodiffPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<func::FuncOp>(entry);
-    if (!func) {
-      auto defined = llvm::to_vector(llvm::make_filter_range(
-          module.getOps<func::FuncOp>(), [](func::FuncOp f) { return !f.isExternal(); }));
-      if (defined.size() == 1)
-        func = defined.front();
-    }
-    if (!func || func.isExternal()) {
+    SmallVector<func::FuncOp> functions = entryFunctions(module, entry);
+    if (functions.empty() || functions.front().isExternal()) {
       module.emitError("loom-autodiff: no function '") << entry << "' to differentiate";
       return signalPassFailure();
     }
+    if (functions.size() > 1) {
+      module.emitError("loom-autodiff: '")
+          << entry << "' is split into " << functions.size()
+          << " pipeline stage functions; the backward of a pipelined plan is not written";
+      return signalPassFailure();
+    }
+    func::FuncOp func = functions.front();
     // A planned module: the cotangents take their results' layouts.
+    OwningOpRef<ModuleOp> copy;
     SmallVector<shard::ShardingOp> layouts;
     if (!module.getOps<shard::GridOp>().empty()) {
-      FailureOr<SmallVector<shard::ShardingOp>> found = resultLayouts(module, func);
+      copy = cast<ModuleOp>(module->clone());
+      FailureOr<SmallVector<shard::ShardingOp>> found = resultLayouts(*copy, func);
       if (failed(found))
         return signalPassFailure();
       layouts = std::move(*found);
     }
-    if (failed(differentiate(func))) {
-      for (shard::ShardingOp layout : layouts)
-        if (layout)
-          layout->erase();
+    if (failed(differentiate(func)))
       return signalPassFailure();
-    }
     if (!layouts.empty())
       annotateCotangents(func, layouts);
-    for (shard::ShardingOp layout : layouts)
-      if (layout && layout->use_empty())
-        layout->erase();
   }
 };
 } // namespace

@@ -28,7 +28,7 @@ def LoomAutodiff : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"entry", "entry", "std::string", "\"main\"",
-           "The function to differentiate (the only one, when the module has one)">,
+           "The function to differentiate">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }

@@ -332,15 +332,12 @@ struct LoomPartitionPass
     auto grid = FlatSymbolRefAttr::get(grids.front().getSymNameAttr());
     for (func::FuncOp func : functions)
       annotateUnusedArguments(func, grid);
-    // Propagate forward first, from the inputs' and weights' annotations:
-    // upstream's default backward-first traversal starts at the end, where
-    // the only annotations are replicated ones (replicated norm scales,
-    // biases, a tied LM head, the results), and carries "replicated" up
-    // through every op the plan leaves open, undoing a data-, sequence- or
-    // tensor-parallel plan right after its first op. The results are
-    // annotated replicated only afterwards, for the same reason.
-    if (failed(runUpstream(
-            "func.func(sharding-propagation{traversal=forward-backward})")))
+    // Propagate forward first, from the inputs' and weights' annotations
+    // (ShardValues.h says why). The results are annotated replicated only
+    // afterwards, for the same reason.
+    OpPassManager propagate(ModuleOp::getOperationName());
+    propagate.addNestedPass<func::FuncOp>(createForwardFirstShardingPropagation());
+    if (failed(runPipeline(propagate, module)))
       return signalPassFailure();
     for (func::FuncOp func : functions)
       replicateResults(func, grid);

@@ -139,10 +139,8 @@ struct SplitStagesPass
     // Propagate first: every value that crosses a stage boundary then has
     // its own sharding annotation, which both sides keep.
     OpPassManager propagate(func::FuncOp::getOperationName());
-    // Forward first, as in loom-partition: the plan's annotations decide.
-    if (failed(parsePassPipeline(
-            "sharding-propagation{traversal=forward-backward}", propagate)) ||
-        failed(runPipeline(propagate, func)))
+    propagate.addPass(createForwardFirstShardingPropagation());
+    if (failed(runPipeline(propagate, func)))
       return signalPassFailure();
     if (failed(split(func, grid->first, grid->first.getShape()[grid->second])))
       return signalPassFailure();

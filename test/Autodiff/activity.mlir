@@ -44,7 +44,7 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
 
 // -----
 
-// The function is found by name, or as the module's only one.
+// The function is found by name (`entry`, main by default).
 // expected-error @+1 {{loom-autodiff: no function 'main' to differentiate}}
 module {
   func.func @a(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -77,4 +77,18 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = loom.binary mul %x, %d : tensor<4xf32>, tensor<4xf32>
   loom.release %d : tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// After loom-split-stages the entry is its stage functions: a pipelined
+// plan, whose backward is not written.
+// expected-error @+1 {{loom-autodiff: 'main' is split into 2 pipeline stage functions; the backward of a pipelined plan is not written}}
+module {
+  func.func @main_stage0(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+  func.func @main_stage1(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
 }

@@ -13,8 +13,22 @@
 #include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 
 namespace mlir::loom {
+
+/// Upstream `sharding-propagation` (a func.func pass), forward first.
+/// Upstream's default backward-first traversal starts at the end, where the
+/// only annotations are replicated ones (replicated norm scales, biases, a
+/// tied LM head, the results), and carries "replicated" up through every op
+/// the plan leaves open, undoing a data-, sequence- or tensor-parallel plan
+/// right after its first op. Everything that reads a plan propagates this
+/// way: loom-partition, loom-split-stages, the estimator, loom-autodiff.
+inline std::unique_ptr<Pass> createForwardFirstShardingPropagation() {
+  shard::ShardingPropagationOptions options;
+  options.traversal = shard::TraversalOrder::ForwardBackward;
+  return shard::createShardingPropagation(options);
+}
 
 /// A `shard.sharding` on `grid` splitting dimension d over the grid axes
 /// `axes[d]`, unsplit trailing dimensions dropped. Fully replicated is

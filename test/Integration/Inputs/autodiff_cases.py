@@ -28,8 +28,8 @@ near relu/abs/sign's kink, clamp's bounds or floor/round's steps; max/min
 operands are continuous random draws, so they have no ties. Two kinds of
 case probe such points on purpose, where the function is still smooth in
 the weight and PyTorch's gradient is the derivative: *_tied_copies (a max or
-min over copies of one value) and binary_pow_zero_base_* (x^0 at x = 0, 0^e
-for e > 0).
+min over copies of one value), binary_{max,min}_same_value_ties and
+binary_pow_zero_base_* (x^0 at x = 0, 0^e for e > 0).
 """
 import argparse
 import json
@@ -197,6 +197,15 @@ case("binary_sub_same_value", ([4, 8],), [W("w", [4, 8])], f"""
 %t = loom.binary sub %w, %w : {T([4, 8])}, {T([4, 8])}
 %y = loom.binary add %t, %x : {T([4, 8])}, {T([4, 8])}
 """, lambda x, w: (w["w"] - w["w"]) + x)
+# max/min of a value with itself ties everywhere: PyTorch gives each side
+# half the adjoint, so the weight's gradient is the adjoint once (a rule
+# giving each side all of it would double it).
+for kind, fn in [("max", lambda a, b: torch.maximum(a, b)),
+                 ("min", lambda a, b: torch.minimum(a, b))]:
+    case(f"binary_{kind}_same_value_ties", ([4, 8],), [W("w", [4, 8])], f"""
+%t = loom.binary {kind} %w, %w : {T([4, 8])}, {T([4, 8])}
+%y = loom.binary mul %t, %x : {T([4, 8])}, {T([4, 8])}
+""", lambda x, w, fn=fn: fn(w["w"], w["w"]) * x)
 case("binary_pow_same_value", ([4, 8],), [W("w", [4, 8], uniform(0.5, 2.0))], f"""
 %t = loom.binary pow %w, %w : {T([4, 8])}, {T([4, 8])}
 %y = loom.binary mul %t, %x : {T([4, 8])}, {T([4, 8])}
