@@ -79,10 +79,11 @@ struct DeviceProgram {
   /// Activation offload: what host memory holds, and what crosses the link
   /// each way per step.
   double hostActivationBytes = 0, activationTraffic = 0;
-  /// ZeRO-3: room for the gathered weights, `gatherSlots` slots of the
-  /// largest (StaticMemoryPlan's zero3_gather_<k>).
-  double gatherBuffer = 0;
+  /// ZeRO-3: the slots gathered weights take in turn (StaticMemoryPlan's
+  /// zero3_gather_<k>), each the size of the largest weight held in shards.
   int64_t gatherSlots = 2;
+  double gatherSlotBytes = 0;
+  double gatherBuffer() const { return static_cast<double>(gatherSlots) * gatherSlotBytes; }
   /// Its tasks in the pipeline schedule's order (Estimate's deviceOrders).
   std::vector<::loom::PipelineStep> order;
   /// Local bytes of the values its stages receive from another device's

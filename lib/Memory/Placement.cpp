@@ -205,11 +205,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     maxFinish = std::max(maxFinish, dev.times.finish);
   for (DeviceProgram &dev : devices) {
     dev.padding = maxFinish - dev.times.finish;
-    double largest = 0, parameters = 0, gradients = 0, state = 0;
+    double parameters = 0, gradients = 0, state = 0;
     for (auto &[op, w] : dev.weights) {
       dev.parameterBytes += w.held;
       parameters += w.bytes;
-      largest = std::max(largest, w.bytes);
+      if (w.held < w.bytes) // stored in shards: gathered whole into a slot
+        dev.gatherSlotBytes = std::max(dev.gatherSlotBytes, w.bytes);
       if (!w.trainable)
         continue;
       dev.gradientBytes += w.gradient();
@@ -220,15 +221,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // ZeRO-3 gathers each weight just before each op reading it, into one
     // of its slots in turn: as many as the most weights one op reads (a
     // batch norm reads four), and at least two.
-    if (zero >= 3) {
+    if (zero >= 3)
       for (const OpStep &step : dev.steps)
         dev.gatherSlots = std::max<int64_t>(
             dev.gatherSlots, llvm::count_if(step.weights, [&](WeightOp w) {
               const HeldWeight &h = dev.weights.find(w)->second;
               return h.held < h.bytes;
             }));
-      dev.gatherBuffer = static_cast<double>(dev.gatherSlots) * largest;
-    }
     // The table reports the fullest device, before ZeRO.
     p.parameterBytes = std::max(p.parameterBytes, parameters);
     p.gradientBytes = std::max(p.gradientBytes, gradients);
@@ -422,7 +421,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     for (const DeviceProgram &dev : devices) {
       PlacementCandidate part;
       part.devicePeak = dev.otherBytes + dev.parameterBytes +
-                        dev.gatherBuffer + dev.gradientBytes +
+                        dev.gatherBuffer() + dev.gradientBytes +
                         dev.optimizerBytes;
       part.stepSeconds = e.stepTime;
       check(c, dev, part);
@@ -488,7 +487,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       }
       double share = deviceTrainable > 0 ? keptDeviceBytes / deviceTrainable : 0;
       PlacementCandidate part;
-      part.devicePeak = dev.otherBytes + dev.parameterBytes + dev.gatherBuffer +
+      part.devicePeak = dev.otherBytes + dev.parameterBytes + dev.gatherBuffer() +
                         stagingOf(dev, kept) + keptState;
       part.hostPeak = offGradients + offParameters +
                       (away == Tier::Host ? offState : 0);
@@ -529,7 +528,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                : std::max(stagingFrom[i + 1], 2 * w.offloaded());
       }
       double room = p.deviceBytes - dev.otherBytes - dev.parameterBytes -
-                    dev.gatherBuffer;
+                    dev.gatherBuffer();
       size_t i = 0;
       for (; i < t; ++i) {
         const HeldWeight &w = *trainable[i].second;

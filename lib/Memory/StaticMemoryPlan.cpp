@@ -140,8 +140,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // ZeRO-3 gathers a weight just before each op that reads it, into its
     // slots in turn.
     for (int64_t k = 0; k < dev.gatherSlots; ++k)
-      scratch(Tier::Device, zeroGatherSlot(k),
-              dev.gatherBuffer / static_cast<double>(dev.gatherSlots));
+      scratch(Tier::Device, zeroGatherSlot(k), dev.gatherSlotBytes);
   } else {
     const lm::ChunkProblem &cp = p.problem;
     const int chunks = static_cast<int>(cp.chunkBytes.size());

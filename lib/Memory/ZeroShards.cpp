@@ -71,17 +71,10 @@ std::string mlir::loom::zeroShardLayout(WeightOp w, const WeightFacts &facts,
         (++stored > 1 || layoutOf(s) != ::loom::trimmedDims(*facts.storedLayout)))
       return "the plan pins a layout its readers do not read";
   }
-  ArrayRef<int64_t> gridShape = grid.getShape();
-  auto axesSize = [&](ArrayRef<int16_t> axes) {
-    int64_t n = 1;
-    for (int16_t a : axes)
-      n *= gridShape[a];
-    return n;
-  };
   ArrayRef<int64_t> shape = w.getType().getShape();
   layout = *facts.storedLayout;
   layout.resize(shape.size());
-  int64_t replicas = axesSize(facts.replicaAxes);
+  const int64_t replicas = facts.replicas; // the size of facts.replicaAxes
   for (const ::loom::GridAxes &dim : layout)
     for (int16_t a : facts.replicaAxes)
       if (llvm::is_contained(dim, a))
@@ -89,7 +82,7 @@ std::string mlir::loom::zeroShardLayout(WeightOp w, const WeightFacts &facts,
   // The leading dimension first: the runtime gathers contiguous blocks there
   // without rearranging them (CollectivesToRuntime).
   for (auto [d, dim] : llvm::enumerate(layout)) {
-    int64_t local = shape[d] / axesSize(dim);
+    int64_t local = shape[d] / shard::collectiveProcessGroupSize(dim, grid);
     if (local % replicas == 0) {
       dim.append(facts.replicaAxes.begin(), facts.replicaAxes.end());
       return "";
@@ -175,12 +168,19 @@ ZeroShardsWritten mlir::loom::writeZeroShards(
         readerAnnotation(read, planned.getSharding());
       planned->erase();
     }
-    // Readers numbered in program order, whatever order the uses came in.
-    int64_t reader = 0;
-    func.walk([&](shard::ShardOp s) {
-      if (s.getSrc() == sharded && s.getAnnotateForUsers())
-        s->setAttr(kZeroShardMark, b.getI64IntegerAttr(reader++));
+    // Readers numbered in program order (by where they sit in the body),
+    // whatever order the uses came in.
+    Block &body = func.getBody().front();
+    SmallVector<Operation *> readers;
+    for (Operation *user : sharded.getUsers())
+      if (auto s = dyn_cast<shard::ShardOp>(user); s && s.getAnnotateForUsers())
+        readers.push_back(s);
+    llvm::stable_sort(readers, [&](Operation *x, Operation *y) {
+      Operation *a = body.findAncestorOpInBlock(*x), *c = body.findAncestorOpInBlock(*y);
+      return a != c && a->isBeforeInBlock(c);
     });
+    for (auto [n, s] : llvm::enumerate(readers))
+      s->setAttr(kZeroShardMark, b.getI64IntegerAttr(static_cast<int64_t>(n)));
     ++written.weights;
   }
   return written;

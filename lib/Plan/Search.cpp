@@ -2628,18 +2628,9 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
       return it->second;
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&entry);
-    SmallVector<shard::GridAxesAttr> split;
-    size_t last = 0;
-    for (auto [d, axes] : llvm::enumerate(l.splitAxes))
-      if (!axes.empty())
-        last = d + 1;
-    // A replicated tensor keeps one empty entry: upstream prints an empty
-    // split_axes as `[]`, which its parser rejects.
-    for (size_t d = 0; d < std::max<size_t>(last, 1); ++d)
-      split.push_back(shard::GridAxesAttr::get(
-          ctx, d < l.splitAxes.size() ? ArrayRef<int16_t>(l.splitAxes[d])
-                                      : ArrayRef<int16_t>()));
-    Value s = shard::ShardingOp::create(b, f.getLoc(), gridName, split).getResult();
+    Value s = createSharding(b, f.getLoc(), FlatSymbolRefAttr::get(ctx, gridName),
+                             ArrayRef<::loom::GridAxes>(l.splitAxes))
+                  .getResult();
     shardings[key] = s;
     return s;
   };

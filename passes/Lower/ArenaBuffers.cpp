@@ -55,6 +55,15 @@ struct PlannedBuffer {
   bool inArena = true;
 };
 
+/// The bytes of a static tensor of integer or float elements (none for any
+/// other type).
+std::optional<int64_t> staticTensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() || !tensor.getElementType().isIntOrFloat())
+    return std::nullopt;
+  return tensor.getNumElements() * ((tensor.getElementTypeBitWidth() + 7) / 8);
+}
+
 /// The bytes of a planned buffer of `type` at `offset`; fails on `owner` if
 /// it leaves the arena or is misaligned for its elements.
 FailureOr<int64_t> plannedBytes(Operation *owner, StringRef what, Type type,
@@ -71,7 +80,7 @@ FailureOr<int64_t> plannedBytes(Operation *owner, StringRef what, Type type,
     return owner->emitOpError()
            << what << " has elements of type " << element
            << "; an arena holds integer and float elements only";
-  int64_t bytes = tensor.getNumElements() * elementBytes;
+  int64_t bytes = *staticTensorBytes(tensor);
   if (offset < 0 || offset > arenaBytes || bytes > arenaBytes - offset)
     return owner->emitOpError()
            << what << " is planned at bytes [" << offset << ", "
@@ -90,10 +99,7 @@ FailureOr<int64_t> plannedBytes(Operation *owner, StringRef what, Type type,
 bool isGatheredWeight(shard::AllGatherOp gather) {
   if (llvm::any_of(gather->getUsers(), llvm::IsaPred<shard::AllGatherOp>))
     return false;
-  Value root = gather.getInput();
-  while (auto inner = root.getDefiningOp<shard::AllGatherOp>())
-    root = inner.getInput();
-  auto arg = dyn_cast<BlockArgument>(root);
+  auto arg = dyn_cast<BlockArgument>(rootOfGathers(gather.getInput()));
   auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
   return func && func.getArgAttr(arg.getArgNumber(), kZeroShardMark);
 }
@@ -150,9 +156,8 @@ FailureOr<std::vector<PlannedBuffer>> collectPlanned(func::FuncOp func,
       if (slots.empty() || !isGatheredWeight(gather))
         continue;
       auto [offset, bytes] = slots[gathered++ % slots.size()];
-      auto type = dyn_cast<RankedTensorType>(gather.getType());
-      if (type && type.hasStaticShape() && type.getElementType().isIntOrFloat() &&
-          type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8) <= bytes &&
+      std::optional<int64_t> need = staticTensorBytes(gather.getType());
+      if (need && *need <= bytes &&
           failed(add(gather.getResult(), &op, "the gathered weight", offset,
                      position[&op])))
         return failure();

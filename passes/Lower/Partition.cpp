@@ -196,10 +196,7 @@ static void sinkArgumentGathers(func::FuncOp func) {
   Block &body = func.getBody().front();
   SmallVector<shard::AllGatherOp> gathers;
   for (auto gather : body.getOps<shard::AllGatherOp>()) {
-    Value root = gather.getInput();
-    while (auto inner = root.getDefiningOp<shard::AllGatherOp>())
-      root = inner.getInput();
-    if (isa<BlockArgument>(root))
+    if (isa<BlockArgument>(rootOfGathers(gather.getInput())))
       gathers.push_back(gather);
   }
   for (shard::AllGatherOp gather : llvm::reverse(gathers)) {

@@ -112,6 +112,14 @@ inline Value lookThroughShards(Value v) {
   }
 }
 
+/// What a chain of `shard.all_gather` ops ending in `v` gathers (`v` itself
+/// when no gather makes it).
+inline Value rootOfGathers(Value v) {
+  while (auto gather = v.getDefiningOp<shard::AllGatherOp>())
+    v = gather.getInput();
+  return v;
+}
+
 /// Calls `fn` on every op that reads `v`, looking through shard.shard ops
 /// and loom.fetch copies (a loom.release reads nothing).
 inline void forEachReader(Value v, llvm::function_ref<void(Operation *)> fn) {
