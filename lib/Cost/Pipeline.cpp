@@ -288,6 +288,46 @@ loom::simulatePipelineOrders(llvm::ArrayRef<StageCost> stages,
   return simulate(stages, options, orders);
 }
 
+std::vector<std::vector<int64_t>> loom::peakInFlight(const PipelineOrders &orders) {
+  const int64_t v = orders.numStages / orders.options.devices;
+  std::vector<std::vector<int64_t>> peak;
+  for (const Order &order : orders.orders) {
+    std::vector<int64_t> held(v, 0), most(v, 0);
+    for (const Step &step : order) {
+      int64_t &h = held[step.chunk];
+      h += step.backward ? -1 : 1;
+      most[step.chunk] = std::max(most[step.chunk], h);
+    }
+    peak.push_back(std::move(most));
+  }
+  return peak;
+}
+
+std::vector<double> loom::pipelineFinishLowerBound(llvm::ArrayRef<StageCost> stages,
+                                                   const PipelineOptions &options) {
+  const int64_t p = options.devices, numStages = int64_t(stages.size());
+  const double m = double(options.microBatches);
+  std::vector<double> bound(p, 0.0);
+  // Device d holds stages d, d + p, ...; the first of them is reached after
+  // micro-batch 0's forward through every stage before it.
+  double head = 0;
+  for (int64_t s = 0; s < numStages; ++s) {
+    const StageCost &c = stages[s];
+    if (s < p)
+      bound[s] += head;
+    bound[s % p] += m * (c.forward + (options.training ? c.backward : 0.0));
+    head += c.forward + c.sendForward;
+  }
+  // A training device's last task is a backward, on a stage at or after
+  // the device's first; that micro-batch's backward then runs on every
+  // stage before, device e's first stage e among them.
+  if (options.training)
+    for (int64_t e = p - 2; e >= 0; --e)
+      bound[e] = std::max(bound[e], bound[e + 1] + stages[e + 1].sendBackward +
+                                        stages[e].backward);
+  return bound;
+}
+
 /// Replays validated orders. Built-in orders are trusted: they are built to
 /// hold every task once.
 static llvm::Expected<PipelineResult> simulate(llvm::ArrayRef<StageCost> stages,

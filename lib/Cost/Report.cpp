@@ -10,6 +10,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::loom;
 
@@ -257,4 +259,14 @@ llvm::json::Value mlir::loom::estimateToJSON(const Estimate &e) {
       {"collectives", std::move(collectives)},
       {"notes", std::move(notes)},
       {"estimate_wall_s", e.estimateSeconds}};
+}
+
+std::string mlir::loom::bytesText(double b) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (u < 4 && std::abs(b) >= 1024) {
+    b /= 1024;
+    ++u;
+  }
+  return llvm::formatv("{0:F2} {1}", b, units[u]).str();
 }

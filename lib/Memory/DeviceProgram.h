@@ -115,9 +115,6 @@ struct PlacedPrograms {
   llvm::DenseSet<Value> offloadedActivations;
 };
 
-/// Bytes in the largest binary unit that keeps the number at least 1.
-std::string bytesText(double bytes);
-
 /// The static memory plan of placement `c` on pipeline device `d` of
 /// `programs` (`p` holds the chosen chunk schedule of streamed
 /// parameters): every buffer over the positions of the schedule, at an

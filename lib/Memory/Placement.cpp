@@ -52,17 +52,6 @@ llvm::StringRef mlir::loom::tierName(Tier t) {
 
 using namespace mlir::loom::placement;
 
-/// Bytes in the largest binary unit that keeps the number at least 1.
-std::string mlir::loom::placement::bytesText(double b) {
-  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (u < 4 && std::abs(b) >= 1024) {
-    b /= 1024;
-    ++u;
-  }
-  return llvm::formatv("{0:F2} {1}", b, units[u]).str();
-}
-
 
 /// Every placement under one activation policy (`recompute`: none,
 /// selective or full, as the estimator models it, plus the segments of

@@ -26,9 +26,9 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
      << (p.options.thorough ? "thorough" : "fast")
      << (p.options.fold ? "" : ", unfolded") << "\n";
   os << llvm::formatv("  search: {0} ops -> {1} after folding; {2} grids, {3} "
-                      "solves, {4} configurations; {5}\n",
+                      "solves, {4} configurations ({5} bounded); {6}\n",
                       p.ops, p.foldedOps, p.gridsConsidered, p.solves,
-                      p.configsConsidered,
+                      p.configsConsidered, p.configsBounded,
                       !p.options.thorough ? "greedy (level=fast)"
                       : p.exact           ? "exact"
                                           : "not exact (greedy fallback)");
@@ -60,7 +60,7 @@ void mlir::loom::printPlan(const PlanResult &p, llvm::raw_ostream &os) {
   if (!p.feasible) {
     os << "  NO PLAN FITS: the closest (" << b.describe()
        << (b.placedDevicePeak ? ", memory placed" : "") << ") needs "
-       << gib(b.finalPeakMemory()) << " per device, " << gib(p.shortfallBytes)
+       << bytesText(b.finalPeakMemory()) << " per device, " << bytesText(p.shortfallBytes)
        << " over the limit\n";
     printRunnersUp();
     for (const std::string &n : p.notes)
@@ -189,6 +189,7 @@ llvm::json::Value mlir::loom::planToJSON(const PlanResult &p) {
       {"folded_ops", static_cast<int64_t>(p.foldedOps)},
       {"grids_considered", static_cast<int64_t>(p.gridsConsidered)},
       {"configs_considered", static_cast<int64_t>(p.configsConsidered)},
+      {"configs_bounded", static_cast<int64_t>(p.configsBounded)},
       {"solves", static_cast<int64_t>(p.solves)},
       {"exact", p.exact},
       {"memory_capped_solves", static_cast<int64_t>(p.cappedSolves)},

@@ -49,6 +49,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <queue>
 #include <set>
 #include <tuple>
 
@@ -274,6 +275,10 @@ struct Config {
   /// (over all pipeline devices).
   double exposedSyncShare = 1;
   bool fits = false;
+  /// stepTime (and offloadStepBound) is a lower bound, not the simulated
+  /// step: the pipeline was not simulated because the bound already lost
+  /// (Planner::refine simulates it when a ranking needs it).
+  bool stepIsBound = false;
 };
 
 /// Choices the input already makes, which the search keeps: a shard.grid
@@ -341,8 +346,9 @@ private:
   void addSolution(unsigned gi, const StrategyGraph &g, Solution s, bool exact,
                    bool memoryCapped, bool syncReweighted);
   /// The solutions in order of their best configuration (fitting ones first,
-  /// by step; then by peak memory).
-  std::vector<unsigned> solutionsByBestConfig() const;
+  /// by step; then by peak memory), the first `limit` of them.
+  std::vector<unsigned>
+  solutionsByBestConfig(size_t limit = std::numeric_limits<size_t>::max());
   /// The names a solution's non-pipeline axes are shown and written with:
   /// the pinned grid's own, else the search's role names.
   SmallVector<std::string, 3> shownAxisNames(const Solved &sv) const {
@@ -352,7 +358,10 @@ private:
   }
   /// Solution `si`'s best configuration: its fastest that fits, else the
   /// one needing least memory (as solutionsByBestConfig ranks them).
-  const Config *bestConfigOf(unsigned si) const;
+  const Config *bestConfigOf(unsigned si);
+  /// Of these configurations, the best as bestConfigKey ranks them, bounded
+  /// ones simulated until the best is exact (null when there are none).
+  Config *bestAmong(ArrayRef<unsigned> indices);
   /// Solves the best grids again with the gradient synchronisation their
   /// solution hides discounted in the objective.
   void resolveHiddenSync();
@@ -390,7 +399,21 @@ private:
                  int64_t chunks) const;
   /// Micro-batches each of `stages` stages (over p pipeline devices) holds.
   std::vector<int64_t> heldPerStage(const Config &cfg, int64_t stages, int64_t p);
-  void evaluateConfig(Config &cfg);
+  /// Prices `cfg`: memory, synchronisation and the step, the pipeline
+  /// simulated unless a lower bound on its step is above `simulateBelow`
+  /// (then the step is that bound and cfg.stepIsBound is set).
+  void evaluateConfig(Config &cfg,
+                      double simulateBelow = std::numeric_limits<double>::infinity());
+  /// Simulates a configuration priced by a bound (no-op otherwise).
+  void refine(Config &cfg);
+  /// The fastest fitting configuration's exact step so far: configurations
+  /// bounded above it (by more than the model's resolution) are not
+  /// simulated while pricing.
+  double fastestFitting = std::numeric_limits<double>::infinity();
+  /// Simulates every bounded configuration a ranking of the final choice
+  /// could read (the fastest, the finalists, plans placement may try), so
+  /// that bounds never change the plan or the report.
+  void settleRanking();
   /// check-exact: `s`, proven the cheapest plan of `g` (under `cap`), against
   /// brute force; a difference is kept in exactnessFailure.
   void checkAgainstBruteForce(const StrategyGraph &g, const Solution &s, unsigned gi,
@@ -1931,21 +1954,65 @@ static std::tuple<bool, double> bestConfigKey(const Config &c) {
   return {!c.fits, c.fits ? c.stepTime : c.peakMemory};
 }
 
-std::vector<unsigned> Planner::solutionsByBestConfig() const {
-  std::vector<std::pair<std::tuple<bool, double>, unsigned>> best;
-  DenseMap<unsigned, size_t> slot;
-  for (const Config &c : configs) {
-    auto key = bestConfigKey(c);
-    auto [it, inserted] = slot.try_emplace(c.solved, best.size());
-    if (inserted)
-      best.push_back({key, c.solved});
-    else
-      best[it->second].first = std::min(best[it->second].first, key);
+/// Of these configurations, the best by its key as priced (a bound where
+/// not simulated).
+static Config *bestByKey(std::vector<Config> &configs, ArrayRef<unsigned> indices) {
+  Config *best = nullptr;
+  for (unsigned i : indices)
+    if (!best || bestConfigKey(configs[i]) < bestConfigKey(*best))
+      best = &configs[i];
+  return best;
+}
+
+/// Whether a configuration's rank key is a bound, not its simulated step.
+static bool keyIsBound(const Config &c) { return c.fits && c.stepIsBound; }
+
+Config *Planner::bestAmong(ArrayRef<unsigned> indices) {
+  for (;;) {
+    Config *best = bestByKey(configs, indices);
+    // A bound is below the simulated step: simulated, it may rank lower.
+    if (!best || !keyIsBound(*best))
+      return best;
+    refine(*best);
   }
-  llvm::stable_sort(best);
+}
+
+std::vector<unsigned> Planner::solutionsByBestConfig(size_t limit) {
+  std::vector<std::vector<unsigned>> members; // per solution, its configurations
+  std::vector<unsigned> solutionOf;
+  DenseMap<unsigned, size_t> slot;
+  for (auto [i, c] : llvm::enumerate(configs)) {
+    auto [it, inserted] = slot.try_emplace(c.solved, members.size());
+    if (inserted) {
+      members.emplace_back();
+      solutionOf.push_back(c.solved);
+    }
+    members[it->second].push_back(i);
+  }
+  // Best first from a heap of each solution's best key as priced: a bound
+  // at the top is simulated and its solution goes back in, so only the
+  // solutions ranked (up to `limit`) need their best simulated. At equal
+  // keys a bound comes first, to be simulated before a tie is broken by
+  // solution number.
+  using Entry = std::tuple<std::tuple<bool, double>, bool, unsigned, size_t>;
+  auto entryOf = [&](size_t k) -> Entry {
+    const Config &best = *bestByKey(configs, members[k]);
+    return {bestConfigKey(best), !keyIsBound(best), solutionOf[k], k};
+  };
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  for (size_t k = 0; k < members.size(); ++k)
+    heap.push(entryOf(k));
   std::vector<unsigned> order;
-  for (auto &entry : best)
-    order.push_back(entry.second);
+  while (!heap.empty() && order.size() < limit) {
+    auto [key, exact, si, k] = heap.top();
+    heap.pop();
+    if (exact) {
+      order.push_back(si);
+      continue;
+    }
+    refine(*bestByKey(configs, members[k]));
+    heap.push(entryOf(k));
+  }
   return order;
 }
 
@@ -2009,16 +2076,20 @@ void Planner::resolveHiddenSync() {
     if (!faster) {
       solved.pop_back();
       configs.resize(configsBefore);
+      fastestFitting = std::numeric_limits<double>::infinity();
+      for (const Config &c : configs)
+        if (c.fits && !c.stepIsBound)
+          fastestFitting = std::min(fastestFitting, c.stepTime);
     }
   }
 }
 
-const Config *Planner::bestConfigOf(unsigned si) const {
-  const Config *best = nullptr;
-  for (const Config &c : configs)
-    if (c.solved == si && (!best || bestConfigKey(c) < bestConfigKey(*best)))
-      best = &c;
-  return best;
+const Config *Planner::bestConfigOf(unsigned si) {
+  std::vector<unsigned> indices;
+  for (auto [i, c] : llvm::enumerate(configs))
+    if (c.solved == si)
+      indices.push_back(i);
+  return bestAmong(indices);
 }
 
 //===----------------------------------------------------------------------===//
@@ -2045,9 +2116,8 @@ double Planner::sendSeconds(double bytes, const SearchGrid &grid) const {
 const std::vector<std::vector<int64_t>> &Planner::inFlightCounts(const Config &cfg,
                                                                   int64_t p) {
   // The schedule's per-device task order alone fixes how many micro-batches
-  // each chunk holds at its worst moment (forwards done, backwards not), so
-  // one simulation with unit costs per (schedule, m, p, v, k) gives the
-  // counts the estimator's simulation of the real costs will find.
+  // each chunk holds at its worst moment (forwards done, backwards not):
+  // the counts the estimator's simulation of the real costs will find.
   const int64_t m = cfg.microBatches, v = cfg.virtualStages;
   auto key = std::make_tuple(static_cast<int>(cfg.schedule), m, p, v, cfg.kfkbGroup);
   auto it = inFlightCache.find(key);
@@ -2057,14 +2127,9 @@ const std::vector<std::vector<int64_t>> &Planner::inFlightCounts(const Config &c
   }
   if (it == inFlightCache.end()) {
     assert(options.training && "micro-batches are held only for a backward");
-    std::vector<::loom::StageCost> stages(p * v, {1.0, 2.0, 0.0, 0.0});
     std::vector<std::vector<int64_t>> counts(p, std::vector<int64_t>(v, m)); // all: safe
-    if (const ::loom::PipelineOrders *orders = scheduleOrders(cfg, p)) {
-      if (auto sim = ::loom::simulatePipeline(*orders, stages))
-        counts = std::move(sim->peakInFlight);
-      else
-        llvm::consumeError(sim.takeError());
-    }
+    if (const ::loom::PipelineOrders *orders = scheduleOrders(cfg, p))
+      counts = ::loom::peakInFlight(*orders);
     it = inFlightCache.emplace(key, std::move(counts)).first;
   }
   return it->second;
@@ -2224,7 +2289,7 @@ bool Planner::partitionStages(const BatchOption &option, int64_t stages,
                                    stageOfUnit, slowest);
 }
 
-void Planner::evaluateConfig(Config &cfg) {
+void Planner::evaluateConfig(Config &cfg, double simulateBelow) {
   const Solved &sv = solved[cfg.solved];
   const SearchGrid &grid = grids[sv.grid];
   const BatchOption &option = sv.batches[cfg.batch];
@@ -2262,30 +2327,13 @@ void Planner::evaluateConfig(Config &cfg) {
       stageFwd[s] += exposed / 2;
       stageBack[s] += exposed / 2;
     }
-  // The pipeline's run, as the estimator simulates it: each device runs its
-  // schedule's task order, and a send delays its receiver without occupying
-  // either device, so schedules that run several forwards (or backwards) in
-  // a row hide their sends and 1F1B does not.
-  std::vector<double> finish(p, 0);
-  if (p == 1) {
-    finish[0] = m * (stageFwd[0] + stageBack[0]);
-  } else {
-    std::vector<::loom::StageCost> costs(S);
-    for (int64_t s = 0; s < S; ++s)
-      costs[s] = {stageFwd[s], stageBack[s], stageSend[s],
-                  options.training && s > 0 ? stageSend[s - 1] : 0.0};
-    if (const std::vector<double> *run = pipelineFinish(cfg, p, costs)) {
-      finish = *run;
-    } else {
-      cfg.stepTime = kInfeasible;
-      cfg.fits = false;
-      return;
-    }
-  }
   // Per pipeline device.
   const ::loom::DeviceSpec &dev = cluster.device;
   double adamRate = dev.memoryBandwidth * dev.eff(::loom::OpClass::Elementwise).memory;
-  double step = 0, peak = 0, peakUnmoved = 0, peakOffloaded = 0;
+  double peak = 0, peakUnmoved = 0, peakOffloaded = 0;
+  // After a device's last task: its exposed synchronisation, then its
+  // optimizer step.
+  std::vector<double> exposedSync(p, 0), optimizerStep(p, 0);
   double totalSync = 0, totalExposed = 0;
   double offloadSeconds = 0;
   const bool offloadable =
@@ -2335,9 +2383,44 @@ void Planner::evaluateConfig(Config &cfg) {
     double opt = options.training
                      ? params * 28.0 / adamRate
                      : 0;
-    step = std::max(step, finish[d] + exposed + opt);
+    exposedSync[d] = exposed;
+    optimizerStep[d] = opt;
   }
-  cfg.stepTime = step;
+  // The pipeline's run, as the estimator simulates it: each device runs its
+  // schedule's task order, and a send delays its receiver without occupying
+  // either device, so schedules that run several forwards (or backwards) in
+  // a row hide their sends and 1F1B does not. A device's step ends after
+  // its last task, its exposed synchronisation and its optimizer step.
+  auto stepAfter = [&](ArrayRef<double> finish) {
+    double step = 0;
+    for (int64_t d = 0; d < p; ++d)
+      step = std::max(step, finish[d] + exposedSync[d] + optimizerStep[d]);
+    return step;
+  };
+  cfg.stepIsBound = false;
+  if (p == 1) {
+    cfg.stepTime = stepAfter({m * (stageFwd[0] + stageBack[0])});
+  } else {
+    std::vector<::loom::StageCost> costs(S);
+    for (int64_t s = 0; s < S; ++s)
+      costs[s] = {stageFwd[s], stageBack[s], stageSend[s],
+                  options.training && s > 0 ? stageSend[s - 1] : 0.0};
+    const ::loom::PipelineOrders *orders = scheduleOrders(cfg, p);
+    double bound = orders ? stepAfter(::loom::pipelineFinishLowerBound(costs, orders->options))
+                          : kInfeasible;
+    const std::vector<double> *run = nullptr;
+    if (orders && bound > simulateBelow) {
+      // Simulated, it would be slower still.
+      cfg.stepTime = bound;
+      cfg.stepIsBound = true;
+    } else if ((run = pipelineFinish(cfg, p, costs))) {
+      cfg.stepTime = stepAfter(*run);
+    } else {
+      cfg.stepTime = kInfeasible;
+      cfg.fits = false;
+      return;
+    }
+  }
   cfg.exposedSyncShare = totalSync > 0 ? totalExposed / totalSync : 1;
   cfg.peakMemory = peak;
   cfg.peakWithoutTrainingState = peakUnmoved;
@@ -2347,15 +2430,70 @@ void Planner::evaluateConfig(Config &cfg) {
   cfg.fits = peak <= dev.memoryBytes * options.memoryFraction;
 }
 
+void Planner::refine(Config &cfg) {
+  if (!cfg.stepIsBound)
+    return;
+  PhaseTimer timer(result.phases.stages);
+  bool fits = cfg.fits; // whether its stages split within memory, too
+  evaluateConfig(cfg);
+  cfg.fits = fits && cfg.fits;
+  if (cfg.fits)
+    fastestFitting = std::min(fastestFitting, cfg.stepTime);
+}
+
+void Planner::settleRanking() {
+  // Rankings read the fastest fitting step, the plans within the model's
+  // resolution of it, the first runnersUp + 1 distinct fitting plans by
+  // step (the finalists), plans over memory up to kModelsAgreeWithin past
+  // the fastest (placement) and those faster than the choice (shown as
+  // needing more memory). A bound above all of those needs no simulation:
+  // simulated, its step is higher still. Simulating raises steps, so this
+  // repeats until no bound is below the horizon.
+  for (;;) {
+    double fastest = std::numeric_limits<double>::infinity();
+    std::vector<unsigned> fitting;
+    for (auto [i, c] : llvm::enumerate(configs))
+      if (c.fits) {
+        fastest = std::min(fastest, c.stepTime);
+        fitting.push_back(i);
+      }
+    if (fitting.empty())
+      return; // nothing fits: nothing was bounded
+    llvm::stable_sort(fitting, [&](unsigned a, unsigned b) {
+      return configs[a].stepTime < configs[b].stepTime;
+    });
+    double lastFinalist = std::numeric_limits<double>::infinity();
+    std::set<std::string> seen;
+    for (unsigned i : fitting)
+      if (seen.insert(toCandidate(configs[i]).describe()).second &&
+          seen.size() > options.runnersUp) {
+        lastFinalist = configs[i].stepTime;
+        break;
+      }
+    double horizon = std::max({fastest * kStepTimesEqualWithin, fastest * kModelsAgreeWithin,
+                               lastFinalist});
+    bool simulated = false;
+    for (Config &c : configs)
+      if (c.stepIsBound && c.stepTime <= horizon) {
+        refine(c);
+        simulated = true;
+      }
+    if (!simulated)
+      break;
+  }
+  for (const Config &c : configs)
+    result.configsBounded += c.stepIsBound;
+}
+
 void Planner::priceOtherBatchSizes() {
   if (batchCandidates.size() < 2)
     return;
-  std::vector<unsigned> best = solutionsByBestConfig();
   // Other micro-batch sizes change stage balance, bubbles and activation
   // memory, not which layouts are good: they are priced for the few best
   // solutions only.
   const size_t kSolutions = 8;
-  for (size_t k = 0; k < std::min(best.size(), kSolutions); ++k) {
+  std::vector<unsigned> best = solutionsByBestConfig(kSolutions);
+  for (size_t k = 0; k < best.size(); ++k) {
     unsigned si = best[k];
     Solved &sv = solved[si];
     activateGrid(sv.grid);
@@ -2462,8 +2600,15 @@ void Planner::priceConfigs(unsigned si, size_t firstBatch) {
                                                     : u * stages / n;
               }
             }
-            evaluateConfig(cfg);
+            // A configuration bounded slower than the fastest that fits
+            // (beyond the model's resolution) cannot win: it is simulated
+            // only if a ranking reads it (settleRanking).
+            evaluateConfig(cfg, options.boundPipelines
+                                    ? fastestFitting * kStepTimesEqualWithin
+                                    : std::numeric_limits<double>::infinity());
             cfg.fits = cfg.fits && split;
+            if (cfg.fits && !cfg.stepIsBound)
+              fastestFitting = std::min(fastestFitting, cfg.stepTime);
             ++result.configsConsidered;
             configs.push_back(std::move(cfg));
           }
@@ -3165,6 +3310,7 @@ LogicalResult Planner::run() {
   priceOtherBatchSizes();
   if (configs.empty() && pins.any())
     return explainUnhonouredPins();
+  settleRanking();
   result.searchSeconds = secondsSince(searchStart) + result.foldSeconds;
   if (failed(chooseAndAnnotate()))
     return failure();

@@ -93,6 +93,10 @@ def LoomPlan : Pass<"loom-plan", "::mlir::ModuleOp"> {
            "Testing: check every exact solve of a grid's strategy graph "
            "against brute-force enumeration where it has at most 2^22 "
            "combinations; a difference is an error">,
+    Option<"boundPipelines", "bound-pipelines", "bool", "true",
+           "Skip simulating pipelines whose step's lower bound already "
+           "loses (false: simulate every configuration; the plan is the "
+           "same)">,
     Option<"placeMemory", "place-memory", "bool", "false",
            "Price plans over device memory with the memory placement that "
            "makes them fit (offload, streaming) and write the winner's "

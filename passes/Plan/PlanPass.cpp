@@ -57,6 +57,7 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
     opts.runnersUp = runnersUp;
     opts.verify = verify;
     opts.checkExact = checkExact;
+    opts.boundPipelines = boundPipelines;
     opts.placeMemory = placeMemory;
     // Comma-separated lists: each item parsed by `parse`, none may fail.
     auto parseList = [&](StringRef option, StringRef text, StringRef expected,
@@ -156,8 +157,7 @@ struct LoomPlanPass : mlir::loom::impl::LoomPlanBase<LoomPlanPass> {
     if (!p.feasible) {
       mlir::emitError(module.getLoc(), "loom-plan: no plan fits in device memory; the closest "
                        "needs ")
-          << llvm::formatv("{0:F2}", p.shortfallBytes / (1ull << 30))
-          << " GiB more per device (" << p.best.describe()
+          << bytesText(p.shortfallBytes) << " more per device (" << p.best.describe()
           << (p.best.placedDevicePeak ? ", memory placed" : "") << ")"
           << (!opts.placeMemory ? ""
               : p.placed ? "; no memory placement makes a plan fit"

@@ -250,6 +250,10 @@ double elementBytes(Type t, std::optional<::loom::Precision> forced);
 /// The precision an op whose values have element type `t` computes in.
 ::loom::Precision precisionOf(Type t, std::optional<::loom::Precision> forced);
 
+/// Bytes in the largest binary unit that keeps the number at least 1
+/// ("512.00 KiB", "1.50 GiB"): a shortfall of a few kilobytes reads as such.
+std::string bytesText(double bytes);
+
 /// The readable table and the JSON document (keys in docs/cost-model.md).
 void printEstimate(const Estimate &estimate, llvm::raw_ostream &os);
 llvm::json::Value estimateToJSON(const Estimate &estimate);

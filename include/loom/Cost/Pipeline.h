@@ -92,9 +92,26 @@ struct PipelineOrders {
 llvm::Expected<PipelineOrders> buildPipelineOrders(int64_t numStages,
                                                    const PipelineOptions &options);
 
+/// PipelineResult::peakInFlight of any run of these orders in training:
+/// a device runs its order strictly in sequence, so the order alone fixes
+/// what each chunk holds, whatever the stages cost.
+std::vector<std::vector<int64_t>> peakInFlight(const PipelineOrders &orders);
+
 /// Replays built orders with these stage costs (one per stage).
 llvm::Expected<PipelineResult> simulatePipeline(const PipelineOrders &orders,
                                                 llvm::ArrayRef<StageCost> stages);
+
+/// A lower bound on each device's finish (PipelineResult::finish) under any
+/// task order that runs every task once on its stage's device and respects
+/// the dependencies: a device starts no earlier than its first stage's
+/// forward can reach it and then has its whole compute to do; a training
+/// device's last task is a backward whose micro-batch still runs backward on
+/// every earlier stage. Exact for uniform stages without sends under GPipe
+/// and 1F1B; a planner skips simulating a candidate whose bound already
+/// loses. `stages.size()` must be a multiple
+/// of `options.devices`.
+std::vector<double> pipelineFinishLowerBound(llvm::ArrayRef<StageCost> stages,
+                                             const PipelineOptions &options);
 
 /// Simulates explicit per-device orders (`orders[d]` for device d) instead of
 /// a built-in schedule's; `options.schedule` and `kfkbGroup` are ignored. Each

@@ -55,6 +55,11 @@ struct PlanOptions {
   /// kBruteForceLimit combinations; a different cost fails the pass.
   bool checkExact = false;
   static constexpr uint64_t kBruteForceLimit = uint64_t(1) << 22;
+  /// Skip simulating a pipelined configuration whose step's lower bound
+  /// (pipelineFinishLowerBound) is already slower than the fastest that
+  /// fits; rankings simulate any they read, so the plan and report are the
+  /// same either way (false: simulate all, for testing that).
+  bool boundPipelines = true;
   /// place-memory=true: plans over device memory are priced again with the
   /// memory placement that makes them fit (optimizer offload, parameter
   /// streaming, ZeRO, recomputation; lib/Memory) and compete with those
@@ -122,6 +127,9 @@ struct PlanResult {
   std::vector<std::string> stages;     // per stage: what it holds
   size_t ops = 0, foldedOps = 0;       // compute ops before / after folding
   size_t gridsConsidered = 0, configsConsidered = 0, solves = 0;
+  /// Configurations whose pipeline was never simulated: a lower bound on
+  /// their step already lost (PlanOptions::boundPipelines).
+  size_t configsBounded = 0;
   bool exact = true;                   // every block solved exactly
   /// Solves under the memory cap (where no layout fits as it is), and how
   /// many of them are proven cheapest under the cap (or that none fits)

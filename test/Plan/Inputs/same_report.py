@@ -1,6 +1,7 @@
 """Compares two --loom-plan JSON reports with the time the pass itself took
 left out (the wall-clock keys below; every predicted time stays); prints a
-line, exits 1 if they differ, naming the first difference."""
+line, exits 1 if they differ, naming the first difference. `--ignore KEY`
+(repeatable) leaves out more keys, e.g. a counter that differs by design."""
 import json
 import sys
 
@@ -39,7 +40,12 @@ def first_difference(a, b, path="report"):
     return None if a == b else path
 
 
-a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
+args = sys.argv[1:]
+while "--ignore" in args:
+    at = args.index("--ignore")
+    WALL_CLOCK.add(args[at + 1])
+    del args[at:at + 2]
+a, b = (strip(json.load(open(p))) for p in args[:2])
 where = first_difference(a, b)
 if where:
     print(f"reports differ at {where}")
