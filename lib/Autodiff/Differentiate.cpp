@@ -66,7 +66,7 @@ bool hasRule(Operation *op) {
   if (auto e = dyn_cast<EmbeddingOp>(op))
     return !e.getRowOffset();
   return isa<WhereOp, ClampOp, CastOp, MatmulOp, LayerNormOp, RmsNormOp, SoftmaxOp,
-             ReshapeOp, TransposeOp, ExpandOp, ConcatOp>(op);
+             ReshapeOp, TransposeOp, ExpandOp, ConcatOp, GatherOp, PadOp>(op);
 }
 
 /// The op as an error names it: with its kind, or what makes it unsupported.
@@ -136,6 +136,11 @@ private:
   void backpropSoftmax(SoftmaxOp op, Value g);
   void backpropReduce(ReduceOp op, Value g);
   void backpropEmbedding(EmbeddingOp op, Value g);
+  void backpropGather(GatherOp op, Value g);
+  void backpropPad(PadOp op, Value g);
+  /// Scatter-adds `g` along `axis` into zeros of `type`, slice i of `g` at
+  /// index `indices[i]` (an i64 vector as long as g's `axis`).
+  Value scatterAddAlong(Value g, Value indices, int64_t axis, RankedTensorType type);
 
   func::FuncOp func;
   ImplicitLocOpBuilder b;
@@ -445,11 +450,96 @@ void Differentiator::backpropEmbedding(EmbeddingOp op, Value g) {
   Value table = op.getTable(), ids = op.getIndices();
   RankedTensorType tt = tensorType(table), it = tensorType(ids);
   int64_t n = it.getNumElements(), h = tt.getDimSize(1);
-  Value rowIds = reshape(ids, RankedTensorType::get({n, 1}, it.getElementType()));
-  Value index = broadcastTo(rowIds, RankedTensorType::get({n, h}, it.getElementType()));
+  Value rowIds = reshape(ids, RankedTensorType::get({n}, it.getElementType()));
   Value rows = reshape(g, RankedTensorType::get({n, h}, tt.getElementType()));
-  accumulate(table, ScatterOp::create(b, zeros(tt), index, rows, /*axis=*/0,
-                                      BinaryKindAttr::get(b.getContext(), BinaryKind::add)));
+  accumulate(table, scatterAddAlong(rows, rowIds, /*axis=*/0, tt));
+}
+
+Value Differentiator::scatterAddAlong(Value g, Value indices, int64_t axis,
+                                      RankedTensorType type) {
+  RankedTensorType gt = tensorType(g), it = tensorType(indices);
+  SmallVector<int64_t> column(gt.getRank(), 1);
+  column[axis] = gt.getDimSize(axis);
+  Value index = broadcastTo(reshape(indices, RankedTensorType::get(column, it.getElementType())),
+                            RankedTensorType::get(gt.getShape(), it.getElementType()));
+  return ScatterOp::create(b, zeros(type), index, g, axis,
+                           BinaryKindAttr::get(b.getContext(), BinaryKind::add));
+}
+
+void Differentiator::backpropGather(GatherOp op, Value g) {
+  // Slices add up where they were gathered. The index dims of the adjoint
+  // are flattened into one (a scalar index gives a dim of 1), and each
+  // slice is scatter-added at its index, negative ones wrapped as the
+  // gather read them.
+  RankedTensorType dt = tensorType(op.getData()), it = tensorType(op.getIndices());
+  const int64_t axis = op.getAxis(), k = it.getNumElements();
+  SmallVector<int64_t> flat(dt.getShape());
+  flat[axis] = k;
+  Value slices = reshape(g, RankedTensorType::get(flat, dt.getElementType()));
+  Value indices = reshape(op.getIndices(), RankedTensorType::get({k}, it.getElementType()));
+  accumulate(op.getData(), scatterAddAlong(slices, indices, axis, dt));
+}
+
+/// The input index that padded index `i` reads in a dim of (cropped)
+/// length n with `lo` pads in front, as the lowering's padSourceIndex:
+/// numpy's reflect (mirror without repeating the edge), edge and wrap.
+static int64_t padSource(PadMode mode, int64_t i, int64_t lo, int64_t n) {
+  auto positiveMod = [](int64_t x, int64_t period) { return ((x % period) + period) % period; };
+  int64_t j = i - lo;
+  switch (mode) {
+  case PadMode::edge:
+    return std::clamp<int64_t>(j, 0, n - 1);
+  case PadMode::wrap:
+    return positiveMod(j, n);
+  case PadMode::reflect: {
+    if (n == 1)
+      return 0;
+    int64_t r = positiveMod(j, 2 * (n - 1));
+    return r >= n ? 2 * (n - 1) - r : r;
+  }
+  case PadMode::constant:
+    break;
+  }
+  return j;
+}
+
+void Differentiator::backpropPad(PadOp op, Value g) {
+  RankedTensorType in = tensorType(op.getInput());
+  const int64_t rank = in.getRank();
+  ArrayRef<int64_t> pads = op.getPadding();
+  // Constant padding: the adjoint cut back (and zeros where the pad cropped).
+  if (op.getMode() == PadMode::constant) {
+    SmallVector<int64_t> back;
+    for (int64_t p : pads)
+      back.push_back(-p);
+    return accumulate(op.getInput(),
+                      PadOp::create(b, PadMode::constant, g, back, APFloat(0.0)));
+  }
+  // Reflect, edge, wrap: as lowered, negative pads crop first, then every
+  // padded index reads one input index; dim by dim, the adjoint's slices
+  // are scatter-added at the indices they read, then zeros fill the crop.
+  SmallVector<int64_t> shape(tensorType(g).getShape()), crop(2 * rank, 0);
+  bool cropped = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t begin = pads[d], end = pads[rank + d];
+    crop[d] = std::max<int64_t>(0, -begin);
+    crop[rank + d] = std::max<int64_t>(0, -end);
+    cropped |= begin < 0 || end < 0;
+    int64_t n = in.getDimSize(d) - crop[d] - crop[rank + d];
+    int64_t lo = std::max<int64_t>(0, begin), hi = std::max<int64_t>(0, end);
+    if (lo == 0 && hi == 0)
+      continue;
+    SmallVector<int64_t> source;
+    for (int64_t i = 0; i < n + lo + hi; ++i)
+      source.push_back(padSource(op.getMode(), i, lo, n));
+    auto indexType = RankedTensorType::get({n + lo + hi}, b.getI64Type());
+    Value indices = ConstantOp::create(b, DenseElementsAttr::get(indexType, ArrayRef(source)));
+    shape[d] = n;
+    g = scatterAddAlong(g, indices, d, RankedTensorType::get(shape, in.getElementType()));
+  }
+  if (cropped)
+    g = PadOp::create(b, PadMode::constant, g, crop, APFloat(0.0));
+  accumulate(op.getInput(), g);
 }
 
 void Differentiator::backprop(Operation *op, Value g) {
@@ -477,6 +567,10 @@ void Differentiator::backprop(Operation *op, Value g) {
     return backpropReduce(r, g);
   if (auto e = dyn_cast<EmbeddingOp>(op))
     return backpropEmbedding(e, g);
+  if (auto ga = dyn_cast<GatherOp>(op))
+    return backpropGather(ga, g);
+  if (auto p = dyn_cast<PadOp>(op))
+    return backpropPad(p, g);
   if (auto w = dyn_cast<WhereOp>(op)) {
     Value zero = scalar(0.0, g);
     if (active(w.getOnTrue()))

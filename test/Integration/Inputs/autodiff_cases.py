@@ -489,6 +489,70 @@ for name, ids, dtype in [
 %y = loom.binary mul %e, %x : {T([2, 3, 4])}, {T([2, 3, 4])}
 """, ref)
 
+# --- gather ------------------------------------------------------------------
+# The adjoint's slices scatter-add where they were read; negative indices
+# count from the end and past-the-end ones clamp, as for embedding.
+
+
+def gather_ref(w, idx, axis, n):
+    i = torch.tensor(idx, dtype=torch.int64)
+    i = torch.where(i < 0, i + n, i).clamp(0, n - 1)
+    return w[(slice(None),) * axis + (i,)]
+
+
+for name, wshape, idx, ishape, axis, out in [
+        ("gather_axis1_repeated_and_negative", [4, 8], [0, 2, 2, -1], [4], 1, [4, 4]),
+        ("gather_axis0_matrix_indices", [6, 3], [[1, 5], [1, 0]], [2, 2], 0, [2, 2, 3]),
+        ("gather_scalar_index", [5, 4], 3, [], 0, [4]),
+        ("gather_rank3_axis2_clamped", [2, 3, 5], [4, 7, -2], [3], 2, [2, 3, 3])]:
+    case(name, (out,), [W("w", wshape)], f"""
+%i = loom.constant dense<{idx}> : {T(ishape, "i64")}
+%g = loom.gather %w, %i {{axis = {axis} : i64}} : {T(wshape)}, {T(ishape, "i64")}
+%y = loom.binary mul %g, %x : {T(out)}, {T(out)}
+""", lambda x, w, idx=idx, axis=axis, n=wshape[axis]: gather_ref(w["w"], idx, axis, n) * x)
+
+# --- pad ---------------------------------------------------------------------
+# Constant pads cut back from the adjoint (negative pads crop, so their
+# adjoint is zero-padded); reflect, edge and wrap add every padded element's
+# adjoint to the element it copies. References: torch's F.pad where it has
+# the mode, else the indices the padded elements copy, read with
+# index_select: wrap is periodic (a torus, as ONNX defines it; numpy's wrap
+# is not, past the dim's size), edge clamps. Reflect past the dim's size is
+# refused by the verifier.
+
+
+def pad_by_index(w, dim, before, after, mode):
+    n = w.shape[dim]
+    idx = np.arange(-before, n + after)
+    idx = idx % n if mode == "wrap" else np.clip(idx, 0, n - 1)
+    return w.index_select(dim, torch.tensor(idx, dtype=torch.int64))
+
+
+for name, wshape, padding, out, ref in [
+        ("pad_constant_2d", [3, 4], [1, 0, 2, 1], [6, 5],
+         lambda w: F.pad(w, (0, 1, 1, 2))),
+        ("pad_constant_crop", [3, 4], [-1, 2, 0, -1], [2, 5],
+         lambda w: F.pad(w, (2, -1, -1, 0))),
+        ("pad_reflect_4d", [1, 2, 5, 6], [0, 0, 2, 3, 0, 0, 1, 4], [1, 2, 8, 13],
+         lambda w: F.pad(w, (3, 4, 2, 1), mode="reflect")),
+        ("pad_edge_4d", [1, 2, 3, 4], [0, 0, 3, 5, 0, 0, 0, 2], [1, 2, 6, 11],
+         lambda w: F.pad(w, (5, 2, 3, 0), mode="replicate")),
+        ("pad_wrap_4d", [1, 2, 5, 6], [0, 0, 2, 3, 0, 0, 4, 1], [1, 2, 11, 10],
+         lambda w: F.pad(w, (3, 1, 2, 4), mode="circular")),
+        ("pad_reflect_crop_first", [1, 2, 5, 6], [0, 0, -1, 3, 0, 0, 2, 0], [1, 2, 6, 9],
+         lambda w: F.pad(w[:, :, 1:, :], (3, 0, 0, 2), mode="reflect")),
+        # Past the dim's size, wrap goes round again.
+        ("pad_wrap_past_the_size", [3, 4], [7, 0, 2, 0], [12, 4],
+         lambda w: pad_by_index(w, 0, 7, 2, "wrap")),
+        ("pad_edge_length_one", [1, 4], [3, 0, 2, 0], [6, 4],
+         lambda w: pad_by_index(w, 0, 3, 2, "edge"))]:
+    mode = name.split("_")[1]
+    attrs = f"padding = array<i64: {', '.join(map(str, padding))}>"
+    case(name, (out,), [W("w", wshape)], f"""
+%p = loom.pad {mode} %w {{{attrs}}} : {T(wshape)}
+%y = loom.binary mul %p, %x : {T(out)}, {T(out)}
+""", lambda x, w, ref=ref: ref(w["w"]) * x)
+
 # --- graph structure ---------------------------------------------------------
 
 # Read through a fetched copy.
@@ -574,11 +638,12 @@ ERRORS = {
   %a = loom.binary mul %x, %w : {T([4, 8])}, {T([4, 8])}
   %y = loom.reduce prod %a {{axes = array<i64: 1>, keep_dims = false}} : {T([4, 8])}
 """, [4, 8], [4]),
-    "gather": ("loom.gather", f"""
+    "scatter": ("loom.scatter", f"""
   %w = loom.weight parameter "w" from "w.bin"[0] : {T([4, 8])}
-  %i = loom.constant dense<[0, 2]> : {T([2], "i64")}
-  %y = loom.gather %w, %i {{axis = 1 : i64}} : {T([4, 8])}, {T([2], "i64")}
-""", [4, 2], [4, 2]),
+  %i = loom.constant dense<[[0], [2], [1], [7]]> : {T([4, 1], "i64")}
+  %u = loom.slice %x {{offsets = array<i64: 0, 0>, sizes = array<i64: 4, 1>, strides = array<i64: 1, 1>}} : {T([4, 8])}
+  %y = loom.scatter %w, %i, %u {{axis = 1 : i64}} : {T([4, 8])}, {T([4, 1], "i64")}, {T([4, 1])}
+""", [4, 8], [4, 8]),
     "topk": ("loom.topk", f"""
   %w = loom.weight parameter "w" from "w.bin"[0] : {T([4, 8])}
   %a = loom.binary mul %x, %w : {T([4, 8])}, {T([4, 8])}
