@@ -234,7 +234,6 @@ struct Solved {
   std::vector<BatchOption> batches;  // the IR's micro-batch size first
   SmallVector<std::string, 3> axisNames;
   int64_t dataParallel = 1;
-  bool exact = true;
   /// Solved under the device memory cap (Lagrangian), trading time for
   /// memory, after the unconstrained solution of the grid did not fit.
   bool memoryCapped = false;
@@ -343,7 +342,7 @@ private:
   void solveGrid(unsigned g);
   /// Records solution `s` of grid `gi` (solved on `g`) and prices its
   /// configurations, unless the grid already has that choice.
-  void addSolution(unsigned gi, const StrategyGraph &g, Solution s, bool exact,
+  void addSolution(unsigned gi, const StrategyGraph &g, Solution s,
                    bool memoryCapped, bool syncReweighted);
   /// The solutions in order of their best configuration (fitting ones first,
   /// by step; then by peak memory), the first `limit` of them.
@@ -1830,7 +1829,7 @@ void Planner::findUnitTwins() {
 // Solving one grid
 //===----------------------------------------------------------------------===//
 
-void Planner::addSolution(unsigned gi, const StrategyGraph &g, Solution s, bool exact,
+void Planner::addSolution(unsigned gi, const StrategyGraph &g, Solution s,
                           bool memoryCapped, bool syncReweighted) {
   if (s.choice.empty() || !s.feasible)
     return;
@@ -1863,7 +1862,6 @@ void Planner::addSolution(unsigned gi, const StrategyGraph &g, Solution s, bool 
   Solved sv;
   sv.grid = gi;
   sv.choice = s.choice;
-  sv.exact = exact;
   sv.memoryCapped = memoryCapped;
   sv.syncReweighted = syncReweighted;
   sv.batches.push_back(
@@ -1887,7 +1885,7 @@ void Planner::solveGrid(unsigned gi) {
   ++result.solves;
   result.exact &= exact && options.thorough;
   size_t before = configs.size();
-  addSolution(gi, g, s, exact, /*memoryCapped=*/false, /*syncReweighted=*/false);
+  addSolution(gi, g, s, /*memoryCapped=*/false, /*syncReweighted=*/false);
   // The memory-capped solve runs unless a configuration fits without full
   // recomputation: a layout that fits only by re-running the whole forward
   // must not hide one that fits without. level=fast settles for any
@@ -1913,13 +1911,13 @@ void Planner::solveGrid(unsigned gi) {
   ++result.solves;
   ++result.cappedSolves;
   result.cappedProven += proven;
-  addSolution(gi, g, lean, proven, /*memoryCapped=*/true, /*syncReweighted=*/false);
+  addSolution(gi, g, lean, /*memoryCapped=*/true, /*syncReweighted=*/false);
   // The graph's memory is weights and kept activations only, and placement
   // can move optimizer state off the device: the Lagrangian plan, dearer
   // under the cap by this graph, can still be the faster one once priced in
   // full (or placed). Both are priced; an identical choice is kept once.
   if (lagrangian.feasible)
-    addSolution(gi, g, lagrangian, /*exact=*/false, /*memoryCapped=*/true,
+    addSolution(gi, g, lagrangian, /*memoryCapped=*/true,
                 /*syncReweighted=*/false);
 }
 
@@ -2064,7 +2062,7 @@ void Planner::resolveHiddenSync() {
     ++result.solves;
     result.exact &= exact;
     size_t solvedBefore = solved.size(), configsBefore = configs.size();
-    addSolution(gi, g, s, exact, /*memoryCapped=*/false, /*syncReweighted=*/true);
+    addSolution(gi, g, s, /*memoryCapped=*/false, /*syncReweighted=*/true);
     if (solved.size() == solvedBefore)
       continue;
     // Kept only where it beats the solution it came from by more than the
