@@ -288,10 +288,13 @@ loom::simulatePipelineOrders(llvm::ArrayRef<StageCost> stages,
   return simulate(stages, options, orders);
 }
 
-std::vector<std::vector<int64_t>> loom::peakInFlight(const PipelineOrders &orders) {
-  const int64_t v = orders.numStages / orders.options.devices;
+/// Per device and chunk, the most micro-batches whose forward is done and
+/// backward not: a device runs its order in sequence, so the order alone
+/// fixes it (`v` chunks per device).
+static std::vector<std::vector<int64_t>> inFlightPeaks(llvm::ArrayRef<Order> orders,
+                                                       int64_t v) {
   std::vector<std::vector<int64_t>> peak;
-  for (const Order &order : orders.orders) {
+  for (const Order &order : orders) {
     std::vector<int64_t> held(v, 0), most(v, 0);
     for (const Step &step : order) {
       int64_t &h = held[step.chunk];
@@ -301,6 +304,10 @@ std::vector<std::vector<int64_t>> loom::peakInFlight(const PipelineOrders &order
     peak.push_back(std::move(most));
   }
   return peak;
+}
+
+std::vector<std::vector<int64_t>> loom::peakInFlight(const PipelineOrders &orders) {
+  return inFlightPeaks(orders.orders, orders.numStages / orders.options.devices);
 }
 
 std::vector<double> loom::pipelineFinishLowerBound(llvm::ArrayRef<StageCost> stages,
@@ -364,10 +371,12 @@ static llvm::Expected<PipelineResult> simulate(llvm::ArrayRef<StageCost> stages,
 
   PipelineResult result;
   result.busy.assign(p, 0.0);
-  result.peakInFlight.assign(p, std::vector<int64_t>(v, 0));
+  // Only a backward needs its forward's activations kept.
+  result.peakInFlight = options.training
+                            ? inFlightPeaks(orders, v)
+                            : std::vector<std::vector<int64_t>>(p, std::vector<int64_t>(v, 0));
   if (options.recordTasks)
     result.tasks.reserve(numTasks);
-  std::vector<std::vector<int64_t>> inFlight(p, std::vector<int64_t>(v, 0));
   std::vector<size_t> next(p, 0);
   std::vector<double> deviceFree(p, 0.0);
   std::vector<char> queued(p, false);
@@ -388,17 +397,11 @@ static llvm::Expected<PipelineResult> simulate(llvm::ArrayRef<StageCost> stages,
           {d, stage, int64_t(step.microBatch), step.backward, start, end});
     if (!step.backward) {
       forwardEnd[slot(stage, step.microBatch)] = end;
-      if (options.training) {
-        int64_t &held = inFlight[d][step.chunk];
-        int64_t &peak = result.peakInFlight[d][step.chunk];
-        peak = std::max(peak, ++held);
-      }
       if (stage + 1 < numStages)
         return (stage + 1) % p;
       return options.training ? d : -1;
     }
     backwardEnd[slot(stage, step.microBatch)] = end;
-    --inFlight[d][step.chunk];
     return stage > 0 ? (stage - 1) % p : -1;
   };
   // When device d's next task can start, or -1 if it cannot yet.

@@ -2403,9 +2403,10 @@ void Planner::evaluateConfig(Config &cfg, double simulateBelow) {
     for (int64_t s = 0; s < S; ++s)
       costs[s] = {stageFwd[s], stageBack[s], stageSend[s],
                   options.training && s > 0 ? stageSend[s - 1] : 0.0};
-    const ::loom::PipelineOrders *orders = scheduleOrders(cfg, p);
+    const ::loom::PipelineOrders *orders =
+        simulateBelow < kInfeasible ? scheduleOrders(cfg, p) : nullptr;
     double bound = orders ? stepAfter(::loom::pipelineFinishLowerBound(costs, orders->options))
-                          : kInfeasible;
+                          : 0.0;
     const std::vector<double> *run = nullptr;
     if (orders && bound > simulateBelow) {
       // Simulated, it would be slower still.
@@ -2468,7 +2469,8 @@ void Planner::settleRanking() {
         lastFinalist = configs[i].stepTime;
         break;
       }
-    double horizon = std::max({fastest * kStepTimesEqualWithin, fastest * kModelsAgreeWithin,
+    double horizon = std::max({fastest * kStepTimesEqualWithin,
+                               options.placeMemory ? fastest * kModelsAgreeWithin : 0.0,
                                lastFinalist});
     bool simulated = false;
     for (Config &c : configs)
