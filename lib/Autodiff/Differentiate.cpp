@@ -9,16 +9,24 @@
 //
 // Rules recompute what they need from the forward's values (a layer norm's
 // mean and reciprocal deviation, a softmax's output is its result): the
-// forward stays as it was, and which activations to keep or recompute stays
-// the memory planner's decision.
+// forward stays as it was. Which activations are kept or recomputed, and
+// when streamed weights move, is memory placement's decision, read from the
+// IR: a value the plan recomputes is re-run just before the first backward
+// step that reads it, and each backward step reads streamed weights through
+// the fetches the chunk schedule issues before it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Autodiff/Differentiate.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Cost/Estimate.h"
+#include "loom/Cost/Recompute.h"
+#include "loom/Memory/Movement.h"
+#include "loom/Memory/StaticMemoryPlanIR.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <cmath>
@@ -142,11 +150,159 @@ private:
   /// index `indices[i]` (an i64 vector as long as g's `axis`).
   Value scatterAddAlong(Value g, Value indices, int64_t axis, RankedTensorType type);
 
+  // Memory placement's decisions, carried out as each backward step is
+  // written.
+  /// Whether the plan recomputes `op`'s results in the backward: it marks
+  /// the op `loom.recompute`, or its static memory plan gives a result a
+  /// backward buffer with no host copy (`loom.offsets`). An annotation of
+  /// a recomputed value is recomputed with it.
+  bool recomputedByPlan(Operation *op) const;
+  /// Writes the movement the chunk schedule issues before `op`'s backward
+  /// step (kBackwardMovementAttr) at the builder, and drops the attribute.
+  LogicalResult writeBackwardMovement(Operation *op);
+  /// Points the forward values read by `written` (one backward step's ops)
+  /// at what the backward has of them: a recomputed copy, made before
+  /// `written`'s first op, or a streamed weight's live fetch.
+  LogicalResult readPlannedCopies(ArrayRef<Operation *> written);
+  /// `recomputing`: the recomputed op that reads `v`, if any.
+  FailureOr<Value> backwardCopy(Value v, Operation *recomputing = nullptr);
+
   func::FuncOp func;
   ImplicitLocOpBuilder b;
   DenseSet<Value> activeValues;
   DenseMap<Value, Value> adjoint;
+  DenseSet<Operation *> forwardOps;
+  DenseMap<Value, Value> recomputed;
+  /// Each streamed weight's live device copy, and the weights of each chunk.
+  DenseMap<Value, Value> liveCopy;
+  DenseMap<int64_t, SmallVector<WeightOp>> chunkWeights;
 };
+
+bool Differentiator::recomputedByPlan(Operation *op) const {
+  if (!forwardOps.contains(op) || isa<WeightOp, FetchOp, ReleaseOp, func::ReturnOp>(op))
+    return false;
+  if (auto s = dyn_cast<shard::ShardOp>(op)) {
+    Operation *def = s.getSrc().getDefiningOp();
+    return def && recomputedByPlan(def);
+  }
+  if (op->hasAttr(kRecomputeMark))
+    return true;
+  auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
+  auto backward = offsets ? offsets.getAs<DenseI64ArrayAttr>("backward") : nullptr;
+  auto host = offsets ? offsets.getAs<DenseI64ArrayAttr>("host") : nullptr;
+  if (!backward)
+    return false;
+  for (auto [i, at] : llvm::enumerate(backward.asArrayRef()))
+    if (at >= 0 && !(host && static_cast<int64_t>(i) < host.size() && host[i] >= 0))
+      return true;
+  return false;
+}
+
+FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
+  if (Value copy = recomputed.lookup(v))
+    return copy;
+  Operation *def = v.getDefiningOp();
+  if (!def || !forwardOps.contains(def))
+    return v;
+  if (auto fetch = dyn_cast<FetchOp>(def)) {
+    Value copy = liveCopy.lookup(fetch.getSource());
+    if (!copy) {
+      auto w = fetch.getSource().getDefiningOp<WeightOp>();
+      InFlightDiagnostic diag =
+          emitError(b.getLoc(), "loom-autodiff: the backward reads streamed weight '")
+          << (w ? w.getName() : StringRef("?"))
+          << "' where the chunk schedule has released it and not fetched it back";
+      if (recomputing)
+        diag << " (to recompute '" << recomputing->getName() << "' for this backward step)";
+      return diag;
+    }
+    return copy;
+  }
+  if (!recomputedByPlan(def))
+    return v;
+  // Re-run the op on its operands as the backward has them.
+  IRMapping map;
+  for (Value operand : def->getOperands()) {
+    FailureOr<Value> copy = backwardCopy(operand, def);
+    if (failed(copy))
+      return failure();
+    map.map(operand, *copy);
+  }
+  Operation *clone = b.clone(*def, map);
+  for (StringRef mark : {StringRef(kOffsetsAttr), StringRef(kRecomputeMark),
+                         StringRef(kOffloadMark), StringRef(kBackwardMovementAttr)})
+    clone->removeAttr(mark);
+  for (auto [from, to] : llvm::zip(def->getResults(), clone->getResults()))
+    recomputed[from] = to;
+  return recomputed.lookup(v);
+}
+
+LogicalResult Differentiator::readPlannedCopies(ArrayRef<Operation *> written) {
+  if (written.empty())
+    return success();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(written.front());
+  for (Operation *op : written)
+    for (OpOperand &operand : op->getOpOperands()) {
+      b.setLoc(op->getLoc());
+      FailureOr<Value> copy = backwardCopy(operand.get());
+      if (failed(copy))
+        return failure();
+      operand.set(*copy);
+    }
+  return success();
+}
+
+LogicalResult Differentiator::writeBackwardMovement(Operation *op) {
+  auto movement = op->getAttrOfType<DictionaryAttr>(kBackwardMovementAttr);
+  if (!movement)
+    return success();
+  auto release = movement.getAs<DenseI64ArrayAttr>("release");
+  auto fetch = movement.getAs<DenseI64ArrayAttr>("fetch");
+  auto at = movement.getAs<DenseI64ArrayAttr>("at");
+  if (!release || !fetch || !at || (!at.empty() && at.size() != fetch.size()))
+    return op->emitOpError("loom-autodiff: malformed ")
+           << kBackwardMovementAttr
+           << " (wants release, fetch and at arrays, `at` empty or one per fetch)";
+  for (int64_t chunk : release.asArrayRef())
+    for (WeightOp w : chunkWeights.lookup(chunk)) {
+      Value copy = liveCopy.lookup(w.getResult());
+      if (!copy)
+        return op->emitOpError("loom-autodiff: the chunk schedule releases chunk ")
+               << chunk << " before this op's backward, but weight '" << w.getName()
+               << "' has no live copy there";
+      ReleaseOp::create(b, w.getLoc(), copy);
+      liveCopy.erase(w.getResult());
+    }
+  for (auto [i, chunk] : llvm::enumerate(fetch.asArrayRef())) {
+    const SmallVector<WeightOp> *weights = nullptr;
+    auto found = chunkWeights.find(chunk);
+    if (found != chunkWeights.end())
+      weights = &found->second;
+    if (!weights)
+      return op->emitOpError("loom-autodiff: the chunk schedule fetches chunk ")
+             << chunk << ", which no weight's loom.placement names";
+    for (WeightOp w : *weights) {
+      if (liveCopy.count(w.getResult()))
+        return op->emitOpError("loom-autodiff: the chunk schedule fetches weight '")
+               << w.getName() << "' before this op's backward while its copy is live";
+      IntegerAttr offset;
+      if (!at.empty()) {
+        auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
+        auto inChunk = placement ? placement.getAs<IntegerAttr>("chunk_offset") : nullptr;
+        if (!inChunk)
+          return w.emitOpError("loom-autodiff: streamed weight has no chunk_offset in its "
+                               "loom.placement to place its backward fetch");
+        offset = b.getI64IntegerAttr(at[i] + inChunk.getInt());
+      }
+      liveCopy[w.getResult()] = FetchOp::create(b, w.getLoc(), w.getType(), w.getResult(),
+                                                chunk, /*carried=*/false, offset)
+                                    .getResult();
+    }
+  }
+  op->removeAttr(kBackwardMovementAttr);
+  return success();
+}
 
 void Differentiator::findActive() {
   Block &body = func.getBody().front();
@@ -658,18 +814,49 @@ LogicalResult Differentiator::run() {
            << func.getSymName()
            << "' is split into several pipeline stages (loom.stage); the backward of a pipelined "
               "plan is not written yet";
-  // Streamed weights: the forward releases each fetched copy after its last
-  // forward read, and the backward would read it again. The backward's
-  // fetches and releases are memory placement's to write.
-  WalkResult released = func.walk([](ReleaseOp) { return WalkResult::interrupt(); });
-  if (released.wasInterrupted())
-    return func.emitError("loom-autodiff: '")
+  // Offloaded activations come back for the backward through copies that
+  // are not written yet; reading the forward's buffers instead would read
+  // bytes the static memory plan has given to others.
+  auto offloaded = [](DictionaryAttr offsets) {
+    auto host = offsets ? offsets.getAs<DenseI64ArrayAttr>("host") : nullptr;
+    return host && llvm::any_of(host.asArrayRef(), [](int64_t at) { return at >= 0; });
+  };
+  for (unsigned a = 0; a < func.getNumArguments(); ++a)
+    if (offloaded(func.getArgAttrOfType<DictionaryAttr>(a, kOffsetsAttr)))
+      return emitError(func.getLoc(), "loom-autodiff: '")
+             << func.getSymName() << "' offloads argument #" << a
+             << " to host memory for the backward; the copies back are not written yet";
+  WalkResult offloads = func.walk([&](Operation *op) {
+    return op->hasAttr(kOffloadMark) ||
+                   offloaded(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (offloads.wasInterrupted())
+    return emitError(func.getLoc(), "loom-autodiff: '")
            << func.getSymName()
-           << "' streams weights (loom.release after their forward reads), and the "
-              "backward's fetches and releases are not written yet";
+           << "' offloads activations to host memory for the backward (loom.offload, or a "
+              "host offset in loom.offsets); the copies back are not written yet";
   findActive();
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  // The forward as placement left it: each streamed weight's copy live at
+  // its end, and the weights of each chunk.
+  SmallVector<Operation *> forwardOrder;
+  for (Operation &op : body) {
+    if (&op == ret)
+      continue;
+    forwardOrder.push_back(&op);
+    forwardOps.insert(&op);
+    if (auto fetch = dyn_cast<FetchOp>(op))
+      liveCopy[fetch.getSource()] = fetch.getResult();
+    else if (auto release = dyn_cast<ReleaseOp>(op))
+      liveCopy.erase(release.getFetched().getDefiningOp<FetchOp>().getSource());
+    else if (auto w = dyn_cast<WeightOp>(op))
+      if (auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement"))
+        if (auto chunk = placement.getAs<IntegerAttr>("chunk"))
+          chunkWeights[chunk.getInt()].push_back(w);
+  }
   SmallVector<Operation *> activeOps;
   for (Operation &op : body) {
     if (llvm::none_of(op.getResults(), [&](Value r) { return active(r); }))
@@ -707,9 +894,26 @@ LogicalResult Differentiator::run() {
                                    [](Value r) { return isFloatTensor(r.getType()); }),
            cotangents))
     accumulate(result, cotangent);
-  for (Operation *op : llvm::reverse(activeOps))
-    if (Value g = adjoint.lookup(op->getResult(0)))
-      backprop(op, g);
+  // Each forward op's backward step, last first: the movement the chunk
+  // schedule issues before it, then its rule, reading recomputed values and
+  // live fetches where the plan has them.
+  DenseSet<Operation *> activeSet(activeOps.begin(), activeOps.end());
+  for (Operation *op : llvm::reverse(forwardOrder)) {
+    b.setInsertionPoint(ret);
+    if (failed(writeBackwardMovement(op)))
+      return failure();
+    Value g = activeSet.contains(op) ? adjoint.lookup(op->getResult(0)) : Value();
+    if (!g)
+      continue;
+    Operation *before = ret->getPrevNode();
+    backprop(op, g);
+    SmallVector<Operation *> written;
+    for (Operation *w = before->getNextNode(); w != ret; w = w->getNextNode())
+      written.push_back(w);
+    if (failed(readPlannedCopies(written)))
+      return failure();
+  }
+  b.setInsertionPoint(ret);
 
   // Gradients of the trainable parameters, in program order.
   SmallVector<Value> outputs(ret.getOperands());

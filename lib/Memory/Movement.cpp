@@ -20,6 +20,7 @@ void mlir::loom::removeMovement(func::FuncOp func) {
   func.walk([&](Operation *op) {
     if (isa<FetchOp, ReleaseOp>(op))
       movement.push_back(op);
+    op->removeAttr(kBackwardMovementAttr);
   });
   // Releases first: they read the fetches.
   for (Operation *op : movement)
@@ -94,10 +95,15 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
       }
   };
 
-  // The fetches of the first iteration's forward steps, in issue order,
-  // each issued before forward step `position`: after the last step that
-  // ends before the fetch starts (the copy overlaps the steps from there to
-  // its reader).
+  // The fetches of the first iteration's steps, in issue order, each issued
+  // before step `position`: after the last step that ends before the fetch
+  // starts (the copy overlaps the steps from there to its reader). In
+  // training the steps are the forward, then the backward in reverse.
+  const size_t steps = problem.steps.size();
+  if (steps != forward && steps != 2 * forward)
+    return func.emitOpError("has ")
+           << forward << " streamed forward steps, but the chunk schedule has "
+           << steps << " steps per iteration";
   struct Event {
     size_t position;
     const lm::Fetch *fetch;
@@ -105,7 +111,7 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
   };
   SmallVector<Event> events;
   for (auto [index, f] : llvm::enumerate(plan.fetches)) {
-    if (f.forStep < 0 || static_cast<size_t>(f.forStep) >= forward)
+    if (f.forStep < 0 || static_cast<size_t>(f.forStep) >= steps)
       break;
     events.push_back({static_cast<size_t>(lm::issueStep(plan, f)), &f, index});
   }
@@ -138,6 +144,30 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
                << w.getName() << "', which the chunk schedule has not fetched here";
       operand.set(fetched);
     }
+  }
+  // What the backward issues waits, on the forward op whose backward step
+  // it precedes, for --loom-autodiff to write that step.
+  for (size_t e = next; e < events.size();) {
+    size_t position = events[e].position;
+    if (position < forward)
+      return func.emitOpError("has a chunk schedule whose fetches are not in "
+                              "issue order");
+    SmallVector<int64_t> release, fetch, at;
+    for (; e < events.size() && events[e].position == position; ++e) {
+      llvm::append_range(release, events[e].fetch->evicts);
+      fetch.push_back(events[e].fetch->chunk);
+      int64_t offset = planned(s.fetchOffsets, events[e].index);
+      if (offset >= 0)
+        at.push_back(offset);
+    }
+    if (!at.empty() && at.size() != fetch.size())
+      return func.emitOpError("has a static memory plan without an offset for "
+                              "every fetch of the backward");
+    Operation *stepOp = s.forwardOps[2 * forward - 1 - position];
+    stepOp->setAttr(kBackwardMovementAttr,
+                    b.getDictionaryAttr({b.getNamedAttr("release", b.getDenseI64ArrayAttr(release)),
+                                         b.getNamedAttr("fetch", b.getDenseI64ArrayAttr(fetch)),
+                                         b.getNamedAttr("at", b.getDenseI64ArrayAttr(at))}));
   }
   return success();
 }

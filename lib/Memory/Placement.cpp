@@ -1141,8 +1141,14 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       auto w = cast<WeightOp>(op);
       SmallVector<NamedAttribute> attrs = {
           b.getNamedAttr("tier", b.getStringAttr(tierName(c->params)))};
-      if (c->params != Tier::Device)
+      if (c->params != Tier::Device) {
         attrs.push_back(b.getNamedAttr("chunk", b.getI64IntegerAttr(p.chunkOf[i])));
+        // Where it lies in its chunk's copies (the backward's fetches,
+        // written by --loom-autodiff, place it by this).
+        if (p.memoryPlan && i < p.memoryPlan->offsetInChunk.size())
+          attrs.push_back(b.getNamedAttr(
+              "chunk_offset", b.getI64IntegerAttr(p.memoryPlan->offsetInChunk[i])));
+      }
       if (isTrainable(w, o.training)) {
         // Under a split, the first parameters keep their state on the device.
         Tier tier = c->deviceOptimizerWeights.contains(op)

@@ -261,7 +261,12 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // device that contains them; those of another stage receive a copy.
     int64_t stage = op ? stageOf.lookup(op) : -1;
     int64_t lastUse = std::max<int64_t>(def, 0), firstUser = INT64_MAX;
+    bool returned = false;
     forEachReader(v, [&](Operation *user) {
+      // A result of the step is handed back when the step ends: after the
+      // backward, in training (--loom-autodiff returns it with the
+      // gradients).
+      returned |= isa<func::ReturnOp>(user);
       Operation *u = user;
       while (u && !localIndex.count(u))
         u = u->getParentOp();
@@ -293,6 +298,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       };
       // Forward positions F + k; backward ones B + (size - 1 - k).
       int64_t end = F + lastUse + 1;
+      if (returned)
+        end = training ? B + size : F + size;
       if (kept && programs.offloadedActivations.contains(v)) {
         end = std::max(end, F + def + 2);
         const int64_t back = std::max(end, B + size - 2 - lastUse);
@@ -302,7 +309,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
             "offloaded activation (fetched back)", bytes, back,
             B + size - firstUser);
       } else if (kept) {
-        end = B + size - firstUser;
+        end = std::max(end, B + size - firstUser);
       }
       add(Tier::Device, owner(Owner::Forward), "activation", bytes, F + def, end);
       if (recomputed)

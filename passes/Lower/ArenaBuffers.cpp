@@ -15,12 +15,19 @@
 // elementwise fusion from moving a producer's reads past its position,
 // which the plan's lifetimes rely on.
 //
+// A training step's backward (--loom-autodiff) has no planned buffers: the
+// plan does not model the gradients of activations. Its ops that read
+// planned bytes get private buffers the same way, so that their reads stay
+// where they are and their results are not views the closure would have to
+// follow to the end of the step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/Passes/Lower.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
+#include "loom/Autodiff/Differentiate.h"
 #include "loom/Memory/StaticMemoryPlanIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -116,14 +123,31 @@ Value arenaTensor(OpBuilder &b, Location loc, Value arena, Type type,
                                            /*restrict=*/true, /*writable=*/true);
 }
 
+/// Whether `op`'s result is a fresh buffer whose computation no fusion moves
+/// past `op`: a contraction or reduction into a filled tensor, which
+/// elementwise fusion cannot fold into a later reader.
+bool endsReads(Operation *op) { return isa<MatmulOp, ReduceOp>(op); }
+
+/// Whether `op`'s result may share its operands' bytes after bufferization:
+/// views (reshape, slice), a fetch without a place (its source), and any op
+/// of another dialect, which is not looked into.
+bool mayView(Operation *op) {
+  return isa<ReshapeOp, SliceOp, FetchOp>(op) || !isa<LoomDialect>(op->getDialect());
+}
+
 /// The planned buffers of `func`, with the positions they are live over in
 /// the program as it is now (partitioning may have rewritten it since the
 /// plan was made). A buffer is read until its last reader, or until the
 /// last read of a reader's result that is not planned: after bufferization
 /// that result may be a view of it (a reshape, a slice, an in-place
-/// update). Fails on a buffer that does not fit the arena.
-FailureOr<std::vector<PlannedBuffer>> collectPlanned(func::FuncOp func,
-                                                     int64_t arenaBytes) {
+/// update). With `privateReaders` (a training step, whose backward has no
+/// planned buffers), the loom ops that read planned bytes and are neither
+/// planned, views nor endsReads get private buffers instead (they are
+/// appended there), and the closure stops at them. Fails on a buffer that
+/// does not fit the arena.
+FailureOr<std::vector<PlannedBuffer>>
+collectPlanned(func::FuncOp func, int64_t arenaBytes,
+               SmallVectorImpl<Operation *> *privateReaders = nullptr) {
   std::vector<PlannedBuffer> planned;
   auto add = [&](Value value, Operation *owner, std::string what,
                  int64_t offset, int64_t defined) -> LogicalResult {
@@ -183,6 +207,30 @@ FailureOr<std::vector<PlannedBuffer>> collectPlanned(func::FuncOp func,
   llvm::DenseSet<Value> placed;
   for (const PlannedBuffer &p : planned)
     placed.insert(p.value);
+  // The closure follows an unplanned result only where it may still hold
+  // planned bytes: everywhere, or (privateReaders) through views.
+  llvm::DenseSet<Operation *> followed;
+  if (privateReaders) {
+    llvm::DenseSet<Value> holdsPlanned(placed.begin(), placed.end());
+    for (Operation &op : body) {
+      if (op.getNumResults() == 0 || llvm::any_of(op.getResults(), [&](Value r) {
+            return placed.contains(r);
+          }))
+        continue;
+      if (llvm::none_of(op.getOperands(), [&](Value v) { return holdsPlanned.contains(v); }))
+        continue;
+      if (endsReads(&op))
+        continue;
+      auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+      if (!mayView(&op) && op.getNumResults() == 1 && type && type.hasStaticShape()) {
+        privateReaders->push_back(&op);
+        continue;
+      }
+      followed.insert(&op);
+      holdsPlanned.insert(op.getResults().begin(), op.getResults().end());
+    }
+  }
+  auto follows = [&](Operation *op) { return !privateReaders || followed.contains(op); };
   using Read = std::pair<int64_t, Operation *>;
   llvm::DenseMap<Value, Read> lastRead;
   auto readUntil = [&](Value v, int64_t from) {
@@ -193,9 +241,10 @@ FailureOr<std::vector<PlannedBuffer>> collectPlanned(func::FuncOp func,
         continue;
       if (position[top] > last.first)
         last = {position[top], top};
-      for (Value r : top->getResults())
-        if (!placed.contains(r) && lastRead.lookup(r).first > last.first)
-          last = lastRead.lookup(r);
+      if (follows(top))
+        for (Value r : top->getResults())
+          if (!placed.contains(r) && lastRead.lookup(r).first > last.first)
+            last = lastRead.lookup(r);
     }
     lastRead[v] = last;
   };
@@ -246,7 +295,10 @@ struct ArenaBuffersPass
   }
 
   LogicalResult convert(func::FuncOp func, int64_t bytes, bool partitioned) {
-    FailureOr<std::vector<PlannedBuffer>> planned = collectPlanned(func, bytes);
+    SmallVector<Operation *> privateReaders;
+    bool trainingStep = func->hasAttr(kDifferentiatedAttr);
+    FailureOr<std::vector<PlannedBuffer>> planned =
+        collectPlanned(func, bytes, trainingStep ? &privateReaders : nullptr);
     if (failed(planned))
       return failure();
 
@@ -340,6 +392,17 @@ struct ArenaBuffersPass
           b, loc, p.value, dest);
       Value value = p.value;
       value.replaceAllUsesExcept(placed.getResult(), placed);
+    }
+    // The backward's readers of planned bytes compute into buffers of their
+    // own, so no fusion carries those reads further.
+    for (Operation *op : privateReaders) {
+      Value result = op->getResult(0);
+      auto type = cast<RankedTensorType>(result.getType());
+      b.setInsertionPoint(op);
+      Value dest = bufferization::AllocTensorOp::create(b, op->getLoc(), type, ValueRange{});
+      b.setInsertionPointAfter(op);
+      auto own = bufferization::MaterializeInDestinationOp::create(b, op->getLoc(), result, dest);
+      result.replaceAllUsesExcept(own.getResult(), own);
     }
     // A release frees nothing on a CPU; a copy in the arena is not a
     // loom.fetch result any more.

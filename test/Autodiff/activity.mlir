@@ -68,19 +68,6 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// A streamed placement releases each fetched weight after its last forward
-// read; the backward would read it again.
-// expected-error @+1 {{loom-autodiff: 'main' streams weights (loom.release after their forward reads), and the backward's fetches and releases are not written yet}}
-func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
-  %d = loom.fetch %w chunk 0 : tensor<4xf32>
-  %y = loom.binary mul %x, %d : tensor<4xf32>, tensor<4xf32>
-  loom.release %d : tensor<4xf32>
-  return %y : tensor<4xf32>
-}
-
-// -----
-
 // After loom-split-stages the entry is its stage functions: a pipelined
 // plan, whose backward is not written.
 // expected-error @+1 {{loom-autodiff: 'main' is split into 2 pipeline stage functions; the backward of a pipelined plan is not written}}

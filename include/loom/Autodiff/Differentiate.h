@@ -33,6 +33,11 @@ inline constexpr llvm::StringLiteral kCotangentOfAttr = "loom.cotangent_of";
 /// annotations and `loom.fetch` read through) and rewrites its signature as
 /// described above. Fails, naming the op, where an op on a path from a
 /// parameter to a result has no gradient rule; `func` is then unchanged.
+/// On a placed module it carries out memory placement's decisions: the
+/// backward's fetches and releases of streamed weights, and recomputation.
+/// A plan it cannot carry out (a weight read where the schedule has no copy
+/// of it, a malformed loom.backward_movement) fails naming the op, with the
+/// backward partly written.
 LogicalResult differentiate(func::FuncOp func);
 
 } // namespace mlir::loom

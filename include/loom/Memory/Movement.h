@@ -6,7 +6,10 @@
 // `loom.fetch` (where each copy is issued; readers take its result) and
 // `loom.release` (where a chunk is evicted), and checks such IR on its own
 // terms: every read of a streamed weight comes from a live fetch, and the
-// fetched chunks never exceed the budget. docs/memory-placement.md.
+// fetched chunks never exceed the budget. In training, the movement the
+// schedule issues during the backward waits on the forward ops whose
+// backward it precedes (kBackwardMovementAttr) until --loom-autodiff writes
+// the backward and turns it into ops. docs/memory-placement.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,17 @@
 #include <vector>
 
 namespace mlir::loom {
+
+/// On a forward op of a streamed training program: the chunk schedule's
+/// movement issued just before that op's backward step, as
+/// `{release = array<i64: chunk...>, fetch = array<i64: chunk...>,
+/// at = array<i64: offset...>}` (the chunks evicted, then the chunks
+/// fetched with their copies' device offsets; `at` is empty where no static
+/// memory plan was made). The weights of a chunk are those whose
+/// `loom.placement` names it; each goes at its chunk's offset plus its
+/// `chunk_offset`. --loom-autodiff writes these as loom.release and
+/// loom.fetch ops when it writes that backward step.
+inline constexpr llvm::StringLiteral kBackwardMovementAttr = "loom.backward_movement";
 
 /// The schedule to write: `weights[i]` (loom.weight ops) is in chunk
 /// `chunkOf[i]`; the problem's first `forwardOps.size()` steps are those
@@ -41,13 +55,15 @@ struct MovementSchedule {
 /// placement from an earlier run.
 void removeMovement(func::FuncOp func);
 
-/// Writes the first iteration's forward steps of the plan's period: chunks
-/// resident at its start as `loom.fetch ... carried` at the top, each fetch
-/// for a forward step after the last step that ends before the fetch
-/// starts (issueStep), the chunks the fetches issued there evict released
-/// just before them; readers of a
-/// streamed weight read the live fetch. Weight ops move up to their first
-/// fetch. Fails (naming the op) if a reader finds its weight not fetched.
+/// Writes the first iteration of the plan's period: chunks resident at its
+/// start as `loom.fetch ... carried` at the top, each fetch after the last
+/// step that ends before the fetch starts (issueStep), the chunks the
+/// fetches issued there evict released just before them; readers of a
+/// streamed weight read the live fetch. Fetches issued during the forward
+/// are ops, those for backward steps included; those issued during the
+/// backward (training) are kBackwardMovementAttr on the forward op whose
+/// backward step follows them. Weight ops move up to their first fetch.
+/// Fails (naming the op) if a reader finds its weight not fetched.
 LogicalResult writeMovement(func::FuncOp func, const MovementSchedule &schedule);
 
 /// Replays `func`'s fetches and releases in program order against

@@ -1,0 +1,114 @@
+// RUN: loom-opt %s -split-input-file --loom-autodiff -verify-diagnostics | FileCheck %s
+
+// The backward of a placed program carries out memory placement's
+// decisions: streamed weights move as the chunk schedule says
+// (loom.backward_movement, written by --loom-place-memory), and values the
+// plan recomputes are re-run for the backward. test/Memory/
+// place-memory-train-step.test runs such steps against unplaced ones.
+
+// The backward of %z reads chunk 1's live copy; before the backward of %y,
+// chunk 1 is released and chunk 0 fetched back, at its chunk's offset plus
+// the weight's, and %y's rule reads that copy.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[W0:.+]] = loom.weight parameter "w0"
+// CHECK: %[[D0:.+]] = loom.fetch %[[W0]] chunk 0 at 16
+// CHECK: %[[Y:.+]] = loom.binary mul %[[D0]], %[[D0]] :
+// CHECK-NEXT: loom.release %[[D0]]
+// CHECK: %[[D1:.+]] = loom.fetch %{{.+}} chunk 1 at 0
+// CHECK: %[[Z:.+]] = loom.binary mul %[[Y]], %[[D1]]
+// CHECK: loom.binary mul %{{.+}}, %[[D1]]
+// CHECK: loom.release %[[D1]]
+// CHECK-NEXT: %[[B0:.+]] = loom.fetch %[[W0]] chunk 0 at 16
+// CHECK-NOT: %[[D0]]{{[, ]}}
+// CHECK: loom.binary mul %{{.+}}, %[[B0]]
+// CHECK-NOT: %[[D0]]{{[, ]}}
+// CHECK: return
+// CHECK-NOT: loom.backward_movement
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w0 = loom.weight parameter "w0" from "w.bin"[0] {loom.placement = {tier = "host", chunk = 0 : i64, chunk_offset = 16 : i64}} : tensor<4xf32>
+  %d0 = loom.fetch %w0 chunk 0 at 16 : tensor<4xf32>
+  %y = loom.binary mul %d0, %d0 {loom.backward_movement = {release = array<i64: 1>, fetch = array<i64: 0>, at = array<i64: 0>}} : tensor<4xf32>, tensor<4xf32>
+  loom.release %d0 : tensor<4xf32>
+  %w1 = loom.weight parameter "w1" from "w.bin"[16] {loom.placement = {tier = "host", chunk = 1 : i64, chunk_offset = 0 : i64}} : tensor<4xf32>
+  %d1 = loom.fetch %w1 chunk 1 at 0 : tensor<4xf32>
+  %z = loom.binary mul %y, %d1 : tensor<4xf32>, tensor<4xf32>
+  return %z : tensor<4xf32>
+}
+
+// -----
+
+// Released after the forward and never fetched back: the backward cannot
+// read it.
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] {loom.placement = {tier = "host", chunk = 0 : i64}} : tensor<4xf32>
+  %d = loom.fetch %w chunk 0 : tensor<4xf32>
+  // expected-error @+1 {{loom-autodiff: the backward reads streamed weight 'w' where the chunk schedule has released it and not fetched it back}}
+  %y = loom.binary mul %d, %d : tensor<4xf32>, tensor<4xf32>
+  loom.release %d : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] {loom.placement = {tier = "host", chunk = 0 : i64}} : tensor<4xf32>
+  %d = loom.fetch %w chunk 0 : tensor<4xf32>
+  // expected-error @+1 {{loom-autodiff: malformed loom.backward_movement (wants release, fetch and at arrays, `at` empty or one per fetch)}}
+  %y = loom.binary mul %d, %x {loom.backward_movement = {release = array<i64: 0>}} : tensor<4xf32>, tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] {loom.placement = {tier = "host", chunk = 0 : i64}} : tensor<4xf32>
+  %d = loom.fetch %w chunk 0 : tensor<4xf32>
+  // expected-error @+1 {{loom-autodiff: the chunk schedule fetches weight 'w' before this op's backward while its copy is live}}
+  %y = loom.binary mul %d, %x {loom.backward_movement = {release = array<i64>, fetch = array<i64: 0>, at = array<i64>}} : tensor<4xf32>, tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] {loom.placement = {tier = "host", chunk = 0 : i64}} : tensor<4xf32>
+  %d = loom.fetch %w chunk 0 : tensor<4xf32>
+  // expected-error @+1 {{loom-autodiff: the chunk schedule fetches chunk 3, which no weight's loom.placement names}}
+  %y = loom.binary mul %d, %x {loom.backward_movement = {release = array<i64: 0>, fetch = array<i64: 3>, at = array<i64>}} : tensor<4xf32>, tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Recomputed values, by a mark (a user's, the search's, placement's
+// segments) or by the static memory plan (a backward buffer without a host
+// copy): the backward reads a copy re-run from the kept input, made just
+// before the first backward step that reads it, and never the forward's.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[A:.+]] = loom.binary mul
+// CHECK: %[[T:.+]] = loom.unary tanh %[[A]] {loom.recompute}
+// CHECK: %[[S:.+]] = loom.unary sigmoid %[[T]] {loom.offsets = {backward = array<i64: 64>, forward = array<i64: 32>}}
+// CHECK: %[[E:.+]] = loom.unary exp %[[S]] {loom.offsets = {forward = array<i64: 96>}}
+// CHECK: %[[T2:.+]] = loom.unary tanh %[[A]] :
+// CHECK-NEXT: %[[S2:.+]] = loom.unary sigmoid %[[T2]] :
+// CHECK-NOT: %[[T]]{{[, ]}}
+// CHECK-NOT: %[[S]]{{[, ]}}
+// CHECK: return %[[E]],
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %a = loom.binary mul %x, %w : tensor<4xf32>, tensor<4xf32>
+  %t = loom.unary tanh %a {loom.recompute} : tensor<4xf32>
+  %s = loom.unary sigmoid %t {loom.offsets = {forward = array<i64: 32>, backward = array<i64: 64>}} : tensor<4xf32>
+  %e = loom.unary exp %s {loom.offsets = {forward = array<i64: 96>}} : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{loom-autodiff: 'main' offloads activations to host memory for the backward (loom.offload, or a host offset in loom.offsets); the copies back are not written yet}}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %a = loom.binary mul %x, %w {loom.offsets = {forward = array<i64: 0>, backward = array<i64: 16>, host = array<i64: 0>}} : tensor<4xf32>, tensor<4xf32>
+  %t = loom.unary tanh %a : tensor<4xf32>
+  return %t : tensor<4xf32>
+}
