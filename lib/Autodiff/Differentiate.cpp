@@ -857,6 +857,16 @@ LogicalResult Differentiator::run() {
         if (auto chunk = placement.getAs<IntegerAttr>("chunk"))
           chunkWeights[chunk.getInt()].push_back(w);
   }
+  // A chunk's weights are fetched in their order in it, as the forward
+  // fetches them: the copy starts at the first one's offset.
+  auto inChunk = [](WeightOp w) {
+    auto offset = w->getAttrOfType<DictionaryAttr>("loom.placement").getAs<IntegerAttr>(
+        "chunk_offset");
+    return offset ? offset.getInt() : 0;
+  };
+  for (auto &entry : chunkWeights)
+    llvm::stable_sort(entry.second,
+                      [&](WeightOp x, WeightOp y) { return inChunk(x) < inChunk(y); });
   SmallVector<Operation *> activeOps;
   for (Operation &op : body) {
     if (llvm::none_of(op.getResults(), [&](Value r) { return active(r); }))

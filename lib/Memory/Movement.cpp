@@ -149,7 +149,8 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
   // it precedes, for --loom-autodiff to write that step.
   for (size_t e = next; e < events.size();) {
     size_t position = events[e].position;
-    if (position < forward)
+    if (position < forward || s.forwardOps[2 * forward - 1 - position]->hasAttr(
+                                  kBackwardMovementAttr))
       return func.emitOpError("has a chunk schedule whose fetches are not in "
                               "issue order");
     SmallVector<int64_t> release, fetch, at;

@@ -17,7 +17,8 @@
 //
 // A training step's backward (--loom-autodiff) has no planned buffers: the
 // plan does not model the gradients of activations. Its ops that read
-// planned bytes get private buffers the same way, so that their reads stay
+// planned bytes (any unplanned loom op that does, which in practice is the
+// backward's) get private buffers the same way, so that their reads stay
 // where they are and their results are not views the closure would have to
 // follow to the end of the step.
 //
