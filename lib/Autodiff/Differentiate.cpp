@@ -77,6 +77,14 @@ bool hasRule(Operation *op) {
              ReshapeOp, TransposeOp, ExpandOp, ConcatOp, GatherOp, PadOp>(op);
 }
 
+/// Where a streamed weight lies in its chunk's copies (its loom.placement's
+/// `chunk_offset`), if placement planned offsets.
+std::optional<int64_t> chunkOffset(WeightOp w) {
+  auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
+  auto offset = placement ? placement.getAs<IntegerAttr>("chunk_offset") : nullptr;
+  return offset ? std::optional<int64_t>(offset.getInt()) : std::nullopt;
+}
+
 /// The op as an error names it: with its kind, or what makes it unsupported.
 std::string describe(Operation *op) {
   std::string name = "'" + op->getName().getStringRef().str() + "'";
@@ -275,25 +283,21 @@ LogicalResult Differentiator::writeBackwardMovement(Operation *op) {
       liveCopy.erase(w.getResult());
     }
   for (auto [i, chunk] : llvm::enumerate(fetch.asArrayRef())) {
-    const SmallVector<WeightOp> *weights = nullptr;
     auto found = chunkWeights.find(chunk);
-    if (found != chunkWeights.end())
-      weights = &found->second;
-    if (!weights)
+    if (found == chunkWeights.end())
       return op->emitOpError("loom-autodiff: the chunk schedule fetches chunk ")
              << chunk << ", which no weight's loom.placement names";
-    for (WeightOp w : *weights) {
+    for (WeightOp w : found->second) {
       if (liveCopy.count(w.getResult()))
         return op->emitOpError("loom-autodiff: the chunk schedule fetches weight '")
                << w.getName() << "' before this op's backward while its copy is live";
       IntegerAttr offset;
       if (!at.empty()) {
-        auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
-        auto inChunk = placement ? placement.getAs<IntegerAttr>("chunk_offset") : nullptr;
+        std::optional<int64_t> inChunk = chunkOffset(w);
         if (!inChunk)
           return w.emitOpError("loom-autodiff: streamed weight has no chunk_offset in its "
                                "loom.placement to place its backward fetch");
-        offset = b.getI64IntegerAttr(at[i] + inChunk.getInt());
+        offset = b.getI64IntegerAttr(at[i] + *inChunk);
       }
       liveCopy[w.getResult()] = FetchOp::create(b, w.getLoc(), w.getType(), w.getResult(),
                                                 chunk, /*carried=*/false, offset)
@@ -859,14 +863,10 @@ LogicalResult Differentiator::run() {
   }
   // A chunk's weights are fetched in their order in it, as the forward
   // fetches them: the copy starts at the first one's offset.
-  auto inChunk = [](WeightOp w) {
-    auto offset = w->getAttrOfType<DictionaryAttr>("loom.placement").getAs<IntegerAttr>(
-        "chunk_offset");
-    return offset ? offset.getInt() : 0;
-  };
   for (auto &entry : chunkWeights)
-    llvm::stable_sort(entry.second,
-                      [&](WeightOp x, WeightOp y) { return inChunk(x) < inChunk(y); });
+    llvm::stable_sort(entry.second, [](WeightOp x, WeightOp y) {
+      return chunkOffset(x).value_or(0) < chunkOffset(y).value_or(0);
+    });
   SmallVector<Operation *> activeOps;
   for (Operation &op : body) {
     if (llvm::none_of(op.getResults(), [&](Value r) { return active(r); }))
