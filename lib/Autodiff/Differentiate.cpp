@@ -11,9 +11,11 @@
 // mean and reciprocal deviation, a softmax's output is its result): the
 // forward stays as it was. Which activations are kept or recomputed, and
 // when streamed weights move, is memory placement's decision, read from the
-// IR: a value the plan recomputes is re-run just before the first backward
-// step that reads it, and each backward step reads streamed weights through
-// the fetches the chunk schedule issues before it.
+// IR: a value the plan recomputes is re-run, when the backward reads it, at
+// the turn placement charged for it (recomputePoints: its last reader's, so
+// the chunk schedule has the op's streamed weights there), and each backward
+// step reads streamed weights through the fetches the chunk schedule issues
+// before it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -166,13 +168,18 @@ private:
   /// a recomputed value is recomputed with it.
   bool recomputedByPlan(Operation *op) const;
   /// Writes the movement the chunk schedule issues before `op`'s backward
-  /// step (kBackwardMovementAttr) at the builder, and drops the attribute.
-  LogicalResult writeBackwardMovement(Operation *op);
+  /// step (`attr` kBackwardMovementAttr) or before its re-run
+  /// (kRerunMovementAttr) at the builder, and drops the attribute.
+  LogicalResult writeMovement(Operation *op, StringRef attr);
+  /// Re-runs recomputed `op` at the builder, after the movement the chunk
+  /// schedule issues before that, on its operands as the backward has them.
+  LogicalResult rerun(Operation *op);
   /// Points the forward values read by `written` (one backward step's ops)
-  /// at what the backward has of them: a recomputed copy, made before
-  /// `written`'s first op, or a streamed weight's live fetch.
+  /// at what the backward has of them: a re-run copy, or a streamed
+  /// weight's live fetch.
   LogicalResult readPlannedCopies(ArrayRef<Operation *> written);
-  /// `recomputing`: the recomputed op that reads `v`, if any.
+  /// `v` as the backward has it now. `recomputing`: the re-run op that
+  /// reads `v`, if any.
   FailureOr<Value> backwardCopy(Value v, Operation *recomputing = nullptr);
 
   func::FuncOp func;
@@ -180,7 +187,11 @@ private:
   DenseSet<Value> activeValues;
   DenseMap<Value, Value> adjoint;
   DenseSet<Operation *> forwardOps;
+  /// Each forward value the backward re-runs, and its copy; the ops
+  /// re-run at each backward turn (recomputePoints), in program order.
   DenseMap<Value, Value> recomputed;
+  DenseMap<Operation *, SmallVector<Operation *>> rerunsAt;
+  SmallVector<Operation *> reruns;
   /// Each streamed weight's live device copy, and the weights of each chunk.
   DenseMap<Value, Value> liveCopy;
   DenseMap<int64_t, SmallVector<WeightOp>> chunkWeights;
@@ -221,35 +232,41 @@ FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
           << (w ? w.getName() : StringRef("?"))
           << "' where the chunk schedule has released it and not fetched it back";
       if (recomputing)
-        diag << " (to recompute '" << recomputing->getName() << "' for this backward step)";
+        diag << " (to re-run '" << recomputing->getName() << "' for the backward)";
       return diag;
     }
     return copy;
   }
-  if (!recomputedByPlan(def))
-    return v;
-  // Re-run the op on its operands as the backward has them.
+  if (recomputedByPlan(def))
+    return def->emitOpError("loom-autodiff: the backward reads this op's result, which the "
+                            "plan recomputes, before the turn that re-runs it");
+  return v;
+}
+
+LogicalResult Differentiator::rerun(Operation *op) {
+  if (failed(writeMovement(op, kRerunMovementAttr)))
+    return failure();
   IRMapping map;
-  for (Value operand : def->getOperands()) {
-    FailureOr<Value> copy = backwardCopy(operand, def);
+  for (Value operand : op->getOperands()) {
+    b.setLoc(op->getLoc());
+    FailureOr<Value> copy = backwardCopy(operand, op);
     if (failed(copy))
       return failure();
     map.map(operand, *copy);
   }
-  Operation *clone = b.clone(*def, map);
+  Operation *clone = b.clone(*op, map);
   for (StringRef mark : {StringRef(kOffsetsAttr), StringRef(kRecomputeMark),
                          StringRef(kOffloadMark), StringRef(kBackwardMovementAttr)})
     clone->removeAttr(mark);
-  for (auto [from, to] : llvm::zip(def->getResults(), clone->getResults()))
+  for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults()))
     recomputed[from] = to;
-  return recomputed.lookup(v);
+  reruns.push_back(clone);
+  return success();
 }
 
 LogicalResult Differentiator::readPlannedCopies(ArrayRef<Operation *> written) {
   if (written.empty())
     return success();
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(written.front());
   for (Operation *op : written)
     for (OpOperand &operand : op->getOpOperands()) {
       b.setLoc(op->getLoc());
@@ -261,8 +278,8 @@ LogicalResult Differentiator::readPlannedCopies(ArrayRef<Operation *> written) {
   return success();
 }
 
-LogicalResult Differentiator::writeBackwardMovement(Operation *op) {
-  auto movement = op->getAttrOfType<DictionaryAttr>(kBackwardMovementAttr);
+LogicalResult Differentiator::writeMovement(Operation *op, StringRef attr) {
+  auto movement = op->getAttrOfType<DictionaryAttr>(attr);
   if (!movement)
     return success();
   auto release = movement.getAs<DenseI64ArrayAttr>("release");
@@ -270,7 +287,7 @@ LogicalResult Differentiator::writeBackwardMovement(Operation *op) {
   auto at = movement.getAs<DenseI64ArrayAttr>("at");
   if (!release || !fetch || !at || (!at.empty() && at.size() != fetch.size()))
     return op->emitOpError("loom-autodiff: malformed ")
-           << kBackwardMovementAttr
+           << attr
            << " (wants release, fetch and at arrays, `at` empty or one per fetch)";
   for (int64_t chunk : release.asArrayRef())
     for (WeightOp w : chunkWeights.lookup(chunk)) {
@@ -304,7 +321,7 @@ LogicalResult Differentiator::writeBackwardMovement(Operation *op) {
                                     .getResult();
     }
   }
-  op->removeAttr(kBackwardMovementAttr);
+  op->removeAttr(attr);
   return success();
 }
 
@@ -908,9 +925,19 @@ LogicalResult Differentiator::run() {
   // schedule issues before it, then its rule, reading recomputed values and
   // live fetches where the plan has them.
   DenseSet<Operation *> activeSet(activeOps.begin(), activeOps.end());
+  // Re-runs go where placement charged them: at the backward turn of their
+  // point, before that op's backward movement and step, in program order.
+  for (auto [op, point] :
+       recomputePoints(body, [&](Operation *op) { return recomputedByPlan(op); }))
+    rerunsAt[point].push_back(op);
+  for (auto &[point, ops] : rerunsAt)
+    llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *op : llvm::reverse(forwardOrder)) {
     b.setInsertionPoint(ret);
-    if (failed(writeBackwardMovement(op)))
+    for (Operation *re : rerunsAt.lookup(op))
+      if (failed(rerun(re)))
+        return failure();
+    if (failed(writeMovement(op, kBackwardMovementAttr)))
       return failure();
     Value g = activeSet.contains(op) ? adjoint.lookup(op->getResult(0)) : Value();
     if (!g)
@@ -923,6 +950,16 @@ LogicalResult Differentiator::run() {
     if (failed(readPlannedCopies(written)))
       return failure();
   }
+  // Placement re-runs an op only where the backward does.
+  for (Operation *op : forwardOrder)
+    if (op->hasAttr(kRerunMovementAttr))
+      return op->emitOpError("loom-autodiff: the chunk schedule moves weights for this op's "
+                             "re-run (")
+             << kRerunMovementAttr << "), but the plan does not recompute it";
+  // A re-run no backward step read (its results' rules read no result).
+  for (Operation *clone : llvm::reverse(reruns))
+    if (clone->use_empty())
+      clone->erase();
   b.setInsertionPoint(ret);
 
   // Gradients of the trainable parameters, in program order.

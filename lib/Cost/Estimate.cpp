@@ -1384,6 +1384,7 @@ LogicalResult Estimator::assemble() {
     facts.forwardSeconds = info.fwdTime + info.fwdComm;
     facts.forwardStall = info.offloadForwardStall;
     facts.backwardStall = info.offloadBackwardStall;
+    facts.hasBackward = info.hasBackward;
     if (info.hasBackward) {
       facts.backwardSeconds = info.bwdTime + info.bwdComm;
       facts.recomputed = fullRecompute || info.recompute;

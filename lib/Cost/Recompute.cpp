@@ -259,3 +259,26 @@ mlir::loom::rankRecomputeSegments(func::FuncOp func, const RecomputeFacts &facts
                    });
   return segments;
 }
+
+DenseMap<Operation *, Operation *>
+mlir::loom::recomputePoints(Block &body, function_ref<bool(Operation *)> recomputed) {
+  DenseMap<Operation *, Operation *> points;
+  // In reverse, so that a recomputed reader's point is known first.
+  for (Operation &op : llvm::reverse(body)) {
+    if (!recomputed(&op))
+      continue;
+    Operation *point = &op;
+    for (Operation *user : op.getUsers()) {
+      Operation *reader = body.findAncestorOpInBlock(*user);
+      if (!reader || reader == &op || reader->hasTrait<OpTrait::IsTerminator>())
+        continue;
+      Operation *at = points.lookup(reader);
+      if (!at)
+        at = reader;
+      if (point->isBeforeInBlock(at))
+        point = at;
+    }
+    points[&op] = point;
+  }
+  return points;
+}

@@ -43,9 +43,37 @@ struct OpStep {
   double forward = 0, backward = 0; // per micro-batch
   SmallVector<WeightOp> weights;
   SmallVector<double> resultBytes; // local bytes of each result
-  bool recomputed = false; // re-runs its forward in the backward
+  bool hasBackward = false;
+  /// The estimator charges a re-run of its forward to the backward
+  /// (`rerunSeconds`). Where the backward re-runs it (autodiff does for the
+  /// ops whose results it does not keep), that is a step of its own just
+  /// before the backward of step `rerunAt` (in its device's `steps`);
+  /// otherwise (a cut point full recomputation keeps) `backward` includes
+  /// it.
+  bool recomputed = false;
+  int64_t rerunAt = -1;
+  int64_t rerunRank = 0; // its place among the re-runs before that backward
+  double rerunSeconds = 0;
+  double rerunsBefore = 0; // seconds of the re-runs before its backward
   int64_t stage = 0;       // its pipeline stage
 };
+
+/// One iteration of a one-stage device program, as the chunk schedule's
+/// steps and the static memory plan's positions number it: the forward
+/// steps in program order; in training then, from the last step back, the
+/// re-runs before each step's backward (OpStep::rerunAt, in the order the
+/// backward runs them) and its backward.
+struct IterationLayout {
+  enum class Kind { Forward, Rerun, Backward };
+  struct Position {
+    Kind kind;
+    int64_t step; // in the device's steps
+  };
+  std::vector<Position> positions;
+  /// Per step, its positions (-1: none).
+  std::vector<int64_t> forwardAt, rerunAt, backwardAt;
+};
+IterationLayout layoutIteration(ArrayRef<OpStep> steps, bool training);
 
 /// A weight as one device holds it under the plan and a ZeRO stage.
 struct HeldWeight {

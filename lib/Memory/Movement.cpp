@@ -21,6 +21,7 @@ void mlir::loom::removeMovement(func::FuncOp func) {
     if (isa<FetchOp, ReleaseOp>(op))
       movement.push_back(op);
     op->removeAttr(kBackwardMovementAttr);
+    op->removeAttr(kRerunMovementAttr);
   });
   // Releases first: they read the fetches.
   for (Operation *op : movement)
@@ -100,10 +101,11 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
   // starts (the copy overlaps the steps from there to its reader). In
   // training the steps are the forward, then the backward in reverse.
   const size_t steps = problem.steps.size();
-  if (steps != forward && steps != 2 * forward)
+  if (steps != forward + s.backwardSteps.size())
     return func.emitOpError("has ")
-           << forward << " streamed forward steps, but the chunk schedule has "
-           << steps << " steps per iteration";
+           << forward << " streamed forward steps and " << s.backwardSteps.size()
+           << " backward ones, but the chunk schedule has " << steps
+           << " steps per iteration";
   struct Event {
     size_t position;
     const lm::Fetch *fetch;
@@ -147,10 +149,13 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
   }
   // What the backward issues waits, on the forward op whose backward step
   // it precedes, for --loom-autodiff to write that step.
+  auto anchorOf = [&](size_t position) {
+    const BackwardStep &step = s.backwardSteps[position - forward];
+    return std::make_pair(step.op, step.rerun ? kRerunMovementAttr : kBackwardMovementAttr);
+  };
   for (size_t e = next; e < events.size();) {
     size_t position = events[e].position;
-    if (position < forward || s.forwardOps[2 * forward - 1 - position]->hasAttr(
-                                  kBackwardMovementAttr))
+    if (position < forward || anchorOf(position).first->hasAttr(anchorOf(position).second))
       return func.emitOpError("has a chunk schedule whose fetches are not in "
                               "issue order");
     SmallVector<int64_t> release, fetch, at;
@@ -164,8 +169,8 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
     if (!at.empty() && at.size() != fetch.size())
       return func.emitOpError("has a static memory plan without an offset for "
                               "every fetch of the backward");
-    Operation *stepOp = s.forwardOps[2 * forward - 1 - position];
-    stepOp->setAttr(kBackwardMovementAttr,
+    auto [stepOp, attr] = anchorOf(position);
+    stepOp->setAttr(attr,
                     b.getDictionaryAttr({b.getNamedAttr("release", b.getDenseI64ArrayAttr(release)),
                                          b.getNamedAttr("fetch", b.getDenseI64ArrayAttr(fetch)),
                                          b.getNamedAttr("at", b.getDenseI64ArrayAttr(at))}));

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 using namespace mlir;
@@ -52,6 +53,98 @@ llvm::StringRef mlir::loom::tierName(Tier t) {
 
 using namespace mlir::loom::placement;
 
+
+/// Whether the backward re-runs `op`, as autodiff reads the plan once it
+/// is written: ops marked loom.recompute, and the estimator's recomputed
+/// ops with a result it does not keep (full recomputation keeps its cut
+/// points); an annotation of a re-run value is re-run with it.
+static bool rerunByBackward(Operation *op, const Estimate &e) {
+  if (auto s = dyn_cast<shard::ShardOp>(op)) {
+    Operation *def = s.getSrc().getDefiningOp();
+    return def && rerunByBackward(def, e);
+  }
+  if (op->hasAttr(kRecomputeMark))
+    return true;
+  auto facts = e.opFacts.find(op);
+  return facts != e.opFacts.end() && facts->second.recomputed &&
+         llvm::any_of(op->getResults(),
+                      [&](Value r) { return !e.keptActivations.contains(r); });
+}
+
+/// Places the re-run of each recomputed step of `dev` that the backward
+/// re-runs (those with a point, recomputePoints): before the backward of
+/// the last of `dev`'s steps at or before its point, which is where the
+/// backward reaches the point (a point that is no step of its own comes
+/// after the backward of the step after it and before the movement of the
+/// one before). Re-runs before one backward go in the order the backward
+/// reaches their points, then in program order. The others (cut points
+/// full recomputation keeps) re-run, as the estimator charges them, within
+/// their own backward.
+static void chargeRecomputation(Block &body, DeviceProgram &dev,
+                                const DenseMap<Operation *, Operation *> &points) {
+  DenseMap<Operation *, int64_t> indexOf, programOrder;
+  for (auto [i, s] : llvm::enumerate(dev.steps))
+    indexOf[s.op] = static_cast<int64_t>(i);
+  for (auto [k, op] : llvm::enumerate(body))
+    programOrder[&op] = static_cast<int64_t>(k);
+  std::map<int64_t, SmallVector<std::pair<std::pair<int64_t, int64_t>, int64_t>>> groups;
+  for (auto [i, s] : llvm::enumerate(dev.steps)) {
+    if (!s.recomputed)
+      continue;
+    Operation *point = points.lookup(s.op);
+    if (!point) {
+      s.backward += s.rerunSeconds;
+      continue;
+    }
+    int64_t group = static_cast<int64_t>(i);
+    for (Operation *at = point; at; at = at->getPrevNode())
+      if (auto found = indexOf.find(at); found != indexOf.end()) {
+        if (dev.steps[found->second].stage == s.stage)
+          group = std::max(group, found->second);
+        break;
+      }
+    s.rerunAt = group;
+    dev.steps[group].rerunsBefore += s.rerunSeconds;
+    groups[group].push_back({{-programOrder.lookup(point), programOrder.lookup(s.op)},
+                             static_cast<int64_t>(i)});
+  }
+  for (auto &[group, reruns] : groups) {
+    llvm::sort(reruns);
+    for (auto [rank, rerun] : llvm::enumerate(reruns))
+      dev.steps[rerun.second].rerunRank = static_cast<int64_t>(rank);
+  }
+}
+
+IterationLayout mlir::loom::placement::layoutIteration(ArrayRef<OpStep> steps,
+                                                       bool training) {
+  IterationLayout layout;
+  const size_t n = steps.size();
+  layout.forwardAt.assign(n, -1);
+  layout.rerunAt.assign(n, -1);
+  layout.backwardAt.assign(n, -1);
+  auto place = [&](IterationLayout::Kind kind, size_t k) {
+    int64_t at = static_cast<int64_t>(layout.positions.size());
+    layout.positions.push_back({kind, static_cast<int64_t>(k)});
+    return at;
+  };
+  for (size_t k = 0; k < n; ++k)
+    layout.forwardAt[k] = place(IterationLayout::Kind::Forward, k);
+  if (!training)
+    return layout;
+  std::vector<SmallVector<size_t>> before(n);
+  for (size_t k = 0; k < n; ++k)
+    if (steps[k].rerunAt >= 0)
+      before[steps[k].rerunAt].push_back(k);
+  for (size_t g = n; g-- > 0;) {
+    llvm::sort(before[g], [&](size_t a, size_t b) {
+      return steps[a].rerunRank < steps[b].rerunRank;
+    });
+    for (size_t k : before[g])
+      layout.rerunAt[k] = place(IterationLayout::Kind::Rerun, k);
+    layout.backwardAt[g] = place(IterationLayout::Kind::Backward, g);
+  }
+  return layout;
+}
 
 /// Every placement under one activation policy (`recompute`: none,
 /// selective or full, as the estimator models it, plus the segments of
@@ -127,12 +220,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     OpStep s{op};
     s.forward = facts.forwardSeconds + facts.forwardStall;
     s.backward = o.training ? facts.backwardSeconds + facts.backwardStall : 0;
-    // A recomputed op re-runs its forward just before its backward, reading
-    // the same weights (full recomputation: the estimator keeps a few cut
-    // points; this counts every op, slightly pessimistic).
+    // A recomputed op re-runs its forward in the backward, reading the same
+    // weights (full recomputation: the estimator charges its cut points
+    // too, slightly pessimistic); chargeRecomputation places that.
+    s.hasBackward = o.training && facts.hasBackward;
     s.recomputed = o.training && facts.recomputed;
     if (s.recomputed)
-      s.backward += facts.forwardSeconds;
+      s.rerunSeconds = facts.forwardSeconds;
     s.resultBytes.assign(facts.resultBytes.begin(), facts.resultBytes.end());
     s.stage = facts.stage;
     DeviceProgram &dev = devices[facts.stage % P];
@@ -174,6 +268,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       }
     dev.steps.push_back(std::move(s));
   });
+  if (o.training) {
+    DenseMap<Operation *, Operation *> points =
+        recomputePoints(func.getBody().front(),
+                        [&](Operation *op) { return rerunByBackward(op, e); });
+    for (DeviceProgram &dev : devices)
+      chargeRecomputation(func.getBody().front(), dev, points);
+  }
 
   MemoryPlacement p;
   p.clusterName = e.clusterName;
@@ -276,9 +377,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          llvm::function_ref<double(size_t)> uploadOf,
                          Tier params = Tier::Device) {
     int64_t n = static_cast<int64_t>(dev.steps.size());
-    auto forwardIndex = [&](int64_t i) { return (framed ? 1 : 0) + i; };
+    const IterationLayout layout = layoutIteration(dev.steps, o.training);
+    auto forwardIndex = [&](int64_t i) {
+      return framed ? 1 + i : layout.forwardAt[i];
+    };
     auto backwardIndex = [&](int64_t i) {
-      return (framed ? 2 : 0) + n + (n - 1 - i);
+      return framed ? 2 + n + (n - 1 - i) : layout.backwardAt[i];
     };
     DenseMap<Operation *, int64_t> firstReader;
     for (auto [i, s] : llvm::enumerate(dev.steps))
@@ -353,12 +457,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       forward += s.forward;
     }
     for (const OpStep &s : dev.steps)
-      backward += s.backward;
+      backward += s.rerunsBefore + s.backward;
     seq.push_back(std::max(0.0, dev.times.finish - dev.times.firstForwardStart -
                                     forward - backward));
     if (o.training)
       for (const OpStep &s : llvm::reverse(dev.steps))
-        seq.push_back(s.backward);
+        seq.push_back(s.rerunsBefore + s.backward);
     seq.push_back(share * dev.times.gradSyncExposed + dev.padding);
     return seq;
   };
@@ -583,13 +687,22 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         reads.push_back(chunkOf[dev0.weights.find(w) - dev0.weights.begin()]);
       return reads;
     };
-    for (const OpStep &s : dev0.steps)
-      cp.steps.push_back({"forward " + s.op->getName().getStringRef().str(),
-                          s.forward, readsOf(s)});
-    if (o.training)
-      for (const OpStep &s : llvm::reverse(dev0.steps))
-        cp.steps.push_back({"backward " + s.op->getName().getStringRef().str(),
-                            s.backward, readsOf(s)});
+    const IterationLayout layout = layoutIteration(dev0.steps, o.training);
+    for (auto [kind, k] : layout.positions) {
+      const OpStep &s = dev0.steps[k];
+      std::string name = s.op->getName().getStringRef().str();
+      switch (kind) {
+      case IterationLayout::Kind::Forward:
+        cp.steps.push_back({"forward " + name, s.forward, readsOf(s)});
+        break;
+      case IterationLayout::Kind::Rerun:
+        cp.steps.push_back({"re-run " + name, s.rerunSeconds, readsOf(s)});
+        break;
+      case IterationLayout::Kind::Backward:
+        cp.steps.push_back({"backward " + name, s.backward, readsOf(s)});
+        break;
+      }
+    }
     cp.hostToDevice = h2d;
     cp.linkLatency = cluster.host.linkLatency;
     return cp;
@@ -755,6 +868,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       p.chunkOf = s.chunkOf;
       for (const OpStep &step : dev0.steps)
         p.forwardOps.push_back(step.op);
+      for (auto [kind, k] : layoutIteration(dev0.steps, o.training).positions)
+        if (kind != IterationLayout::Kind::Forward)
+          p.backwardSteps.push_back(
+              {dev0.steps[k].op, kind == IterationLayout::Kind::Rerun});
       if (llvm::Error err = lm::simulateChunks(p.problem, p.plan))
         return func.emitOpError("the chunk schedule failed its replay: ")
                << llvm::toString(std::move(err));
@@ -999,6 +1116,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       p.plan = std::move(part.plan);
       p.chunkOf = std::move(part.chunkOf);
       p.forwardOps = std::move(part.forwardOps);
+      p.backwardSteps = std::move(part.backwardSteps);
       p.lowerBoundH2D = part.lowerBoundH2D;
       p.programs = std::move(part.programs);
       p.weights = std::move(part.weights);
@@ -1192,8 +1310,8 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       p.zeroKeptWhole = std::move(z.kept);
     }
     if (c->params != Tier::Device) {
-      MovementSchedule schedule{p.weights, p.chunkOf, p.forwardOps, &p.problem,
-                                &p.plan};
+      MovementSchedule schedule{p.weights,  p.chunkOf,  p.forwardOps,
+                                p.backwardSteps, &p.problem, &p.plan};
       if (p.memoryPlan) {
         schedule.fetchOffsets = p.memoryPlan->fetchOffsets;
         schedule.carriedOffsets = p.memoryPlan->carriedOffsets;

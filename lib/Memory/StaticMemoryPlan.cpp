@@ -77,14 +77,17 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   const bool sequential = programs.sequential;
   ArrayRef<OpStep> steps = dev.steps;
   const int64_t n = static_cast<int64_t>(steps.size());
-  const int64_t perIteration = training ? 2 * n : n;
+  // A sequential program's iteration as the chunk schedule steps through
+  // it, re-runs of recomputed ops included.
+  const IterationLayout layout = layoutIteration(steps, training);
+  const int64_t perIteration = static_cast<int64_t>(layout.positions.size());
   const int64_t iterations = c.params == Tier::Device ? 1 : p.plan.iterations;
 
   // The schedule's positions. Each task runs one stage's steps for one
   // micro-batch: its forward in program order, its backward in reverse.
   // Micro-batches run one after another on one pipeline device reuse one
-  // micro-batch's buffers, so there the tasks are one forward and one
-  // backward per iteration of the chunk plan's period; a pipelined device
+  // micro-batch's buffers, so there the tasks are one iteration `layout`
+  // per iteration of the chunk plan's period; a pipelined device
   // follows the schedule's task order (Estimate's deviceOrders), holding
   // several micro-batches at once.
   DenseMap<Operation *, int64_t> stageOf, localIndex;
@@ -111,6 +114,14 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       total += stageSize[stage];
     }
   }
+  // Where a task starting forward at F and backward at B runs local step k
+  // forward and backward (a sequential task's iteration starts at F).
+  auto forwardAt = [&](int64_t F, int64_t k) {
+    return sequential ? F + layout.forwardAt[k] : F + k;
+  };
+  auto backwardAt = [&](int64_t F, int64_t B, int64_t size, int64_t k) {
+    return sequential ? F + layout.backwardAt[k] : B + size - 1 - k;
+  };
   TierBuffers tiers[3];
   auto add = [&](Tier t, Owner owner, std::string name, double bytes,
                  int64_t start, int64_t end, int group = -1) {
@@ -248,13 +259,24 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   // Activations (op results and the inputs): from their op to their last
   // forward read, and, kept, until the backward of their first reader;
   // offloaded, copied down after their op and fetched back a step before
-  // their last reader's backward; recomputed, again from just before their
-  // last reader's backward through their own op's.
+  // their last reader's backward; recomputed (`step` re-run by the
+  // backward), again from their op's re-run (in a pipelined program, the
+  // backward step it precedes, or their last reader's if later) through
+  // their own op's backward when some backward reads them, else only for
+  // the re-run.
+  DenseSet<Value> savedForBackward;
+  for (const OpStep &s : steps) {
+    SmallVector<Value> saved;
+    if (auto cost = dyn_cast<CostOpInterface>(s.op); cost && s.hasBackward)
+      cost.getSavedForBackward(saved);
+    for (Value v : saved)
+      savedForBackward.insert(lookThroughShards(v));
+  }
   // `v` (result `result` of `op`, or function argument `result` when `op`
   // is null) is written at its stage's local step `def`, or before the
   // stage's first step when it comes from outside (`def` < 0).
   auto placeValue = [&](Value v, Operation *op, int64_t result, double bytes,
-                        int64_t def, bool recomputed) {
+                        int64_t def, const OpStep *step = nullptr) {
     if (bytes <= 0)
       return;
     // Readers through shard annotations and fetches, by the step of this
@@ -287,7 +309,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // (recomputed ops), else dead after the forward's last read.
     const bool kept =
         training && firstUser < size && programs.keptActivations.contains(v);
-    recomputed = training && !kept && recomputed;
+    const bool recomputed = training && !kept && step && step->rerunAt >= 0;
     for (auto [key, at] : taskAt) {
       auto [F, B] = at;
       if (key.first != stage || F < 0 || (training && B < 0))
@@ -296,25 +318,35 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         return sequential && key.second == 0 ? Owner{kind, op, result}
                                               : Owner{Owner::Other};
       };
-      // Forward positions F + k; backward ones B + (size - 1 - k).
-      int64_t end = F + lastUse + 1;
+      auto forward = [&](int64_t k) { return forwardAt(F, k); };
+      auto backward = [&](int64_t k) { return backwardAt(F, B, size, k); };
+      int64_t end = forward(lastUse) + 1;
       if (returned)
-        end = training ? B + size : F + size;
+        end = training ? (sequential ? F + perIteration : B + size) : forward(size - 1) + 1;
       if (kept && programs.offloadedActivations.contains(v)) {
-        end = std::max(end, F + def + 2);
-        const int64_t back = std::max(end, B + size - 2 - lastUse);
+        end = std::max(end, forward(def) + 2);
+        const int64_t back = std::max(end, backward(lastUse) - 1);
         add(Tier::Host, owner(Owner::HostCopy), "offloaded activation", bytes,
-            F + def + 1, back + 1);
+            forward(def) + 1, back + 1);
         add(Tier::Device, owner(Owner::Backward),
             "offloaded activation (fetched back)", bytes, back,
-            B + size - firstUser);
+            backward(firstUser) + 1);
       } else if (kept) {
-        end = std::max(end, B + size - firstUser);
+        end = std::max(end, backward(firstUser) + 1);
       }
-      add(Tier::Device, owner(Owner::Forward), "activation", bytes, F + def, end);
-      if (recomputed)
-        add(Tier::Device, owner(Owner::Backward), "recomputed activation",
-            bytes, B + size - 1 - lastUse, B + size - def);
+      add(Tier::Device, owner(Owner::Forward), "activation", bytes, forward(def), end);
+      if (recomputed) {
+        int64_t rerun;
+        if (sequential) {
+          rerun = F + layout.rerunAt[step - steps.data()];
+        } else {
+          Operation *group = steps[step->rerunAt].op;
+          rerun = backward(std::max(
+              lastUse, localIndex.lookup(stageOf.lookup(group) == stage ? group : op)));
+        }
+        add(Tier::Device, owner(Owner::Backward), "recomputed activation", bytes,
+            rerun, savedForBackward.contains(v) ? backward(def) + 1 : rerun + 1);
+      }
     }
   };
   // The function's inputs arrive before the first stage's first step, and
@@ -322,15 +354,15 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   for (auto [a, arg] : llvm::enumerate(func.getArguments()))
     if (d == 0 && a < programs.argumentBytes.size())
       placeValue(arg, nullptr, static_cast<int64_t>(a),
-                 programs.argumentBytes[a], -1, /*recomputed=*/false);
+                 programs.argumentBytes[a], -1);
   if (!sequential) // one pseudo-stage: every value is its own step's
     for (auto [v, bytes] : dev.receivedBytes)
-      placeValue(v, nullptr, 0, bytes, -1, /*recomputed=*/false);
+      placeValue(v, nullptr, 0, bytes, -1);
   for (const OpStep &s : steps)
     for (auto [r, v] : llvm::enumerate(s.op->getResults()))
       placeValue(v, s.op, static_cast<int64_t>(r),
                  r < s.resultBytes.size() ? s.resultBytes[r] : 0,
-                 localIndex.lookup(s.op), s.recomputed);
+                 localIndex.lookup(s.op), &s);
 
   // Offsets per tier, each checked on its own.
   std::vector<int64_t> chunkHome(p.problem.chunkBytes.size(), -1);

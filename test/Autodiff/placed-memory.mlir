@@ -2,8 +2,9 @@
 
 // The backward of a placed program carries out memory placement's
 // decisions: streamed weights move as the chunk schedule says
-// (loom.backward_movement, written by --loom-place-memory), and values the
-// plan recomputes are re-run for the backward. test/Memory/
+// (loom.backward_movement and loom.rerun_movement, written by
+// --loom-place-memory), and values the plan recomputes are re-run for the
+// backward. test/Memory/
 // place-memory-train-step.test runs such steps against unplaced ones.
 
 // The backward of %z reads chunk 1's live copy; before the backward of %y,
@@ -82,8 +83,8 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Recomputed values, by a mark (a user's, the search's, placement's
 // segments) or by the static memory plan (a backward buffer without a host
-// copy): the backward reads a copy re-run from the kept input, made just
-// before the first backward step that reads it, and never the forward's.
+// copy): the backward reads a copy re-run from the kept input at the turn
+// of the value's last reader, and never the forward's.
 // CHECK-LABEL: func.func @main(
 // CHECK: %[[A:.+]] = loom.binary mul
 // CHECK: %[[T:.+]] = loom.unary tanh %[[A]] {loom.recompute}
@@ -101,6 +102,46 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %s = loom.unary sigmoid %t {loom.offsets = {forward = array<i64: 32>, backward = array<i64: 64>}} : tensor<4xf32>
   %e = loom.unary exp %s {loom.offsets = {forward = array<i64: 96>}} : tensor<4xf32>
   return %e : tensor<4xf32>
+}
+
+// -----
+
+// A recomputed op that reads a streamed weight re-runs at the backward turn
+// of its last reader (recomputePoints), after the movement the chunk
+// schedule issues before that re-run (loom.rerun_movement): chunk 0, released
+// in the forward, comes back for it, and %t's backward reads the re-run.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[W0:.+]] = loom.weight parameter "w0"
+// CHECK: %[[D0:.+]] = loom.fetch %[[W0]] chunk 0 at 16
+// CHECK: %[[A:.+]] = loom.binary mul %{{.+}}, %[[D0]] {loom.recompute}
+// CHECK-NEXT: loom.release %[[D0]]
+// CHECK: loom.binary mul %[[A]], %[[A]]
+// CHECK: %[[B0:.+]] = loom.fetch %[[W0]] chunk 0 at 16
+// CHECK-NEXT: %[[A2:.+]] = loom.binary mul %{{.+}}, %[[B0]] :
+// CHECK-NOT: %[[A]]{{[, ]}}
+// CHECK-NOT: %[[D0]]{{[, ]}}
+// CHECK: loom.binary mul %{{.+}}, %[[A2]]
+// CHECK: return
+// CHECK-NOT: loom.rerun_movement
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w0 = loom.weight parameter "w0" from "w.bin"[0] {loom.placement = {tier = "host", chunk = 0 : i64, chunk_offset = 16 : i64}} : tensor<4xf32>
+  %d0 = loom.fetch %w0 chunk 0 at 16 : tensor<4xf32>
+  %a = loom.binary mul %x, %d0 {loom.recompute, loom.rerun_movement = {release = array<i64>, fetch = array<i64: 0>, at = array<i64: 0>}} : tensor<4xf32>, tensor<4xf32>
+  loom.release %d0 : tensor<4xf32>
+  %t = loom.binary mul %a, %a : tensor<4xf32>, tensor<4xf32>
+  return %t : tensor<4xf32>
+}
+
+// -----
+
+// Movement for a re-run the backward does not make is an error: the chunk
+// schedule and the backward would disagree on what is live.
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] {loom.placement = {tier = "host", chunk = 0 : i64}} : tensor<4xf32>
+  %d = loom.fetch %w chunk 0 : tensor<4xf32>
+  // expected-error @+1 {{loom-autodiff: the chunk schedule moves weights for this op's re-run (loom.rerun_movement), but the plan does not recompute it}}
+  %y = loom.binary mul %d, %x {loom.rerun_movement = {release = array<i64>, fetch = array<i64>, at = array<i64>}} : tensor<4xf32>, tensor<4xf32>
+  return %y : tensor<4xf32>
 }
 
 // -----

@@ -175,6 +175,7 @@ struct OpFacts {
   /// Re-runs its forward in the backward (full recomputation, or a region
   /// of selective recomputation) instead of keeping its results.
   bool recomputed = false;
+  bool hasBackward = false; // an operand needs a gradient
 };
 
 struct Estimate {

@@ -108,6 +108,19 @@ rankRecomputeSegments(func::FuncOp func, const RecomputeFacts &facts,
 RecomputeRegions selectRecomputation(func::FuncOp func, RecomputeMode mode,
                                      const RecomputeFacts &facts);
 
+/// Where the backward re-runs each op of `body` that `recomputed` says it
+/// recomputes: at the backward turn of the last op after it in program
+/// order that reads one of its results (an op nested in a region counts as
+/// its ancestor in `body`; the terminator does not count), where a
+/// recomputed reader counts as its own point, since re-running it reads
+/// the op's results there; at its own turn when no later op reads them.
+/// The backward walks the program in reverse, so that is the first turn
+/// that can read the results. Memory placement reads each streamed weight
+/// of a recomputed op there, and autodiff re-runs the op there, so the
+/// two agree on when its weights must be on the device.
+llvm::DenseMap<Operation *, Operation *>
+recomputePoints(Block &body, llvm::function_ref<bool(Operation *)> recomputed);
+
 } // namespace mlir::loom
 
 #endif // LOOM_COST_RECOMPUTE_H

@@ -35,13 +35,27 @@ namespace mlir::loom {
 /// loom.fetch ops when it writes that backward step.
 inline constexpr llvm::StringLiteral kBackwardMovementAttr = "loom.backward_movement";
 
+/// On a forward op the backward re-runs (recomputation): the chunk
+/// schedule's movement issued just before that re-run, as
+/// kBackwardMovementAttr. --loom-autodiff writes it before the re-run.
+inline constexpr llvm::StringLiteral kRerunMovementAttr = "loom.rerun_movement";
+
+/// A step of the chunk schedule after the forward ones: the backward of a
+/// forward op, or (`rerun`) its re-run for the backward.
+struct BackwardStep {
+  Operation *op = nullptr;
+  bool rerun = false;
+};
+
 /// The schedule to write: `weights[i]` (loom.weight ops) is in chunk
 /// `chunkOf[i]`; the problem's first `forwardOps.size()` steps are those
-/// ops, in program order, in `func`'s body.
+/// ops, in program order, in `func`'s body, and the rest (training) are
+/// `backwardSteps`.
 struct MovementSchedule {
   std::vector<Operation *> weights;
   std::vector<int> chunkOf;
   std::vector<Operation *> forwardOps;
+  std::vector<BackwardStep> backwardSteps;
   const ::loom::memory::ChunkProblem *problem = nullptr;
   const ::loom::memory::ChunkPlan *plan = nullptr;
   /// The static memory plan's device offsets (StaticMemoryPlan), written as
@@ -62,7 +76,8 @@ void removeMovement(func::FuncOp func);
 /// streamed weight read the live fetch. Fetches issued during the forward
 /// are ops, those for backward steps included; those issued during the
 /// backward (training) are kBackwardMovementAttr on the forward op whose
-/// backward step follows them. Weight ops move up to their first fetch.
+/// backward step follows them, or kRerunMovementAttr on the one whose
+/// re-run does. Weight ops move up to their first fetch.
 /// Fails (naming the op) if a reader finds its weight not fetched.
 LogicalResult writeMovement(func::FuncOp func, const MovementSchedule &schedule);
 

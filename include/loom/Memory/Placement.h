@@ -16,6 +16,7 @@
 #include "loom/Cost/Pipeline.h"
 #include "loom/Cost/Recompute.h"
 #include "loom/Memory/ChunkSchedule.h"
+#include "loom/Memory/Movement.h"
 #include "loom/Memory/UpdatePipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -193,6 +194,7 @@ struct MemoryPlacement {
   llvm::DenseMap<Operation *, double> stateShards;
   std::vector<int> chunkOf;                // per parameter
   std::vector<Operation *> forwardOps;     // the schedule's forward steps
+  std::vector<BackwardStep> backwardSteps; // and the rest, in training
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
   double lowerBoundH2D = 0; // bytes per step, for the chosen placement
