@@ -899,6 +899,16 @@ LogicalResult Estimator::assemble() {
     return fullBytes(v);
   };
 
+  // A step's results are handed back when it ends: in training, after the
+  // backward (--loom-autodiff returns them with the gradients), so each
+  // micro-batch's stay on the device until its backward ends, as kept
+  // activations do (they are not offloaded or recomputed).
+  DenseSet<Value> returned;
+  if (training)
+    for (Value v : func.getBody().front().getTerminator()->getOperands())
+      if (isActivation(lookThroughShards(v)))
+        returned.insert(lookThroughShards(v));
+
   // Per stage: ops in program order.
   std::vector<std::vector<size_t>> stageOps(S);
   for (auto [i, info] : llvm::enumerate(ops))
@@ -942,9 +952,9 @@ LogicalResult Estimator::assemble() {
     }
     for (Value v : kept) {
       // Partial offload: only the results of the chosen ops go.
-      if (!offloadFrom.empty()) {
+      if (returned.contains(v) || !offloadFrom.empty()) {
         Operation *def = v.getDefiningOp();
-        if (!def || !offloadFrom.contains(def)) {
+        if (!def || !offloadFrom.contains(def) || returned.contains(v)) {
           keptOnDevice += bytesOf(v);
           continue;
         }
@@ -1074,6 +1084,13 @@ LogicalResult Estimator::assemble() {
       }
     for (Value v : rerun)
       saved.erase(v);
+    SmallVector<Value> returnedHere;
+    for (size_t idx : stageOps[s])
+      for (Value r : ops[idx].op->getResults())
+        if (returned.contains(r)) {
+          returnedHere.push_back(r);
+          saved.insert(r);
+        }
     for (auto &[region, bytes] : regionBytes)
       live[s].regionWorkingSet = std::max(live[s].regionWorkingSet, bytes);
     for (Value v : saved)
@@ -1115,7 +1132,7 @@ LogicalResult Estimator::assemble() {
         }
       if (info.hasBackward)
         for (Value r : info.op->getResults())
-          if (saved.contains(r))
+          if (saved.contains(r) && !returned.contains(r))
             segmentSaved += bytesOf(r);
       if (liveNotSaved > live[s].forwardTemporaries) {
         live[s].forwardTemporaries = liveNotSaved;
@@ -1142,6 +1159,11 @@ LogicalResult Estimator::assemble() {
       }
     }
     live[s].recomputeWorkingSet = std::max(live[s].recomputeWorkingSet, segmentSaved);
+    for (Value r : returnedHere)
+      if (!llvm::is_contained(checkpoints, r)) {
+        live[s].checkpointBytes += bytesOf(r);
+        checkpoints.push_back(r);
+      }
     const bool keepCheckpoints =
         fullRecompute && live[s].checkpointBytes < live[s].savedBytes;
     st.savedActivationBytes =

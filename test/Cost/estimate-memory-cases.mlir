@@ -5,8 +5,10 @@
 // A buffer (not trained) is held but has no gradient or Adam state: 4096
 // parameters -> gradients 16384 bytes, Adam moments 32768; weights hold
 // both tensors, 16384 + 1048576. Gradient accumulation over 8 micro-batches
-// on one device holds one micro-batch's activations (1F1B), not eight.
-// CHECK:        "activations": 2048,
+// on one device holds one micro-batch's activations (1F1B), not eight: the
+// matmul's input and the result, which the step returns after the backward
+// (2048 bytes each).
+// CHECK:        "activations": 4096,
 // CHECK:        "gradients": 16384,
 // CHECK-NEXT:   "optimizer": 32768,
 // CHECK:        "weights": 1064960

@@ -9,8 +9,9 @@
 // 8x64 f32 result (2048 bytes) to stage 1: 0.2048 us.
 // Inference makespan = (m + p - 1) * F + send = 5 * 0.2048 + 0.2048 = 1.2288 us.
 // Training, 1F1B: stage 1 keeps one micro-batch's input (its matmul reads
-// it for dW... and its own backward needs it): 2048 bytes; stage 0 keeps
-// its input x for two micro-batches in flight (p - 0 = 2).
+// it for dW... and its own backward needs it) and its result y, which the
+// step returns after the backward: 4096 bytes; stage 0 keeps its input x
+// for two micro-batches in flight (p - 0 = 2).
 
 // CHECK: step_time_s = 1.228800e-06
 
@@ -30,7 +31,7 @@
 // TRAIN:      "devices": [
 // TRAIN:          "activations": 4096,
 // TRAIN:        "micro_batches_in_flight": 2,
-// TRAIN:          "activations": 2048,
+// TRAIN:          "activations": 4096,
 // TRAIN:        "micro_batches_in_flight": 1,
 
 shard.grid @grid(shape = 2) {loom.axis_names = ["pp"], loom.pipeline_axis = 0 : i64}

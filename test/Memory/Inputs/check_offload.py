@@ -1,15 +1,17 @@
 """Checks an estimate with activations offloaded to the host against the
 same estimate keeping them on the device (JSON reports of --loom-estimate):
 each pipeline device's host memory holds its micro-batches in flight times
-its stages' kept bytes, the device keeps only the staging buffers, and each
+its stages' offloaded bytes, the device keeps only the staging buffers and
+what the step returns (held on the device until the step ends), and each
 stage's time grows by exactly its stalls."""
 import json
 import sys
 
 device, host = (json.load(open(p)) for p in sys.argv[1:3])
 for kept, moved in zip(device["stages"], host["stages"]):
-    assert moved["saved_activation_bytes"] == 0
-    assert moved["offloaded_activation_bytes"] == kept["saved_activation_bytes"], (kept, moved)
+    assert moved["saved_activation_bytes"] < kept["saved_activation_bytes"], (kept, moved)
+    assert (moved["offloaded_activation_bytes"] + moved["saved_activation_bytes"] ==
+            kept["saved_activation_bytes"]), (kept, moved)
     for phase in ("forward", "backward"):
         grown = moved[phase + "_s"] - kept[phase + "_s"]
         stall = moved["offload_%s_stall_s" % phase]
