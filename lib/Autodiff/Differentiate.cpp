@@ -164,8 +164,9 @@ private:
   // written.
   /// Whether the plan recomputes `op`'s results in the backward: it marks
   /// the op `loom.recompute`, or its static memory plan gives a result a
-  /// backward buffer with no host copy (`loom.offsets`). An annotation of
-  /// a recomputed value is recomputed with it.
+  /// backward buffer with no host copy (`loom.offsets`); never when the
+  /// step returns its results (resultsHeldByStep). An annotation of a
+  /// recomputed value is recomputed with it.
   bool recomputedByPlan(Operation *op) const;
   /// Writes the movement the chunk schedule issues before `op`'s backward
   /// step (`attr` kBackwardMovementAttr) or before its re-run
@@ -204,6 +205,8 @@ bool Differentiator::recomputedByPlan(Operation *op) const {
     Operation *def = s.getSrc().getDefiningOp();
     return def && recomputedByPlan(def);
   }
+  if (resultsHeldByStep(op))
+    return false;
   if (op->hasAttr(kRecomputeMark))
     return true;
   auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
@@ -896,6 +899,13 @@ LogicalResult Differentiator::run() {
              << (op.getNumResults() == 1 ? "" : " (it has several results)");
     activeOps.push_back(&op);
   }
+  // Placement moves weights for a re-run only where the backward makes it;
+  // checked before anything is written.
+  for (Operation *op : forwardOrder)
+    if (op->hasAttr(kRerunMovementAttr) && !recomputedByPlan(op))
+      return op->emitOpError("loom-autodiff: the chunk schedule moves weights for this op's "
+                             "re-run (")
+             << kRerunMovementAttr << "), but the plan does not recompute it";
 
   // The signature: a cotangent per float result after the inputs.
   MLIRContext *ctx = func.getContext();
@@ -950,12 +960,6 @@ LogicalResult Differentiator::run() {
     if (failed(readPlannedCopies(written)))
       return failure();
   }
-  // Placement re-runs an op only where the backward does.
-  for (Operation *op : forwardOrder)
-    if (op->hasAttr(kRerunMovementAttr))
-      return op->emitOpError("loom-autodiff: the chunk schedule moves weights for this op's "
-                             "re-run (")
-             << kRerunMovementAttr << "), but the plan does not recompute it";
   // A re-run no backward step read (its results' rules read no result).
   for (Operation *clone : llvm::reverse(reruns))
     if (clone->use_empty())

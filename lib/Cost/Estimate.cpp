@@ -877,8 +877,9 @@ LogicalResult Estimator::assemble() {
     regions = selectRecomputation(func, recomputeMode, facts);
     result.recomputeSegments = rankRecomputeSegments(func, facts, regions);
   }
+  // What the step returns it holds, so the backward never re-runs it.
   for (OpInfo &info : ops)
-    info.recompute = regions.recomputes(info.op);
+    info.recompute = regions.recomputes(info.op) && !resultsHeldByStep(info.op);
   // The stage computing a value (-1: a function input).
   auto stageOfValue = [&](Value v) -> int64_t {
     Operation *def = v.getDefiningOp();
@@ -1078,7 +1079,8 @@ LogicalResult Estimator::assemble() {
     SmallVector<Value> rerun;
     for (Value v : saved)
       if (Operation *def = v.getDefiningOp();
-          def && regions.recomputes(def) && stageOfValue(v) == s) {
+          def && opIndex.count(def) && ops[opIndex.lookup(def)].recompute &&
+          stageOfValue(v) == s) {
         rerun.push_back(v);
         regionBytes[regions.regionOf.lookup(def)] += bytesOf(v);
       }

@@ -20,6 +20,7 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 
 using namespace mlir;
@@ -226,7 +227,7 @@ mlir::loom::rankRecomputeSegments(func::FuncOp func, const RecomputeFacts &facts
       segment.ops.push_back(op);
       if (auto cost = dyn_cast<CostOpInterface>(op))
         segment.flops += cost.getTotalFlops();
-      if (!base.recomputes(op))
+      if (!base.recomputes(op) && !resultsHeldByStep(op))
         for (Value r : op->getResults())
           if (saved.contains(r))
             segment.freedBytes += typeBytes(r);
@@ -281,4 +282,16 @@ mlir::loom::recomputePoints(Block &body, function_ref<bool(Operation *)> recompu
     points[&op] = point;
   }
   return points;
+}
+
+bool mlir::loom::resultsHeldByStep(Operation *op) {
+  std::function<bool(Value)> returned = [&](Value v) {
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      if (isa<func::ReturnOp>(user))
+        return true;
+      auto s = dyn_cast<shard::ShardOp>(user);
+      return s && returned(s.getResult());
+    });
+  };
+  return op->getNumResults() > 0 && llvm::all_of(op->getResults(), returned);
 }

@@ -57,12 +57,15 @@ using namespace mlir::loom::placement;
 /// Whether the backward re-runs `op`, as autodiff reads the plan once it
 /// is written: ops marked loom.recompute, and the estimator's recomputed
 /// ops with a result it does not keep (full recomputation keeps its cut
-/// points); an annotation of a re-run value is re-run with it.
+/// points), but never one whose results the step returns (it holds them);
+/// an annotation of a re-run value is re-run with it.
 static bool rerunByBackward(Operation *op, const Estimate &e) {
   if (auto s = dyn_cast<shard::ShardOp>(op)) {
     Operation *def = s.getSrc().getDefiningOp();
     return def && rerunByBackward(def, e);
   }
+  if (resultsHeldByStep(op))
+    return false;
   if (op->hasAttr(kRecomputeMark))
     return true;
   auto facts = e.opFacts.find(op);
@@ -224,7 +227,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // weights (full recomputation: the estimator charges its cut points
     // too, slightly pessimistic); chargeRecomputation places that.
     s.hasBackward = o.training && facts.hasBackward;
-    s.recomputed = o.training && facts.recomputed;
+    // A mark re-runs an op whatever the estimator's policy (one without a
+    // backward included: autodiff re-runs it where a backward reads it).
+    s.recomputed = o.training && (facts.recomputed || (op->hasAttr(kRecomputeMark) &&
+                                                       !resultsHeldByStep(op)));
     if (s.recomputed)
       s.rerunSeconds = facts.forwardSeconds;
     s.resultBytes.assign(facts.resultBytes.begin(), facts.resultBytes.end());

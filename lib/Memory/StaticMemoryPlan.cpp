@@ -262,8 +262,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   // their last reader's backward; recomputed (`step` re-run by the
   // backward), again from their op's re-run (in a pipelined program, the
   // backward step it precedes, or their last reader's if later) through
-  // their own op's backward when some backward reads them, else only for
-  // the re-run.
+  // their own op's backward when some backward reads them, else through
+  // the last re-run that reads them.
   DenseSet<Value> savedForBackward;
   for (const OpStep &s : steps) {
     SmallVector<Value> saved;
@@ -344,8 +344,18 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
           rerun = backward(std::max(
               lastUse, localIndex.lookup(stageOf.lookup(group) == stage ? group : op)));
         }
+        // Unless a backward reads it, until the last re-run that does.
+        int64_t until = rerun + 1;
+        if (sequential)
+          forEachReader(v, [&](Operation *user) {
+            Operation *u = user;
+            while (u && !localIndex.count(u))
+              u = u->getParentOp();
+            if (u && layout.rerunAt[localIndex.lookup(u)] >= 0)
+              until = std::max(until, F + layout.rerunAt[localIndex.lookup(u)] + 1);
+          });
         add(Tier::Device, owner(Owner::Backward), "recomputed activation", bytes,
-            rerun, savedForBackward.contains(v) ? backward(def) + 1 : rerun + 1);
+            rerun, savedForBackward.contains(v) ? backward(def) + 1 : until);
       }
     }
   };

@@ -134,6 +134,24 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// The step returns %t and so holds it until it ends: the backward reads it
+// as it is, whatever its mark, and placement plans no re-run for it
+// (resultsHeldByStep).
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[T:.+]] = loom.unary tanh %{{.+}} {loom.recompute}
+// CHECK-NOT: loom.unary tanh
+// CHECK: loom.binary mul %[[T]], %[[T]]
+// CHECK-NOT: loom.unary tanh
+// CHECK: return %[[T]],
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %a = loom.binary mul %x, %w : tensor<4xf32>, tensor<4xf32>
+  %t = loom.unary tanh %a {loom.recompute} : tensor<4xf32>
+  return %t : tensor<4xf32>
+}
+
+// -----
+
 // Movement for a re-run the backward does not make is an error: the chunk
 // schedule and the backward would disagree on what is live.
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {

@@ -108,6 +108,13 @@ rankRecomputeSegments(func::FuncOp func, const RecomputeFacts &facts,
 RecomputeRegions selectRecomputation(func::FuncOp func, RecomputeMode mode,
                                      const RecomputeFacts &facts);
 
+/// Whether the step hands back every result of `op` (a `func.return`
+/// reads each, directly or through sharding annotations). The step holds
+/// such results until it ends, so the backward reads them as they are and
+/// never re-runs `op`, whatever marks it carries; recomputing it frees
+/// nothing.
+bool resultsHeldByStep(Operation *op);
+
 /// Where the backward re-runs each op of `body` that `recomputed` says it
 /// recomputes: at the backward turn of the last op after it in program
 /// order that reads one of its results (an op nested in a region counts as

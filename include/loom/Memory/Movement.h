@@ -8,7 +8,8 @@
 // terms: every read of a streamed weight comes from a live fetch, and the
 // fetched chunks never exceed the budget. In training, the movement the
 // schedule issues during the backward waits on the forward ops whose
-// backward it precedes (kBackwardMovementAttr) until --loom-autodiff writes
+// backward it precedes (kBackwardMovementAttr), or whose re-run for the
+// backward it precedes (kRerunMovementAttr), until --loom-autodiff writes
 // the backward and turns it into ops. docs/memory-placement.md.
 //
 //===----------------------------------------------------------------------===//
