@@ -209,15 +209,7 @@ bool Differentiator::recomputedByPlan(Operation *op) const {
     return false;
   if (op->hasAttr(kRecomputeMark))
     return true;
-  auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
-  auto backward = offsets ? offsets.getAs<DenseI64ArrayAttr>("backward") : nullptr;
-  auto host = offsets ? offsets.getAs<DenseI64ArrayAttr>("host") : nullptr;
-  if (!backward)
-    return false;
-  for (auto [i, at] : llvm::enumerate(backward.asArrayRef()))
-    if (at >= 0 && !(host && static_cast<int64_t>(i) < host.size() && host[i] >= 0))
-      return true;
-  return false;
+  return recomputedByOffsets(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr));
 }
 
 FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
@@ -841,18 +833,14 @@ LogicalResult Differentiator::run() {
   // Offloaded activations come back for the backward through copies that
   // are not written yet; reading the forward's buffers instead would read
   // bytes the static memory plan has given to others.
-  auto offloaded = [](DictionaryAttr offsets) {
-    auto host = offsets ? offsets.getAs<DenseI64ArrayAttr>("host") : nullptr;
-    return host && llvm::any_of(host.asArrayRef(), [](int64_t at) { return at >= 0; });
-  };
   for (unsigned a = 0; a < func.getNumArguments(); ++a)
-    if (offloaded(func.getArgAttrOfType<DictionaryAttr>(a, kOffsetsAttr)))
+    if (offloadedByPlan(func.getArgAttrOfType<DictionaryAttr>(a, kOffsetsAttr)))
       return emitError(func.getLoc(), "loom-autodiff: '")
              << func.getSymName() << "' offloads argument #" << a
              << " to host memory for the backward; the copies back are not written yet";
   WalkResult offloads = func.walk([&](Operation *op) {
     return op->hasAttr(kOffloadMark) ||
-                   offloaded(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr))
+                   offloadedByPlan(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr))
                ? WalkResult::interrupt()
                : WalkResult::advance();
   });

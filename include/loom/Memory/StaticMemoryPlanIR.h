@@ -61,15 +61,40 @@ inline std::string zeroGatherSlot(size_t k) {
   return "zero3_gather_" + std::to_string(k);
 }
 
-/// The device offset the forward writes result `index` at, from an
-/// `loom.offsets` dictionary (an op's, or an argument's); none when there is
-/// no dictionary, no forward entry or a negative one.
+/// Where result `index` lies in buffer `kind` ("forward", "backward" or
+/// "host") of an `loom.offsets` dictionary (an op's, or an argument's);
+/// none when there is no dictionary, no such entry or a negative one.
+inline std::optional<int64_t> resultOffset(DictionaryAttr offsets,
+                                           llvm::StringRef kind,
+                                           unsigned index) {
+  auto at = offsets ? offsets.getAs<DenseI64ArrayAttr>(kind) : nullptr;
+  if (!at || index >= at.size() || at[index] < 0)
+    return std::nullopt;
+  return at[index];
+}
+
+/// The device offset the forward writes result `index` at.
 inline std::optional<int64_t> forwardOffset(DictionaryAttr offsets,
                                             unsigned index) {
-  auto forward = offsets ? offsets.getAs<DenseI64ArrayAttr>("forward") : nullptr;
-  if (!forward || index >= forward.size() || forward[index] < 0)
-    return std::nullopt;
-  return forward[index];
+  return resultOffset(offsets, "forward", index);
+}
+
+/// Whether the plan offloads a result: it has a host copy.
+inline bool offloadedByPlan(DictionaryAttr offsets) {
+  auto host = offsets ? offsets.getAs<DenseI64ArrayAttr>("host") : nullptr;
+  return host && llvm::any_of(host.asArrayRef(), [](int64_t at) { return at >= 0; });
+}
+
+/// Whether the plan recomputes a result: it has a backward buffer and no
+/// host copy to fetch back into it.
+inline bool recomputedByOffsets(DictionaryAttr offsets) {
+  auto backward = offsets ? offsets.getAs<DenseI64ArrayAttr>("backward") : nullptr;
+  if (!backward)
+    return false;
+  for (unsigned i = 0; i < backward.size(); ++i)
+    if (backward[i] >= 0 && !resultOffset(offsets, "host", i))
+      return true;
+  return false;
 }
 
 } // namespace mlir::loom
