@@ -11,11 +11,11 @@
 // mean and reciprocal deviation, a softmax's output is its result): the
 // forward stays as it was. Which activations are kept or recomputed, and
 // when streamed weights move, is memory placement's decision, read from the
-// IR: a value the plan recomputes is re-run, when the backward reads it, at
-// the turn placement charged for it (recomputePoints: its last reader's, so
-// the chunk schedule has the op's streamed weights there), and each backward
-// step reads streamed weights through the fetches the chunk schedule issues
-// before it.
+// IR: an op the plan recomputes is re-run at the backward turn placement
+// charged it to (recomputePoints: its last reader's, so the chunk schedule
+// has its streamed weights there; a re-run nothing reads is dropped), and
+// each backward step reads streamed weights through the fetches the chunk
+// schedule issues before it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -260,8 +260,6 @@ LogicalResult Differentiator::rerun(Operation *op) {
 }
 
 LogicalResult Differentiator::readPlannedCopies(ArrayRef<Operation *> written) {
-  if (written.empty())
-    return success();
   for (Operation *op : written)
     for (OpOperand &operand : op->getOpOperands()) {
       b.setLoc(op->getLoc());

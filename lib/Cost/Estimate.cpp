@@ -952,17 +952,17 @@ LogicalResult Estimator::assemble() {
                               (fullRecompute || info.recompute ? forward[k].seconds : 0);
     }
     for (Value v : kept) {
-      // Partial offload: only the results of the chosen ops go.
-      if (returned.contains(v) || !offloadFrom.empty()) {
-        Operation *def = v.getDefiningOp();
-        if (!def || !offloadFrom.contains(def) || returned.contains(v)) {
-          keptOnDevice += bytesOf(v);
-          continue;
-        }
+      // What the step returns stays; partial offload moves only the
+      // results of the chosen ops.
+      Operation *def = v.getDefiningOp();
+      if (returned.contains(v) ||
+          (!offloadFrom.empty() && !(def && offloadFrom.contains(def)))) {
+        keptOnDevice += bytesOf(v);
+        continue;
       }
       result.offloadedActivations.insert(v);
       size_t producer = 0;
-      if (Operation *def = v.getDefiningOp(); def && stepOf.count(def))
+      if (def && stepOf.count(def))
         producer = stepOf.lookup(def);
       size_t consumer = producer;
       forEachReader(v, [&](Operation *user) {

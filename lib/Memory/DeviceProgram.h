@@ -73,7 +73,6 @@ struct IterationLayout {
   /// Per step, its positions (-1: none).
   std::vector<int64_t> forwardAt, rerunAt, backwardAt;
 };
-IterationLayout layoutIteration(ArrayRef<OpStep> steps, bool training);
 
 /// A weight as one device holds it under the plan and a ZeRO stage.
 struct HeldWeight {
@@ -101,6 +100,7 @@ struct HeldWeight {
 struct DeviceProgram {
   int64_t device = 0;
   SmallVector<OpStep> steps;
+  IterationLayout layout; // of `steps`, once their re-runs are placed
   llvm::MapVector<Operation *, HeldWeight> weights; // first-use order
   double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
   double otherBytes = 0;    // activations, temporaries, comm buffers

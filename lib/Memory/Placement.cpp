@@ -118,8 +118,7 @@ static void chargeRecomputation(Block &body, DeviceProgram &dev,
   }
 }
 
-IterationLayout mlir::loom::placement::layoutIteration(ArrayRef<OpStep> steps,
-                                                       bool training) {
+static IterationLayout layoutIteration(ArrayRef<OpStep> steps, bool training) {
   IterationLayout layout;
   const size_t n = steps.size();
   layout.forwardAt.assign(n, -1);
@@ -281,6 +280,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     for (DeviceProgram &dev : devices)
       chargeRecomputation(func.getBody().front(), dev, points);
   }
+  for (DeviceProgram &dev : devices)
+    dev.layout = layoutIteration(dev.steps, o.training);
 
   MemoryPlacement p;
   p.clusterName = e.clusterName;
@@ -383,12 +384,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          llvm::function_ref<double(size_t)> uploadOf,
                          Tier params = Tier::Device) {
     int64_t n = static_cast<int64_t>(dev.steps.size());
-    const IterationLayout layout = layoutIteration(dev.steps, o.training);
     auto forwardIndex = [&](int64_t i) {
-      return framed ? 1 + i : layout.forwardAt[i];
+      return framed ? 1 + i : dev.layout.forwardAt[i];
     };
     auto backwardIndex = [&](int64_t i) {
-      return framed ? 2 + n + (n - 1 - i) : layout.backwardAt[i];
+      return framed ? 2 + n + (n - 1 - i) : dev.layout.backwardAt[i];
     };
     DenseMap<Operation *, int64_t> firstReader;
     for (auto [i, s] : llvm::enumerate(dev.steps))
@@ -693,8 +693,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         reads.push_back(chunkOf[dev0.weights.find(w) - dev0.weights.begin()]);
       return reads;
     };
-    const IterationLayout layout = layoutIteration(dev0.steps, o.training);
-    for (auto [kind, k] : layout.positions) {
+    for (auto [kind, k] : dev0.layout.positions) {
       const OpStep &s = dev0.steps[k];
       std::string name = s.op->getName().getStringRef().str();
       switch (kind) {
@@ -874,7 +873,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       p.chunkOf = s.chunkOf;
       for (const OpStep &step : dev0.steps)
         p.forwardOps.push_back(step.op);
-      for (auto [kind, k] : layoutIteration(dev0.steps, o.training).positions)
+      for (auto [kind, k] : dev0.layout.positions)
         if (kind != IterationLayout::Kind::Forward)
           p.backwardSteps.push_back(
               {dev0.steps[k].op, kind == IterationLayout::Kind::Rerun});

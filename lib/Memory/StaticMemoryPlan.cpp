@@ -79,7 +79,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   const int64_t n = static_cast<int64_t>(steps.size());
   // A sequential program's iteration as the chunk schedule steps through
   // it, re-runs of recomputed ops included.
-  const IterationLayout layout = layoutIteration(steps, training);
+  const IterationLayout &layout = dev.layout;
   const int64_t perIteration = static_cast<int64_t>(layout.positions.size());
   const int64_t iterations = c.params == Tier::Device ? 1 : p.plan.iterations;
 
@@ -283,6 +283,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // device that contains them; those of another stage receive a copy.
     int64_t stage = op ? stageOf.lookup(op) : -1;
     int64_t lastUse = std::max<int64_t>(def, 0), firstUser = INT64_MAX;
+    int64_t lastRerunRead = -1; // sequential: the last re-run reading it
     bool returned = false;
     forEachReader(v, [&](Operation *user) {
       // A result of the step is handed back when the step ends: after the
@@ -300,6 +301,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         return;
       lastUse = std::max(lastUse, localIndex.lookup(u));
       firstUser = std::min(firstUser, localIndex.lookup(u));
+      if (sequential)
+        lastRerunRead = std::max(lastRerunRead, layout.rerunAt[localIndex.lookup(u)]);
     });
     if (stage < 0)
       return; // an input no step here reads
@@ -345,15 +348,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
               lastUse, localIndex.lookup(stageOf.lookup(group) == stage ? group : op)));
         }
         // Unless a backward reads it, until the last re-run that does.
-        int64_t until = rerun + 1;
-        if (sequential)
-          forEachReader(v, [&](Operation *user) {
-            Operation *u = user;
-            while (u && !localIndex.count(u))
-              u = u->getParentOp();
-            if (u && layout.rerunAt[localIndex.lookup(u)] >= 0)
-              until = std::max(until, F + layout.rerunAt[localIndex.lookup(u)] + 1);
-          });
+        const int64_t until =
+            std::max(rerun, lastRerunRead >= 0 ? F + lastRerunRead : -1) + 1;
         add(Tier::Device, owner(Owner::Backward), "recomputed activation", bytes,
             rerun, savedForBackward.contains(v) ? backward(def) + 1 : until);
       }

@@ -35,9 +35,11 @@ inline constexpr llvm::StringLiteral kCotangentOfAttr = "loom.cotangent_of";
 /// parameter to a result has no gradient rule; `func` is then unchanged.
 /// On a placed module it carries out memory placement's decisions: the
 /// backward's fetches and releases of streamed weights, and recomputation.
-/// A plan it cannot carry out (a weight read where the schedule has no copy
-/// of it, a malformed loom.backward_movement) fails naming the op, with the
-/// backward partly written.
+/// A plan it refuses up front (offloaded activations, movement for a re-run
+/// it does not make) also leaves `func` unchanged; one it finds it cannot
+/// carry out while writing the backward (a weight read where the schedule
+/// has no copy of it, a malformed loom.backward_movement) fails naming the
+/// op, with the backward partly written.
 LogicalResult differentiate(func::FuncOp func);
 
 } // namespace mlir::loom
