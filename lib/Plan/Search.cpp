@@ -499,6 +499,8 @@ private:
     /// Per op: whether its result alone carries the program onward, inside
     /// its unit (the estimator's checkpoints under full recomputation).
     std::vector<bool> innerCut;
+    /// Per op: whether a result of it is read in a later unit.
+    std::vector<bool> crosses;
     /// Per unit: the first unit that costs what it does under every
     /// solution (the same nodes, uses, cut points, recomputed regions and
     /// weights, in the same order; itself when none before). Copies of a
@@ -1472,12 +1474,25 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     u.backward += c.backward;
     if (ro.hasBackward)
       u.recomputable += c.forward;
+    // What the step returns this copy holds until its backward ends: kept
+    // under every policy, and under full recomputation a checkpoint of its
+    // own unless it is one already (a cut point, or crossing the unit's end).
+    double held = 0;
+    for (unsigned r = 0; r < o.op->getNumResults(); ++r)
+      if (const ValueModel &vm = model->valueOf(o.op->getResult(r)); vm.held)
+        held += model->localBytes(vm, model->resultLayout(ro, ro.strategies[choice[node]], r),
+                                  grid);
+    if (!program.innerCut[i] && !program.crosses[i])
+      u.cutBytes += held;
     for (unsigned k = 0; k < 2; ++k) {
-      u.kept[k] += c.keptBytes[k];
-      u.recomputed[k] += c.recomputeSeconds[k];
+      u.kept[k] += c.keptBytes[k] + held;
+      // The copy's own region (one that is returned is never re-run): its
+      // forward runs again in the backward, re-creating what it saves.
       if (o.region[k] >= 0) {
+        if (o.hasBackward)
+          u.recomputed[k] += c.forward;
         auto &[bytes, unit] = regionBytes[k][o.region[k]];
-        bytes += c.rerunBytes[k];
+        bytes += c.savedBytes;
         unit = std::max(unit, unitOfOp[i]);
       }
     }
@@ -1649,6 +1664,7 @@ void Planner::indexProgram() {
       v = def->getOperand(0);
     }
   };
+  program.crosses.assign(model->ops.size(), false);
   for (auto [i, o] : llvm::enumerate(model->ops)) {
     program.nodeOfOp[i] = repNode(o.op);
     for (unsigned k = 0; k < o.op->getNumOperands(); ++k) {
@@ -1672,6 +1688,8 @@ void Planner::indexProgram() {
       for (Operation *user : res.getUsers())
         if (auto it = model->opIndex.find(user); it != model->opIndex.end())
           last = std::max(last, unitOfOp[it->second]);
+      if (last != unitOfOp[i])
+        program.crosses[i] = true;
       if (last != unitOfOp[i])
         program.crossings.push_back({static_cast<unsigned>(i), r, last,
                                      model->valueIndex.lookup(res)});
@@ -1788,6 +1806,7 @@ void Planner::findUnitTwins() {
       const OpModel &o = model->ops[i];
       sig.push_back(program.nodeOfOp[i]);
       sig.push_back(program.innerCut[i]);
+      sig.push_back(resultsHeldByStep(o.op));
       for (unsigned k = 0; k < 2; ++k) {
         int local = -1;
         if (o.region[k] >= 0) {

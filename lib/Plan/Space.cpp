@@ -238,8 +238,16 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
     opIndex[op] = ops.size();
     ops.push_back(std::move(om));
   });
-  if (training)
+  if (training) {
+    // What the step returns stays on the device until its backward ends.
+    // (A returned input is the caller's, and not counted.)
+    for (Value v : func.getBody().front().getTerminator()->getOperands())
+      if (Value r = lookThroughShards(v); r.getDefiningOp()) {
+        ValueModel &vm = values[valueIndex.lookup(r)];
+        vm.held = vm.activation;
+      }
     modelRecomputation();
+  }
 }
 
 void ProgramModel::modelRecomputation() {
@@ -256,7 +264,8 @@ void ProgramModel::modelRecomputation() {
     for (ValueModel &vm : values)
       vm.kept[k] = vm.activation && regions.keeps(vm.value, vm.saved);
     for (OpModel &o : ops)
-      if (auto it = regions.regionOf.find(o.op); it != regions.regionOf.end())
+      if (auto it = regions.regionOf.find(o.op);
+          it != regions.regionOf.end() && !resultsHeldByStep(o.op))
         o.region[k] = static_cast<int>(it->second);
   }
 }
@@ -433,12 +442,11 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
     const ValueModel &vm = valueOf(op->getResult(r));
     double b = localBytes(vm, resultLayout(o, s, r), grid);
     local[op->getResult(r)] = b;
-    for (unsigned k = 0; k < 2; ++k) {
-      if (vm.kept[k])
+    for (unsigned k = 0; k < 2; ++k)
+      if (vm.kept[k] && !vm.held)
         c.keptBytes[k] += b;
-      if (vm.saved && o.region[k] >= 0)
-        c.rerunBytes[k] += b;
-    }
+    if (vm.saved)
+      c.savedBytes += b;
   }
   for (auto &[v, b] : local)
     c.footprint += b;
@@ -459,9 +467,6 @@ StrategyCost ProgramModel::strategyCost(const OpModel &o, const Strategy &s,
     double flops = scale * (o.contractionFlops * o.contractionGrads +
                             (o.totalFlops - o.contractionFlops) * 2);
     c.backward = roofline(o.cls, flops / split, 2 * bytes, o.precision);
-    for (unsigned k = 0; k < 2; ++k)
-      if (o.region[k] >= 0)
-        c.recomputeSeconds[k] = c.forward;
   }
   return c;
 }

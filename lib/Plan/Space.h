@@ -56,6 +56,9 @@ struct ValueModel {
   bool parameterDerived = false;
   bool saved = false;      // some op keeps it for backward
   bool soleReader = false; // exactly one operand reads it
+  /// A training step's result: held until its backward ends, as the
+  /// estimator counts it (kept, never re-run, a full-recompute checkpoint).
+  bool held = false;
   /// Kept for backward under recompute=none / selective (regionModel):
   /// what recomputed regions produce is not, their inputs are.
   bool kept[2] = {false, false};
@@ -91,12 +94,13 @@ inline unsigned regionModel(RecomputeMode mode) {
 struct StrategyCost {
   double forward = 0, backward = 0; // compute + the op's own collectives
   double forwardComm = 0;
-  /// Results kept for backward under recompute=none / selective.
+  /// Results kept for backward under recompute=none / selective, less
+  /// those the step returns (ValueModel::held; the search adds them per
+  /// copy, as a folded block's copies need not all return alike).
   double keptBytes[2] = {0, 0};
-  /// Forward seconds re-run in the backward under none / selective, and the
-  /// saved results it re-creates (what its region holds at once).
-  double recomputeSeconds[2] = {0, 0};
-  double rerunBytes[2] = {0, 0};
+  /// Results some backward keeps: what a re-run of the op re-creates when
+  /// its copy is in a recomputed region (OpModel::region).
+  double savedBytes = 0;
   double footprint = 0;             // local operand + result bytes
   double commBytes = 0;             // its own collective's buffer (a split reduction's)
 };
