@@ -257,9 +257,11 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   }
 
   // Activations (op results and the inputs): from their op to their last
-  // forward read, and, kept, until the backward of their first reader;
-  // offloaded, copied down after their op and fetched back a step before
-  // their last reader's backward; recomputed (`step` re-run by the
+  // forward read, and, kept, until the backward of their first reader (of
+  // their own op, where that backward reads its result); offloaded, copied
+  // down after their op and fetched back a step before the first backward
+  // step that reads them (their last reader's backward, or a re-run of a
+  // reader before it); recomputed (`step` re-run by the
   // backward), again from their op's re-run (in a pipelined program, the
   // backward step it precedes, or their last reader's if later) through
   // their own op's backward when some backward reads them, else through
@@ -283,7 +285,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // device that contains them; those of another stage receive a copy.
     int64_t stage = op ? stageOf.lookup(op) : -1;
     int64_t lastUse = std::max<int64_t>(def, 0), firstUser = INT64_MAX;
-    int64_t lastRerunRead = -1; // sequential: the last re-run reading it
+    // Sequential: the first and the last re-run reading it.
+    int64_t firstRerunRead = INT64_MAX, lastRerunRead = -1;
     bool returned = false;
     forEachReader(v, [&](Operation *user) {
       // A result of the step is handed back when the step ends: after the
@@ -301,8 +304,10 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         return;
       lastUse = std::max(lastUse, localIndex.lookup(u));
       firstUser = std::min(firstUser, localIndex.lookup(u));
-      if (sequential)
-        lastRerunRead = std::max(lastRerunRead, layout.rerunAt[localIndex.lookup(u)]);
+      if (int64_t rerun = sequential ? layout.rerunAt[localIndex.lookup(u)] : -1; rerun >= 0) {
+        firstRerunRead = std::min(firstRerunRead, rerun);
+        lastRerunRead = std::max(lastRerunRead, rerun);
+      }
     });
     if (stage < 0)
       return; // an input no step here reads
@@ -313,6 +318,16 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     const bool kept =
         training && firstUser < size && programs.keptActivations.contains(v);
     const bool recomputed = training && !kept && step && step->rerunAt >= 0;
+    // The last backward step reading it: its first reader's, or its own
+    // op's where that backward keeps its result (a softmax's, an exp's).
+    int64_t lastBackwardRead = firstUser;
+    if (step && step->hasBackward)
+      if (auto cost = dyn_cast<CostOpInterface>(op)) {
+        SmallVector<Value> saved;
+        cost.getSavedForBackward(saved);
+        if (llvm::any_of(saved, [&](Value s) { return lookThroughShards(s) == v; }))
+          lastBackwardRead = def;
+      }
     for (auto [key, at] : taskAt) {
       auto [F, B] = at;
       if (key.first != stage || F < 0 || (training && B < 0))
@@ -328,14 +343,20 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         end = training ? (sequential ? F + perIteration : B + size) : forward(size - 1) + 1;
       if (kept && programs.offloadedActivations.contains(v)) {
         end = std::max(end, forward(def) + 2);
-        const int64_t back = std::max(end, backward(lastUse) - 1);
+        int64_t firstRead = backward(lastUse);
+        if (firstRerunRead != INT64_MAX)
+          firstRead = std::min(firstRead, F + firstRerunRead);
+        const int64_t back = std::max(end, firstRead - 1);
         add(Tier::Host, owner(Owner::HostCopy), "offloaded activation", bytes,
             forward(def) + 1, back + 1);
         add(Tier::Device, owner(Owner::Backward),
             "offloaded activation (fetched back)", bytes, back,
-            backward(firstUser) + 1);
-      } else if (kept) {
-        end = std::max(end, backward(firstUser) + 1);
+            backward(lastBackwardRead) + 1);
+      } else if (kept || (training && !recomputed && lastBackwardRead < size &&
+                          savedForBackward.contains(v))) {
+        // (What a backward reads that is no activation, a weight's
+        // transpose, is kept as well.)
+        end = std::max(end, backward(lastBackwardRead) + 1);
       }
       add(Tier::Device, owner(Owner::Forward), "activation", bytes, forward(def), end);
       if (recomputed) {
