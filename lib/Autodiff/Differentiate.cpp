@@ -13,9 +13,11 @@
 // when streamed weights move, is memory placement's decision, read from the
 // IR: an op the plan recomputes is re-run at the backward turn placement
 // charged it to (recomputePoints: its last reader's, so the chunk schedule
-// has its streamed weights there; a re-run nothing reads is dropped), and
-// each backward step reads streamed weights through the fetches the chunk
-// schedule issues before it.
+// has its streamed weights there; a re-run nothing reads is dropped), each
+// backward step reads streamed weights through the fetches the chunk
+// schedule issues before it, and an activation the plan offloads is spilled
+// after the forward writes it and reloaded before the first backward step
+// or re-run that reads it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -179,9 +181,14 @@ private:
   /// at what the backward has of them: a re-run copy, or a streamed
   /// weight's live fetch.
   LogicalResult readPlannedCopies(ArrayRef<Operation *> written);
-  /// `v` as the backward has it now. `recomputing`: the re-run op that
-  /// reads `v`, if any.
+  /// `v` as the backward has it now, reloading it at the builder when the
+  /// plan spilled it. `recomputing`: the re-run op that reads `v`, if any.
   FailureOr<Value> backwardCopy(Value v, Operation *recomputing = nullptr);
+  /// Spills the activations the plan offloads to host memory (its host
+  /// places in `loom.offsets`, or every result of an op marked
+  /// `loom.offload` where there is no static plan) after the forward
+  /// writes them.
+  void spillOffloaded(ArrayRef<Operation *> forwardOrder);
 
   func::FuncOp func;
   ImplicitLocOpBuilder b;
@@ -193,6 +200,15 @@ private:
   DenseMap<Value, Value> recomputed;
   DenseMap<Operation *, SmallVector<Operation *>> rerunsAt;
   SmallVector<Operation *> reruns;
+  /// Each spilled activation's host copy, with its device place for the
+  /// backward (the plan's `backward` offset), and its reload once the
+  /// backward has read it.
+  struct Spill {
+    Value host;
+    std::optional<int64_t> backwardOffset;
+    Value reload;
+  };
+  DenseMap<Value, Spill> spills;
   /// Each streamed weight's live device copy, and the weights of each chunk.
   DenseMap<Value, Value> liveCopy;
   DenseMap<int64_t, SmallVector<WeightOp>> chunkWeights;
@@ -215,6 +231,15 @@ bool Differentiator::recomputedByPlan(Operation *op) const {
 FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
   if (Value copy = recomputed.lookup(v))
     return copy;
+  if (auto it = spills.find(v); it != spills.end()) {
+    Spill &spill = it->second;
+    if (!spill.reload) {
+      IntegerAttr offset =
+          spill.backwardOffset ? b.getI64IntegerAttr(*spill.backwardOffset) : IntegerAttr();
+      spill.reload = ReloadOp::create(b, v.getLoc(), v.getType(), spill.host, offset);
+    }
+    return spill.reload;
+  }
   Operation *def = v.getDefiningOp();
   if (!def || !forwardOps.contains(def))
     return v;
@@ -260,6 +285,11 @@ LogicalResult Differentiator::rerun(Operation *op) {
 }
 
 LogicalResult Differentiator::readPlannedCopies(ArrayRef<Operation *> written) {
+  if (written.empty())
+    return success();
+  // Reloads go before the step's first op.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(written.front());
   for (Operation *op : written)
     for (OpOperand &operand : op->getOpOperands()) {
       b.setLoc(op->getLoc());
@@ -316,6 +346,33 @@ LogicalResult Differentiator::writeMovement(Operation *op, StringRef attr) {
   }
   op->removeAttr(attr);
   return success();
+}
+
+void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
+  OpBuilder::InsertionGuard guard(b);
+  auto spill = [&](Value v, DictionaryAttr offsets, unsigned index) {
+    std::optional<int64_t> host = resultOffset(offsets, "host", index);
+    IntegerAttr at = host ? b.getI64IntegerAttr(*host) : IntegerAttr();
+    b.setLoc(v.getLoc());
+    spills[v] = {SpillOp::create(b, v.getType(), v, at).getResult(),
+                 resultOffset(offsets, "backward", index), Value()};
+  };
+  b.setInsertionPointToStart(&func.getBody().front());
+  for (BlockArgument arg : func.getArguments())
+    if (auto offsets = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(), kOffsetsAttr);
+        offloadedByPlan(offsets))
+      spill(arg, offsets, 0);
+  for (Operation *op : forwardOrder) {
+    auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
+    bool planned = offloadedByPlan(offsets);
+    if (!planned && !(op->hasAttr(kOffloadMark) && !offsets))
+      continue;
+    b.setInsertionPointAfter(op);
+    for (OpResult r : op->getResults())
+      if (!planned ? isFloatTensor(r.getType())
+                   : resultOffset(offsets, "host", r.getResultNumber()).has_value())
+        spill(r, offsets, r.getResultNumber());
+  }
 }
 
 void Differentiator::findActive() {
@@ -828,25 +885,6 @@ LogicalResult Differentiator::run() {
            << func.getSymName()
            << "' is split into several pipeline stages (loom.stage); the backward of a pipelined "
               "plan is not written yet";
-  // Offloaded activations come back for the backward through copies that
-  // are not written yet; reading the forward's buffers instead would read
-  // bytes the static memory plan has given to others.
-  for (unsigned a = 0; a < func.getNumArguments(); ++a)
-    if (offloadedByPlan(func.getArgAttrOfType<DictionaryAttr>(a, kOffsetsAttr)))
-      return emitError(func.getLoc(), "loom-autodiff: '")
-             << func.getSymName() << "' offloads argument #" << a
-             << " to host memory for the backward; the copies back are not written yet";
-  WalkResult offloads = func.walk([&](Operation *op) {
-    return op->hasAttr(kOffloadMark) ||
-                   offloadedByPlan(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr))
-               ? WalkResult::interrupt()
-               : WalkResult::advance();
-  });
-  if (offloads.wasInterrupted())
-    return emitError(func.getLoc(), "loom-autodiff: '")
-           << func.getSymName()
-           << "' offloads activations to host memory for the backward (loom.offload, or a "
-              "host offset in loom.offsets); the copies back are not written yet";
   findActive();
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -885,6 +923,15 @@ LogicalResult Differentiator::run() {
              << (op.getNumResults() == 1 ? "" : " (it has several results)");
     activeOps.push_back(&op);
   }
+  // Placement offloads only what the backward could read, and moves weights
+  // for a re-run only where the backward makes it; checked before anything
+  // is written.
+  for (Operation *op : forwardOrder)
+    if (offloadedByPlan(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr)) &&
+        (resultsHeldByStep(op) || recomputedByPlan(op)))
+      return op->emitOpError("loom-autodiff: the static memory plan offloads a result of this "
+                             "op to host memory, but the step ")
+             << (resultsHeldByStep(op) ? "returns it" : "recomputes it");
   // Placement moves weights for a re-run only where the backward makes it;
   // checked before anything is written.
   for (Operation *op : forwardOrder)
@@ -892,6 +939,8 @@ LogicalResult Differentiator::run() {
       return op->emitOpError("loom-autodiff: the chunk schedule moves weights for this op's "
                              "re-run (")
              << kRerunMovementAttr << "), but the plan does not recompute it";
+
+  spillOffloaded(forwardOrder);
 
   // The signature: a cotangent per float result after the inputs.
   MLIRContext *ctx = func.getContext();
@@ -946,10 +995,14 @@ LogicalResult Differentiator::run() {
     if (failed(readPlannedCopies(written)))
       return failure();
   }
-  // A re-run no backward step read (its results' rules read no result).
+  // A re-run no backward step read (its results' rules read no result),
+  // and a spill nothing reloads.
   for (Operation *clone : llvm::reverse(reruns))
     if (clone->use_empty())
       clone->erase();
+  for (auto &[value, spill] : spills)
+    if (!spill.reload)
+      spill.host.getDefiningOp()->erase();
   b.setInsertionPoint(ret);
 
   // Gradients of the trainable parameters, in program order.

@@ -18,6 +18,7 @@
 
 #include "loom/Target/CPUArtifact.h"
 
+#include "loom/Memory/StaticMemoryPlanIR.h"
 #include "loom/Passes/Lower.h"
 #include "loom/Target/RuntimeABI.h"
 
@@ -93,26 +94,33 @@ describeTensor(func::FuncOp func, StringRef what, unsigned index, Type type,
 }
 
 /// The inputs, weights and outputs of one partitioned entry function, in
-/// the order its C entry takes their buffers; the arena, when it has one,
-/// comes between the weights and the outputs.
+/// the order its C entry takes their buffers; the arenas, when it has them
+/// (the device's, then the host's), come between the weights and the
+/// outputs.
 static FailureOr<llvm::json::Object>
 describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
   llvm::json::Array inputs, weights, outputs;
-  std::optional<int64_t> arenaBytes;
+  std::optional<int64_t> arenaBytes, hostArenaBytes;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
-    // The static memory plan's device arena (loom-arena-buffers): the
-    // runtime allocates it once and passes it after the weights.
-    if (attrs && attrs.get("loom.arena")) {
+    // The static memory plan's arenas (loom-arena-buffers): the runtime
+    // allocates them once and passes them after the weights.
+    if (auto tier = attrs ? attrs.getAs<StringAttr>(kArenaArgAttr) : nullptr) {
       auto memref = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
+      bool device = tier.getValue() == "device", host = tier.getValue() == "host";
       if (!memref || memref.getRank() != 1 || !memref.hasStaticShape() ||
-          !memref.getElementType().isInteger(8) || i + 1 != func.getNumArguments())
+          !memref.getElementType().isInteger(8) || (!device && !host) ||
+          (device ? arenaBytes || hostArenaBytes : hostArenaBytes.has_value()))
         return func.emitOpError("argument #")
-               << i << " is marked loom.arena but is not the last argument "
-                       "or not a static memref of bytes";
-      arenaBytes = memref.getDimSize(0);
+               << i << " is marked " << kArenaArgAttr
+               << " but is not a static memref of bytes, names a tier other than "
+                  "\"device\" or \"host\", or follows an arena it should precede";
+      (device ? arenaBytes : hostArenaBytes) = memref.getDimSize(0);
       continue;
     }
+    if (arenaBytes || hostArenaBytes)
+      return func.emitOpError("argument #")
+             << i << " follows an arena; the arenas are the last arguments";
     auto weight = attrs ? attrs.getAs<DictionaryAttr>("loom.weight") : nullptr;
     if (!weight && !weights.empty())
       return func.emitOpError("input argument #")
@@ -153,6 +161,8 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
                                {"outputs", std::move(outputs)}};
   if (arenaBytes)
     described["arena_bytes"] = *arenaBytes;
+  if (hostArenaBytes)
+    described["host_arena_bytes"] = *hostArenaBytes;
   return described;
 }
 

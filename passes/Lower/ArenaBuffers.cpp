@@ -1,11 +1,14 @@
 //===- ArenaBuffers.cpp - the static memory plan's buffers in one arena ---===//
 //
-// Memory placement assigns every device buffer an offset in one arena; this
-// pass makes the compiled program allocate from it, so that running the
+// Memory placement assigns every device buffer an offset in one arena, and
+// every offloaded activation's host copy one in a host arena; this pass
+// makes the compiled program allocate from them, so that running the
 // program checks the plan: two buffers the plan wrongly lets share bytes
-// while both are live corrupt the outputs. The arena is an entry argument
-// the runtime allocates once (manifest `arena_bytes`), so no planned buffer
-// is allocated inside the step.
+// while both are live corrupt the outputs. The arenas are entry arguments
+// the runtime allocates once (manifest `arena_bytes`, `host_arena_bytes`),
+// so no planned buffer is allocated inside the step. A spill or reload
+// becomes the copy into its place (on a CPU both tiers are one memory, but
+// the bytes still move between the arenas).
 //
 // Each planned value is redirected into a view of the arena in value
 // semantics (materialize_in_destination into to_tensor of a memref.view);
@@ -36,6 +39,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
+#include <array>
+
 namespace mlir::loom {
 #define GEN_PASS_DEF_LOOMARENABUFFERS
 #include "passes/Lower/Passes.h.inc"
@@ -46,12 +51,17 @@ using namespace mlir::loom;
 
 namespace {
 
-/// One value the plan puts in the arena: an op result, an entry argument or
-/// a fetched weight's copy.
+/// The arenas of a static memory plan, in the entry's argument order.
+enum class Tier { Device, Host };
+StringRef tierName(Tier tier) { return tier == Tier::Device ? "device" : "host"; }
+
+/// One value the plan puts in an arena: an op result, an entry argument, a
+/// fetched weight's copy, or a spilled activation's host copy or reload.
 struct PlannedBuffer {
   Value value;
   Operation *owner; // names it in diagnostics
   std::string what;
+  Tier tier = Tier::Device;
   int64_t offset = 0, bytes = 0;
   /// Positions in the function body (-1: an entry argument, written on
   /// entry): where it is written, and the last op reading it directly or
@@ -75,7 +85,7 @@ std::optional<int64_t> staticTensorBytes(Type type) {
 /// The bytes of a planned buffer of `type` at `offset`; fails on `owner` if
 /// it leaves the arena or is misaligned for its elements.
 FailureOr<int64_t> plannedBytes(Operation *owner, StringRef what, Type type,
-                                int64_t offset, int64_t arenaBytes) {
+                                int64_t offset, Tier tier, int64_t arenaBytes) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return owner->emitOpError() << what << " is planned at offset " << offset
@@ -92,8 +102,8 @@ FailureOr<int64_t> plannedBytes(Operation *owner, StringRef what, Type type,
   if (offset < 0 || offset > arenaBytes || bytes > arenaBytes - offset)
     return owner->emitOpError()
            << what << " is planned at bytes [" << offset << ", "
-           << offset + bytes << ") but the device arena of the memory plan "
-           << "has " << arenaBytes << " bytes";
+           << offset + bytes << ") but the " << tierName(tier)
+           << " arena of the memory plan has " << arenaBytes << " bytes";
   if (offset % elementBytes != 0)
     return owner->emitOpError()
            << what << " is planned at offset " << offset
@@ -130,10 +140,22 @@ Value arenaTensor(OpBuilder &b, Location loc, Value arena, Type type,
 bool endsReads(Operation *op) { return isa<MatmulOp, ReduceOp>(op); }
 
 /// Whether `op`'s result may share its operands' bytes after bufferization:
-/// views (reshape, slice), a fetch without a place (its source), and any op
-/// of another dialect, which is not looked into.
+/// views (reshape, slice), movement without a place (its source), and any
+/// op of another dialect, which is not looked into.
 bool mayView(Operation *op) {
-  return isa<ReshapeOp, SliceOp, FetchOp>(op) || !isa<LoomDialect>(op->getDialect());
+  return isa<ReshapeOp, SliceOp, FetchOp, SpillOp, ReloadOp>(op) ||
+         !isa<LoomDialect>(op->getDialect());
+}
+
+/// The arena place a movement op carries, if it has one.
+std::optional<int64_t> movementOffset(Operation *op) {
+  if (auto fetch = dyn_cast<FetchOp>(op))
+    return fetch.getOffset();
+  if (auto spill = dyn_cast<SpillOp>(op))
+    return spill.getOffset();
+  if (auto reload = dyn_cast<ReloadOp>(op))
+    return reload.getOffset();
+  return std::nullopt;
 }
 
 /// The planned buffers of `func`, with the positions they are live over in
@@ -145,18 +167,24 @@ bool mayView(Operation *op) {
 /// planned buffers), the loom ops that read planned bytes and are neither
 /// planned, views nor endsReads get private buffers instead (they are
 /// appended there), and the closure stops at them. Fails on a buffer that
-/// does not fit the arena.
+/// does not fit its arena (`arenaBytes`, by Tier; host: -1 when the plan
+/// has none).
 FailureOr<std::vector<PlannedBuffer>>
-collectPlanned(func::FuncOp func, int64_t arenaBytes,
+collectPlanned(func::FuncOp func, std::array<int64_t, 2> arenaBytes,
                SmallVectorImpl<Operation *> *privateReaders = nullptr) {
   std::vector<PlannedBuffer> planned;
-  auto add = [&](Value value, Operation *owner, std::string what,
-                 int64_t offset, int64_t defined) -> LogicalResult {
-    FailureOr<int64_t> bytes =
-        plannedBytes(owner, what, value.getType(), offset, arenaBytes);
+  auto add = [&](Value value, Operation *owner, std::string what, int64_t offset,
+                 int64_t defined, Tier tier = Tier::Device) -> LogicalResult {
+    int64_t arena = arenaBytes[static_cast<int>(tier)];
+    if (arena <= 0)
+      return owner->emitOpError()
+             << what << " is planned at offset " << offset << " in the " << tierName(tier)
+             << " arena, but the module's " << kMemoryPlanAttr << " gives no "
+             << tierName(tier) << " arena size";
+    FailureOr<int64_t> bytes = plannedBytes(owner, what, value.getType(), offset, tier, arena);
     if (failed(bytes))
       return failure();
-    planned.push_back({value, owner, std::move(what), offset, *bytes, defined, defined});
+    planned.push_back({value, owner, std::move(what), tier, offset, *bytes, defined, defined});
     return success();
   };
   for (unsigned a = 0; a < func.getNumArguments(); ++a)
@@ -188,10 +216,13 @@ collectPlanned(func::FuncOp func, int64_t arenaBytes,
         return failure();
       continue;
     }
-    if (auto fetch = dyn_cast<FetchOp>(op)) {
-      if (std::optional<int64_t> offset = fetch.getOffset())
-        if (failed(add(fetch.getResult(), &op, "the fetched weight", *offset,
-                       position[&op])))
+    if (isa<FetchOp, SpillOp, ReloadOp>(op)) {
+      if (std::optional<int64_t> offset = movementOffset(&op))
+        if (failed(add(op.getResult(0), &op,
+                       isa<FetchOp>(op)   ? "the fetched weight"
+                       : isa<SpillOp>(op) ? "the spilled activation's host copy"
+                                          : "the reloaded activation",
+                       *offset, position[&op], isa<SpillOp>(op) ? Tier::Host : Tier::Device)))
           return failure();
       continue;
     }
@@ -266,10 +297,8 @@ bool hasPlacedBuffers(func::FuncOp func) {
     if (func.getArgAttr(a, kOffsetsAttr))
       return true;
   WalkResult found = func.walk([](Operation *op) {
-    auto fetch = dyn_cast<FetchOp>(op);
-    return op->hasAttr(kOffsetsAttr) || (fetch && fetch.getOffset())
-               ? WalkResult::interrupt()
-               : WalkResult::advance();
+    return op->hasAttr(kOffsetsAttr) || movementOffset(op) ? WalkResult::interrupt()
+                                                             : WalkResult::advance();
   });
   return found.wasInterrupted();
 }
@@ -290,12 +319,13 @@ struct ArenaBuffersPass
             << kMemoryPlanAttr << " gives no device arena size";
         return signalPassFailure();
       }
-      if (failed(convert(func, *bytes, !module.getOps<shard::GridOp>().empty())))
+      std::array<int64_t, 2> arenas = {*bytes, arenaBytes(module, "host").value_or(-1)};
+      if (failed(convert(func, arenas, !module.getOps<shard::GridOp>().empty())))
         return signalPassFailure();
     }
   }
 
-  LogicalResult convert(func::FuncOp func, int64_t bytes, bool partitioned) {
+  LogicalResult convert(func::FuncOp func, std::array<int64_t, 2> bytes, bool partitioned) {
     SmallVector<Operation *> privateReaders;
     bool trainingStep = func->hasAttr(kDifferentiatedAttr);
     FailureOr<std::vector<PlannedBuffer>> planned =
@@ -315,7 +345,8 @@ struct ArenaBuffersPass
       llvm::erase_if(live, [&](const PlannedBuffer *x) { return x->lastRead < w.defined; });
       const PlannedBuffer *clash = nullptr;
       for (const PlannedBuffer *x : live)
-        if (x->offset < w.offset + w.bytes && w.offset < x->offset + x->bytes)
+        if (x->tier == w.tier && x->offset < w.offset + w.bytes &&
+            w.offset < x->offset + x->bytes)
           clash = x;
       if (clash && !partitioned) {
         InFlightDiagnostic diag = w.owner->emitOpError()
@@ -344,34 +375,44 @@ struct ArenaBuffersPass
              "reads the arena bytes they were planned at later than the plan "
              "expects";
 
+    // The arenas follow the other arguments, the device's first; the host's
+    // only where something is spilled into it.
     MLIRContext *ctx = &getContext();
     Builder attrs(ctx);
-    unsigned index = func.getNumArguments();
-    auto arenaType = MemRefType::get({bytes}, IntegerType::get(ctx, 8));
-    if (failed(func.insertArgument(
-            index, arenaType,
-            attrs.getDictionaryAttr(
-                {attrs.getNamedAttr("loom.arena", attrs.getStringAttr("device"))}),
-            func.getLoc())))
-      return failure();
-    Value arena = func.getArgument(index);
+    Value arenas[2];
+    for (Tier tier : {Tier::Device, Tier::Host}) {
+      if (tier == Tier::Host && llvm::none_of(*planned, [](const PlannedBuffer &p) {
+            return p.tier == Tier::Host;
+          }))
+        continue;
+      unsigned index = func.getNumArguments();
+      auto arenaType =
+          MemRefType::get({bytes[static_cast<int>(tier)]}, IntegerType::get(ctx, 8));
+      if (failed(func.insertArgument(
+              index, arenaType,
+              attrs.getDictionaryAttr({attrs.getNamedAttr(
+                  kArenaArgAttr, attrs.getStringAttr(tierName(tier)))}),
+              func.getLoc())))
+        return failure();
+      arenas[static_cast<int>(tier)] = func.getArgument(index);
+    }
     Block &body = func.getBody().front();
     OpBuilder b(ctx);
     for (const PlannedBuffer &p : *planned) {
       Operation *op = p.value.getDefiningOp();
       Location loc = p.owner->getLoc();
-      auto fetch = dyn_cast_or_null<FetchOp>(op);
-      if (fetch && !p.inArena)
-        continue; // reads its weight where the runtime put it
-      if (fetch) {
-        // The weight's copy lands where the plan put it; its readers read
-        // the copy.
-        b.setInsertionPoint(fetch);
-        Value dest = arenaTensor(b, loc, arena, fetch.getType(), p.offset);
+      Value arena = arenas[static_cast<int>(p.tier)];
+      bool movement = isa_and_nonnull<FetchOp, SpillOp, ReloadOp>(op);
+      if (movement && !p.inArena)
+        continue; // its operand, where it is (the lowering's identity)
+      if (movement) {
+        // The copy lands where the plan put it; its readers read the copy.
+        b.setInsertionPoint(op);
+        Value dest = arenaTensor(b, loc, arena, p.value.getType(), p.offset);
         auto copy = bufferization::MaterializeInDestinationOp::create(
-            b, loc, fetch.getSource(), dest);
-        fetch.getResult().replaceAllUsesWith(copy.getResult());
-        fetch.erase();
+            b, loc, op->getOperand(0), dest);
+        op->getResult(0).replaceAllUsesWith(copy.getResult());
+        op->erase();
         continue;
       }
       // Inputs are written into their places on entry; an op's result is

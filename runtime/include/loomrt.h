@@ -279,6 +279,10 @@ LOOMRT_API int64_t loomrt_artifact_output_rank(const loomrt_artifact *a);
  * none, or before loomrt_artifact_load): one region the runtime maps at load
  * and the program places its planned buffers in. */
 LOOMRT_API int64_t loomrt_artifact_arena_bytes(const loomrt_artifact *a);
+/* Bytes of this rank's host arena (0 when the program has none): where the
+ * plan's offloaded activations wait for the backward, passed right after
+ * the device arena. */
+LOOMRT_API int64_t loomrt_artifact_host_arena_bytes(const loomrt_artifact *a);
 LOOMRT_API loomrt_status loomrt_artifact_info(const loomrt_artifact *a,
                                               int32_t kind, int64_t index,
                                               loomrt_tensor_info *info);

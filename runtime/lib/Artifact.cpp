@@ -40,8 +40,9 @@ struct TensorDesc {
 struct StageDesc {
   std::string entry;
   std::vector<TensorDesc> tensors[3];
-  /// The static memory plan's device arena (0: the program has none).
-  int64_t arenaBytes = 0;
+  /// The static memory plan's arenas: the device's, and the host's that
+  /// offloaded activations wait in (0: the program has none).
+  int64_t arenaBytes = 0, hostArenaBytes = 0;
 };
 
 const char *kindName(int kind) {
@@ -65,9 +66,10 @@ struct loomrt_artifact {
   void *handle = nullptr;
   void (*entryFn)(void **) = nullptr;
   std::vector<loomrt_tensor *> buffers[3];
-  /// This rank's arena, mapped once at load and passed after the weights.
-  void *arena = nullptr;
-  int64_t arenaBytes = 0;
+  /// This rank's arenas (device, host), mapped once at load and passed
+  /// after the weights.
+  void *arena[2] = {nullptr, nullptr};
+  int64_t arenaBytes[2] = {0, 0};
   std::vector<void *> pointers;
 };
 
@@ -263,14 +265,18 @@ loomrt_status parseManifest(loomrt_artifact &a) {
         "'ranks' is %lld but grid %s has %lld devices", (long long)a.ranks,
         shapeString(a.grid.data(), a.grid.size()).c_str(), (long long)product));
   auto parseArena = [&](const json &object, const std::string &scope,
-                        int64_t &bytes) -> loomrt_status {
-    bytes = 0;
-    if (!object.contains("arena_bytes"))
-      return ok();
-    if (!object["arena_bytes"].is_number_integer() ||
-        object["arena_bytes"].get<int64_t>() <= 0)
-      return bad(scope + "'arena_bytes' must be a positive integer");
-    bytes = object["arena_bytes"].get<int64_t>();
+                        StageDesc &stage) -> loomrt_status {
+    for (auto [key, bytes] : {std::pair<const char *, int64_t *>{"arena_bytes", &stage.arenaBytes},
+                              {"host_arena_bytes", &stage.hostArenaBytes}}) {
+      *bytes = 0;
+      if (!object.contains(key))
+        continue;
+      if (!object[key].is_number_integer() || object[key].get<int64_t>() <= 0)
+        return bad(scope + "'" + key + "' must be a positive integer");
+      *bytes = object[key].get<int64_t>();
+    }
+    if (stage.hostArenaBytes && !stage.arenaBytes)
+      return bad(scope + "'host_arena_bytes' without 'arena_bytes'");
     return ok();
   };
   auto parseLists = [&](const json &object, const std::string &scope,
@@ -310,7 +316,7 @@ loomrt_status parseManifest(loomrt_artifact &a) {
   if (!m.contains("stages")) {
     StageDesc whole;
     whole.entry = a.entry;
-    if (loomrt_status s = parseArena(m, "", whole.arenaBytes))
+    if (loomrt_status s = parseArena(m, "", whole))
       return s;
     for (int kind = 0; kind < 3; ++kind)
       whole.tensors[kind] = a.tensors[kind];
@@ -342,7 +348,7 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     stage.entry = stages[k]["entry"].get<std::string>();
     if (loomrt_status s = parseLists(stages[k], scope, stage.tensors))
       return s;
-    if (loomrt_status s = parseArena(stages[k], scope, stage.arenaBytes))
+    if (loomrt_status s = parseArena(stages[k], scope, stage))
       return s;
     bool last = (int64_t)k + 1 == count;
     for (int kind : {LOOMRT_INPUT, LOOMRT_OUTPUT}) {
@@ -404,8 +410,9 @@ void loomrt_artifact_close(loomrt_artifact *a) {
   for (auto &list : a->buffers)
     for (loomrt_tensor *t : list)
       loomrt_tensor_destroy(t);
-  if (a->arena)
-    munmap(a->arena, (size_t)a->arenaBytes);
+  for (int k = 0; k < 2; ++k)
+    if (a->arena[k])
+      munmap(a->arena[k], (size_t)a->arenaBytes[k]);
   // The program library stays loaded: MPI and atexit handlers may still
   // reference it.
   delete a;
@@ -430,7 +437,10 @@ int64_t loomrt_artifact_output_rank(const loomrt_artifact *a) {
   return a ? a->outputRank : 0;
 }
 int64_t loomrt_artifact_arena_bytes(const loomrt_artifact *a) {
-  return a ? a->arenaBytes : 0;
+  return a ? a->arenaBytes[0] : 0;
+}
+int64_t loomrt_artifact_host_arena_bytes(const loomrt_artifact *a) {
+  return a ? a->arenaBytes[1] : 0;
 }
 int64_t loomrt_artifact_count(const loomrt_artifact *a, int32_t kind) {
   if (!a || kind < 0 || kind > 2)
@@ -508,19 +518,23 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
   a->entryFn = reinterpret_cast<void (*)(void **)>(sym);
   a->pointers.clear();
   for (int kind = 0; kind < 3; ++kind) {
-    // The arena goes between the weights and the outputs (the entry's
-    // argument order). Mapped, not allocated: the pages of a training
-    // plan's arena the forward never touches cost nothing.
-    if (kind == LOOMRT_OUTPUT && stage.arenaBytes > 0) {
-      void *p = mmap(nullptr, (size_t)stage.arenaBytes, PROT_READ | PROT_WRITE,
+    // The arenas go between the weights and the outputs, the device's
+    // first (the entry's argument order). Mapped, not allocated: the pages
+    // of a training plan's arena the forward never touches cost nothing.
+    const int64_t stageArenas[2] = {stage.arenaBytes, stage.hostArenaBytes};
+    for (int k = 0; k < 2 && kind == LOOMRT_OUTPUT; ++k) {
+      if (stageArenas[k] <= 0)
+        continue;
+      void *p = mmap(nullptr, (size_t)stageArenas[k], PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED)
         return fail(LOOMRT_ERR_NOMEM,
-                    format("cannot map the %lld-byte arena of the static "
+                    format("cannot map the %lld-byte %s arena of the static "
                            "memory plan: %s",
-                           (long long)stage.arenaBytes, strerror(errno)));
-      a->arena = p;
-      a->arenaBytes = stage.arenaBytes;
+                           (long long)stageArenas[k], k ? "host" : "device",
+                           strerror(errno)));
+      a->arena[k] = p;
+      a->arenaBytes[k] = stageArenas[k];
       a->pointers.push_back(p);
     }
     for (const TensorDesc &t : a->tensors[kind]) {

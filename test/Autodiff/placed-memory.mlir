@@ -164,10 +164,81 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{loom-autodiff: 'main' offloads activations to host memory for the backward (loom.offload, or a host offset in loom.offsets); the copies back are not written yet}}
+// An activation the plan offloads (a host place in loom.offsets) is spilled
+// after its op and reloaded, into its backward place, before the first
+// backward step that reads it (relu's reads its input).
+// CHECK-LABEL: func.func @main
+// CHECK: %[[A:.*]] = loom.binary mul %arg0, %{{.*}} {loom.offsets
+// CHECK-NEXT: %[[H:.*]] = loom.spill %[[A]] at 0 : tensor<4xf32>
+// CHECK: loom.binary mul %arg1, %[[B:.*]] :
+// CHECK: %[[R:.*]] = loom.reload %[[H]] at 16 : tensor<4xf32>
+// CHECK-NEXT: loom.constant
+// CHECK-NEXT: loom.constant
+// CHECK-NEXT: loom.compare gt %[[R]]
+// CHECK-NOT: loom.reload
+// CHECK: return
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %v = loom.weight parameter "v" from "w.bin"[16] : tensor<4xf32>
   %a = loom.binary mul %x, %w {loom.offsets = {forward = array<i64: 0>, backward = array<i64: 16>, host = array<i64: 0>}} : tensor<4xf32>, tensor<4xf32>
-  %t = loom.unary tanh %a : tensor<4xf32>
+  %b = loom.unary relu %a : tensor<4xf32>
+  %t = loom.binary mul %b, %v : tensor<4xf32>, tensor<4xf32>
   return %t : tensor<4xf32>
+}
+
+// -----
+
+// Offloaded and read by a re-run: the reload comes before the re-run at
+// its point (the backward turn of %t, whose rule reads %b), not before
+// the backward of its own reader; an offloaded argument is spilled on
+// entry.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT: %[[X:.*]] = loom.spill %arg0 at 64 : tensor<4xf32>
+// CHECK: %[[A:.*]] = loom.binary mul %arg0, %{{.*}} {loom.offsets
+// CHECK-NEXT: %[[H:.*]] = loom.spill %[[A]] at 0 : tensor<4xf32>
+// CHECK: %[[R:.*]] = loom.reload %[[H]] at 16 : tensor<4xf32>
+// CHECK-NEXT: %[[B:.*]] = loom.unary relu %[[R]] : tensor<4xf32>
+// CHECK-NEXT: loom.binary mul %arg1, %[[B]]
+// CHECK: loom.compare gt %[[R]]
+// CHECK: %[[XR:.*]] = loom.reload %[[X]] at 80 : tensor<4xf32>
+// CHECK-NEXT: loom.binary mul %{{.*}}, %[[XR]]
+func.func @main(%x: tensor<4xf32> {loom.offsets = {forward = array<i64: 48>, backward = array<i64: 80>, host = array<i64: 64>}}) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %v = loom.weight parameter "v" from "w.bin"[16] : tensor<4xf32>
+  %a = loom.binary mul %x, %w {loom.offsets = {forward = array<i64: 0>, backward = array<i64: 16>, host = array<i64: 0>}} : tensor<4xf32>, tensor<4xf32>
+  %b = loom.unary relu %a {loom.recompute} : tensor<4xf32>
+  %t = loom.binary mul %b, %v : tensor<4xf32>, tensor<4xf32>
+  return %t : tensor<4xf32>
+}
+
+// -----
+
+// Without a static plan, a `loom.offload` mark spills the op's results
+// with no place; what no backward reads is not spilled at all (the mul's
+// rule reads %x and %w, tanh's its result).
+// CHECK-LABEL: func.func @main
+// CHECK: loom.binary mul %arg0, %{{.*}} {loom.offload}
+// CHECK-NEXT: %[[T:.*]] = loom.unary tanh %{{.*}} {loom.offload}
+// CHECK-NEXT: %[[H:.*]] = loom.spill %[[T]] : tensor<4xf32>
+// CHECK: %[[R:.*]] = loom.reload %[[H]] : tensor<4xf32>
+// CHECK-NEXT: loom.binary mul %[[R]], %[[R]]
+// CHECK-NOT: loom.spill
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %v = loom.weight parameter "v" from "w.bin"[16] : tensor<4xf32>
+  %a = loom.binary mul %x, %w {loom.offload} : tensor<4xf32>, tensor<4xf32>
+  %b = loom.unary tanh %a {loom.offload} : tensor<4xf32>
+  %t = loom.binary add %b, %v : tensor<4xf32>, tensor<4xf32>
+  return %t : tensor<4xf32>
+}
+
+// -----
+
+// What the step returns stays on the device: a plan offloading it is refused
+// before anything is written.
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  // expected-error @+1 {{loom-autodiff: the static memory plan offloads a result of this op to host memory, but the step returns it}}
+  %a = loom.binary mul %x, %w {loom.offsets = {forward = array<i64: 0>, backward = array<i64: 16>, host = array<i64: 0>}} : tensor<4xf32>, tensor<4xf32>
+  return %a : tensor<4xf32>
 }

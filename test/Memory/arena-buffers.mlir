@@ -108,3 +108,61 @@ module attributes {loom.memory_plan = {placement = "everything on the device"}} 
     return %y : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// An offloaded activation: its spill is the copy into its host place (a
+// second arena argument, after the device's), its reload the copy back
+// into its device place; %y's device bytes are free once the spill has
+// read them, and %b takes them.
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}, host = {bytes = 128 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 0>, backward = array<i64: 64>, host = array<i64: 64>}} : tensor<2x8xf32>
+    %h = loom.spill %y at 64 : tensor<2x8xf32>
+    %z = loom.unary exp %x {loom.offsets = {forward = array<i64: 128>}} : tensor<2x8xf32>
+    %b = loom.reload %h at 0 : tensor<2x8xf32>
+    %r = loom.binary add %b, %z : tensor<2x8xf32>, tensor<2x8xf32>
+    return %r : tensor<2x8xf32>
+  }
+}
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[DEV:[a-z0-9]+]]: memref<256xi8> {loom.arena = "device"}, %[[HOST:[a-z0-9]+]]: memref<128xi8> {loom.arena = "host"})
+// CHECK:      %[[Y:.*]] = loom.unary relu
+// CHECK:      %[[YP:.*]] = bufferization.materialize_in_destination %[[Y]] in
+// CHECK:      memref.view %[[HOST]][%{{.*}}][] : memref<128xi8> to memref<2x8xf32>
+// CHECK:      %[[H:.*]] = bufferization.materialize_in_destination %[[YP]] in
+// CHECK-NOT:  loom.spill
+// CHECK:      memref.view %[[DEV]][%{{.*}}][] : memref<256xi8> to memref<2x8xf32>
+// CHECK:      %[[B:.*]] = bufferization.materialize_in_destination %[[H]] in
+// CHECK-NOT:  loom.reload
+// CHECK:      loom.binary add %[[B]],
+
+// -----
+
+// A spill planned in a host arena the memory plan does not size.
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    // expected-error @+1 {{the spilled activation's host copy is planned at offset 0 in the host arena, but the module's loom.memory_plan gives no host arena size}}
+    %h = loom.spill %y at 0 : tensor<2x8xf32>
+    %b = loom.reload %h at 64 : tensor<2x8xf32>
+    return %b : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// A reload into device bytes a live buffer holds is refused like any clash.
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}, host = {bytes = 64 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    %h = loom.spill %y at 0 : tensor<2x8xf32>
+    // expected-note @+1 {{planned at [64, 128)}}
+    %z = loom.unary exp %x {loom.offsets = {forward = array<i64: 64>}} : tensor<2x8xf32>
+    // expected-error @+1 {{the reloaded activation is planned at bytes [64, 128), which result #0 of the op below still holds}}
+    %b = loom.reload %h at 64 : tensor<2x8xf32>
+    %r = loom.binary add %b, %z : tensor<2x8xf32>, tensor<2x8xf32>
+    // expected-note @+1 {{whose bytes are read until here}}
+    return %r : tensor<2x8xf32>
+  }
+}

@@ -129,6 +129,24 @@ LogicalResult FetchOp::verify() {
   return success();
 }
 
+LogicalResult SpillOp::verify() {
+  if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
+    return emitOpError("offset must be non-negative, got ") << *offset;
+  for (Operation *user : getResult().getUsers())
+    if (!isa<ReloadOp>(user))
+      return emitOpError("host copy is read by '")
+             << user->getName() << "'; only loom.reload reads a spilled activation";
+  return success();
+}
+
+LogicalResult ReloadOp::verify() {
+  if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
+    return emitOpError("offset must be non-negative, got ") << *offset;
+  if (!getSpilled().getDefiningOp<SpillOp>())
+    return emitOpError("reloads a value no loom.spill produced");
+  return success();
+}
+
 LogicalResult ReleaseOp::verify() {
   if (!getFetched().getDefiningOp<FetchOp>())
     return emitOpError("releases a value no loom.fetch produced");

@@ -681,4 +681,46 @@ def Loom_ReleaseOp : Loom_Op<"release", [MemoryEffects<[MemWrite]>]> {
   let hasVerifier = 1;
 }
 
+def Loom_SpillOp : Loom_Op<"spill", [AllTypesMatch<["activation", "result"]>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "an activation's copy in host memory, kept for the backward";
+  let description = [{
+    Activation offload (ZeRO-Offload's, Elixir's): an activation the
+    backward reads goes to host memory after the forward writes it, and
+    its device bytes are free for others until `loom.reload` brings it back
+    (docs/memory-placement.md). `loom.spill` is where the copy down is
+    issued; its result is the host copy, read only by `loom.reload`. `at`
+    is the copy's byte offset in the host arena of the static memory plan,
+    where placement planned one. Written by --loom-autodiff from the plan's
+    `loom.offsets` host places.
+
+    ```mlir
+    %h = loom.spill %a at 4096 : tensor<8x512xf32>
+    ...
+    %b = loom.reload %h at 65536 : tensor<8x512xf32>
+    ```
+  }];
+  let arguments = (ins Loom_Tensor:$activation, OptionalAttr<Loom_I64Attr>:$offset);
+  let results = (outs Loom_Tensor:$result);
+  let assemblyFormat = "$activation (`at` $offset^)? attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Loom_ReloadOp : Loom_Op<"reload", [AllTypesMatch<["spilled", "result"]>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a spilled activation's copy back in device memory";
+  let description = [{
+    Brings a `loom.spill` host copy back to the device for the backward (or
+    a re-run) that reads it; the copy overlaps the ops between it and its
+    first reader. `at` is its byte offset in the device arena of the static
+    memory plan (the plan's `backward` place), where placement planned one.
+    On a CPU, where the tiers are one memory, an unplaced spill and reload
+    are their operand.
+  }];
+  let arguments = (ins Loom_Tensor:$spilled, OptionalAttr<Loom_I64Attr>:$offset);
+  let results = (outs Loom_Tensor:$result);
+  let assemblyFormat = "$spilled (`at` $offset^)? attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD

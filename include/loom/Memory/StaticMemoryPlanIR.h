@@ -25,6 +25,11 @@ inline constexpr llvm::StringLiteral kMemoryPlanAttr = "loom.memory_plan";
 /// has no buffer there.
 inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
 
+/// The entry argument attribute naming the tier ("device", "host") of an
+/// arena loom-arena-buffers added: the runtime maps it once and passes it
+/// after the weights, the device's first.
+inline constexpr llvm::StringLiteral kArenaArgAttr = "loom.arena";
+
 /// The bytes of `tier`'s arena ("device", "host", "nvme") in the module's
 /// memory plan, if it has one.
 inline std::optional<int64_t> arenaBytes(ModuleOp module,

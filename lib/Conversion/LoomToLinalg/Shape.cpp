@@ -422,9 +422,23 @@ struct ReleaseLowering : OpConversionPattern<ReleaseOp> {
   }
 };
 
+/// An activation's spill to host memory and its reload, where no arena
+/// placed them (loom-arena-buffers lowers placed ones to copies): on a CPU
+/// each is its operand.
+template <typename MoveOp>
+struct SpillReloadLowering : OpConversionPattern<MoveOp> {
+  using OpConversionPattern<MoveOp>::OpConversionPattern;
+  LogicalResult matchAndRewrite(MoveOp op, typename MoveOp::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getOperands().front());
+    return success();
+  }
+};
+
 void mlir::loom::populateLoomShapeToTensorPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ReshapeLowering, TransposeLowering, ConcatLowering,
                SliceLowering, PadLowering, ExpandLowering, FetchLowering,
-               ReleaseLowering>(converter, patterns.getContext());
+               ReleaseLowering, SpillReloadLowering<SpillOp>,
+               SpillReloadLowering<ReloadOp>>(converter, patterns.getContext());
 }

@@ -224,3 +224,37 @@ func.func @fetch_negative_offset(%w: tensor<8x8xf32>) {
   %d = loom.fetch %w chunk 0 at -256 : tensor<8x8xf32>
   return
 }
+
+// -----
+
+func.func @spill_negative_offset(%x: tensor<8x8xf32>) {
+  // expected-error @+1 {{'loom.spill' op offset must be non-negative, got -8}}
+  %h = loom.spill %x at -8 : tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @spill_read_by_compute(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'loom.spill' op host copy is read by 'loom.unary'; only loom.reload reads a spilled activation}}
+  %h = loom.spill %x : tensor<8x8xf32>
+  %y = loom.unary relu %h : tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @reload_not_spilled(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'loom.reload' op reloads a value no loom.spill produced}}
+  %y = loom.reload %x : tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @reload_negative_offset(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %h = loom.spill %x : tensor<8x8xf32>
+  // expected-error @+1 {{'loom.reload' op offset must be non-negative, got -1}}
+  %y = loom.reload %h at -1 : tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}

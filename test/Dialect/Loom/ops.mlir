@@ -138,6 +138,21 @@ func.func @movement(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   return %y : tensor<2x8xf32>
 }
 
+// An activation offloaded for the backward: its host copy, and the copy
+// back, each with or without an arena place.
+// CHECK-LABEL: func @spill_reload
+func.func @spill_reload(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  // CHECK: %[[H:.*]] = loom.spill %{{.*}} at 4096 : tensor<2x8xf32>
+  %h = loom.spill %x at 4096 : tensor<2x8xf32>
+  // CHECK: loom.reload %[[H]] at 64 : tensor<2x8xf32>
+  %b = loom.reload %h at 64 : tensor<2x8xf32>
+  // CHECK: %[[G:.*]] = loom.spill %{{.*}} : tensor<2x8xf32>
+  %g = loom.spill %x : tensor<2x8xf32>
+  // CHECK: loom.reload %[[G]] : tensor<2x8xf32>
+  %c = loom.reload %g : tensor<2x8xf32>
+  return %b, %c : tensor<2x8xf32>, tensor<2x8xf32>
+}
+
 // Two fetches of one weight are two copies: CSE must not merge them.
 // CSE-LABEL: func @movement_copies
 // CSE-COUNT-2: loom.fetch %{{.*}} chunk 0 :
