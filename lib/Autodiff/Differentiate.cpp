@@ -278,6 +278,13 @@ LogicalResult Differentiator::rerun(Operation *op) {
   for (StringRef mark : {StringRef(kOffsetsAttr), StringRef(kRecomputeMark),
                          StringRef(kOffloadMark), StringRef(kBackwardMovementAttr)})
     clone->removeAttr(mark);
+  // The re-run writes where the static memory plan put the recomputed
+  // value: its `backward` place is the clone's forward one.
+  auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
+  if (auto backward = offsets ? offsets.getAs<DenseI64ArrayAttr>("backward") : nullptr;
+      backward && llvm::any_of(backward.asArrayRef(), [](int64_t at) { return at >= 0; }))
+    clone->setAttr(kOffsetsAttr,
+                   b.getDictionaryAttr({b.getNamedAttr("forward", backward)}));
   for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults()))
     recomputed[from] = to;
   reruns.push_back(clone);
