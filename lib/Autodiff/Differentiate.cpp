@@ -24,6 +24,7 @@
 #include "loom/Autodiff/Differentiate.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Cost/Estimate.h"
 #include "loom/Cost/Recompute.h"
 #include "loom/Memory/Movement.h"
@@ -87,6 +88,15 @@ std::optional<int64_t> chunkOffset(WeightOp w) {
   auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
   auto offset = placement ? placement.getAs<IntegerAttr>("chunk_offset") : nullptr;
   return offset ? std::optional<int64_t>(offset.getInt()) : std::nullopt;
+}
+
+/// The annotation storing weight `w` in ZeRO-3's shards over its replicas
+/// (memory placement's, marked loom.zero_shard), if it has one.
+shard::ShardOp zeroStoredShard(WeightOp w) {
+  for (Operation *user : w->getUsers())
+    if (auto s = dyn_cast<shard::ShardOp>(user); s && !s.getAnnotateForUsers() && isZeroShard(s))
+      return s;
+  return nullptr;
 }
 
 /// The op as an error names it: with its kind, or what makes it unsupported.
@@ -1023,7 +1033,18 @@ LogicalResult Differentiator::run() {
     auto w = cast<WeightOp>(op);
     b.setLoc(w.getLoc());
     Value grad = adjoint.lookup(w.getResult());
-    outputs.push_back(grad ? grad : zeros(w.getType()));
+    if (!grad)
+      grad = zeros(w.getType());
+    // ZeRO: a weight stored in shards over its replicas (ZeroShards.h) has
+    // its gradient returned in that layout, so partitioning reduce-scatters
+    // it and each replica keeps the shard its optimizer step updates.
+    if (shard::ShardOp stored = zeroStoredShard(w)) {
+      auto scattered = shard::ShardOp::create(b, grad, stored.getSharding(),
+                                              /*annotate_for_users=*/true);
+      scattered->setAttr(kZeroShardMark, UnitAttr::get(ctx));
+      grad = scattered.getResult();
+    }
+    outputs.push_back(grad);
     outputAttrs.push_back(DictionaryAttr::get(
         ctx, {{StringAttr::get(ctx, "loom.name"), StringAttr::get(ctx, w.getName() + ".grad")},
               {StringAttr::get(ctx, kGradientOfAttr), w.getNameAttr()}}));

@@ -5,7 +5,9 @@
 //  * the entry returns whole outputs: after propagation (forward first, so
 //    the plan's input and weight annotations decide the program), each
 //    result gets a replicated annotation for its user (the return), so
-//    partitioning inserts the gathers that assemble it on every rank;
+//    partitioning inserts the gathers that assemble it on every rank; a
+//    ZeRO gradient (returned in its weight's stored shards, marked
+//    loom.zero_shard by --loom-autodiff) stays in its shards;
 //  * a resharding upstream cannot do in one step becomes a chain of steps;
 //  * the boundary is recorded: every argument and result of the entry gets
 //    `loom.sharding = {grid, shape, split}` (global shape, grid axes per
@@ -266,16 +268,25 @@ struct LoomPartitionPass
     }
   }
 
+  /// The stored shards a ZeRO gradient is returned in (its annotation by
+  /// --loom-autodiff), if `result` is one.
+  static shard::ShardOp zeroGradient(Value result) {
+    auto s = result.getDefiningOp<shard::ShardOp>();
+    return s && s.getAnnotateForUsers() && isZeroShard(s) ? s : nullptr;
+  }
+
   /// Model outputs are returned whole: each gets a replicated annotation
   /// for its user (the return), so partitioning inserts the gathers. Values
-  /// sent to a later pipeline stage keep their own sharding.
+  /// sent to a later pipeline stage keep their own sharding, and ZeRO
+  /// gradients their shards.
   void replicateResults(func::FuncOp func, FlatSymbolRefAttr grid) {
     func.walk([&](func::ReturnOp ret) {
       OpBuilder builder(ret);
       Value replicated = createSharding(builder, ret.getLoc(), grid);
       for (OpOperand &operand : ret->getOpOperands()) {
         if (!isa<RankedTensorType>(operand.get().getType()) ||
-            func.getResultAttr(operand.getOperandNumber(), "loom.send_to"))
+            func.getResultAttr(operand.getOperandNumber(), "loom.send_to") ||
+            zeroGradient(operand.get()))
           continue;
         operand.set(shard::ShardOp::create(builder, ret.getLoc(), operand.get(),
                                            replicated,
@@ -303,11 +314,19 @@ struct LoomPartitionPass
       func.setArgAttr(arg.getArgNumber(), "loom.sharding",
                       shardingRecord(b, grid, type, sharding->getSplitAxes()));
     }
-    for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
-      if (auto tensor = dyn_cast<RankedTensorType>(type))
-        if (!func.getResultAttr(index, "loom.send_to"))
-          func.setResultAttr(index, "loom.sharding",
-                             shardingRecord(b, grid, tensor, {}));
+    Operation *ret = func.getBody().front().getTerminator();
+    for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || func.getResultAttr(index, "loom.send_to"))
+        continue;
+      ArrayRef<shard::GridAxesAttr> split;
+      shard::Sharding sharding;
+      if (shard::ShardOp s = zeroGradient(ret->getOperand(index))) {
+        sharding = shard::Sharding(s.getSharding());
+        split = sharding.getSplitAxes();
+      }
+      func.setResultAttr(index, "loom.sharding", shardingRecord(b, grid, tensor, split));
+    }
     return success();
   }
 

@@ -365,9 +365,11 @@ loomrt_status parseManifest(loomrt_artifact &a) {
                             scope.c_str(), kindName(kind), i,
                             own[i].name.c_str()));
     }
+    // (One stage is no pipeline: its ranks are the whole grid, which
+    // gathers a split output as it does without stages.)
     for (const TensorDesc &t : stage.tensors[LOOMRT_OUTPUT])
       for (int64_t n : t.naxes)
-        if (n)
+        if (n && count > 1)
           return bad(scope + "output '" + t.name +
                      "' is split over the grid; pipelined programs must "
                      "return replicated outputs");

@@ -243,3 +243,26 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = loom.binary mul %x, %w {loom.offsets = {forward = array<i64: 0>, backward = array<i64: 16>, host = array<i64: 0>}} : tensor<4xf32>, tensor<4xf32>
   return %a : tensor<4xf32>
 }
+
+// -----
+
+// ZeRO-3: a weight stored in shards over its replicas has its gradient
+// returned in that layout (for the return, marked like the rest of ZeRO-3's
+// annotations), so partitioning reduce-scatters it; a weight without
+// stored shards is returned as it was.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[STORED:.+]] = shard.sharding @grid split_axes = {{\[\[}}0]] {loom.zero_shard}
+// CHECK: %[[G:.+]] = shard.shard %{{.+}} to %[[STORED]] annotate_for_users {loom.zero_shard}
+// CHECK-NEXT: return %{{.+}}, %[[G]], %{{[0-9]+}} :
+shard.grid @grid(shape = 2)
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<8xf32>
+  %s = shard.sharding @grid split_axes = [[0]] {loom.zero_shard} : !shard.sharding
+  %z = shard.shard %w to %s {loom.zero_shard} : tensor<8xf32>
+  %r = shard.sharding @grid split_axes = [[]] {loom.zero_shard} : !shard.sharding
+  %u = shard.shard %z to %r annotate_for_users {loom.zero_shard = 0 : i64} : tensor<8xf32>
+  %v = loom.weight parameter "v" from "w.bin"[32] : tensor<8xf32>
+  %a = loom.binary mul %x, %u : tensor<4x8xf32>, tensor<8xf32>
+  %b = loom.binary add %a, %v : tensor<4x8xf32>, tensor<8xf32>
+  return %b : tensor<4x8xf32>
+}

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 # test/Integration/Inputs/check_gradients.py - run a training step's artifact
 # and check its outputs and gradients against PyTorch's.
-"""Usage: check_gradients.py ARTIFACT --inputs A.npy[,B.npy...] --reference DIR
-                            --out DIR [--ranks N] [--rtol R] [--atol A]
+"""Usage: check_gradients.py ARTIFACT --inputs A.npy[,B.npy...]
+                            (--reference DIR | --reference-artifact ART)
+                            --out DIR [--ranks N [--gathered]] [--rtol R] [--atol A]
 
 ARTIFACT is a `loom compile`d module that `--loom-autodiff` differentiated:
 its manifest names the forward's outputs and then one `<weight>.grad` output
 per trainable weight. Runs loom-run (under mpirun with N ranks, every rank
 writing its outputs) and compares each output with DIR/<name>.npy, the
 forward's (one) output with DIR/output.npy, as torch_gradients.py writes them:
-|out - ref| <= atol * max(1, max|ref|) + rtol * |ref| elementwise.
+|out - ref| <= atol * max(1, max|ref|) + rtol * |ref| elementwise. With
+--reference-artifact the reference is another step's artifact (the same
+model unplaced), run on one rank: each output against its namesake. With
+--gathered, the N ranks write one set of outputs, split ones gathered (a
+ZeRO gradient, which each rank holds a shard of), instead of each its own.
 Prints a line per output and exits 1 if any differs or is missing.
 """
 import argparse
@@ -42,9 +47,12 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("artifact")
     p.add_argument("--inputs", required=True)
-    p.add_argument("--reference", required=True)
+    refs = p.add_mutually_exclusive_group(required=True)
+    refs.add_argument("--reference")
+    refs.add_argument("--reference-artifact")
     p.add_argument("--out", required=True)
     p.add_argument("--ranks", type=int, default=0)
+    p.add_argument("--gathered", action="store_true")
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--atol", type=float, default=1e-5)
     args = p.parse_args()
@@ -55,18 +63,28 @@ def main():
     if len(forward) != 1 or not any(n.endswith(".grad") for n in names):
         sys.exit(f"{args.artifact}: expected one forward output and gradients, got {names}")
     os.makedirs(args.out, exist_ok=True)
+    if args.reference_artifact:
+        with open(os.path.join(args.reference_artifact, "manifest.json")) as f:
+            ref_names = [o["name"] for o in json.load(f)["outputs"]]
+        if ref_names != names:
+            sys.exit(f"{args.reference_artifact} returns {ref_names}, not {names}")
+        args.reference = os.path.join(args.out, "reference")
+        os.makedirs(args.reference, exist_ok=True)
+        subprocess.run(["loom-run", args.reference_artifact, "--inputs", args.inputs,
+                        "--outputs", ",".join(os.path.join(args.reference, n + ".npy") for n in names),
+                        "--quiet"], check=True)
     paths = [os.path.join(args.out, n + ".npy") for n in names]
     cmd = ["loom-run", args.artifact, "--inputs", args.inputs,
            "--outputs", ",".join(paths), "--quiet"]
     if args.ranks:
         cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
-               str(args.ranks)] + cmd + ["--every-rank"]
+               str(args.ranks)] + cmd + ([] if args.gathered else ["--every-rank"])
     subprocess.run(cmd, check=True)
 
-    ranks = [f".rank{r}" for r in range(args.ranks)] if args.ranks else [""]
+    ranks = [f".rank{r}" for r in range(args.ranks)] if args.ranks and not args.gathered else [""]
     failed = 0
     for name, path in zip(names, paths):
-        ref_name = "output" if name in forward else name
+        ref_name = "output" if name in forward and not args.reference_artifact else name
         ref = np.load(os.path.join(args.reference, ref_name + ".npy"))
         for suffix in ranks:
             got = path[:-4] + suffix + ".npy"
