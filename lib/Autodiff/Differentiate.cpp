@@ -940,6 +940,22 @@ LogicalResult Differentiator::run() {
              << (op.getNumResults() == 1 ? "" : " (it has several results)");
     activeOps.push_back(&op);
   }
+  // ZeRO-2's gradient layouts are split axes on the module's grid.
+  std::optional<FlatSymbolRefAttr> grid;
+  if (auto module = func->getParentOfType<ModuleOp>()) {
+    auto grids = module.getOps<shard::GridOp>();
+    if (!grids.empty())
+      grid = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
+  }
+  for (Operation *op : forwardOrder)
+    if (Attribute layout = op->getAttr(kZeroGradientAttr)) {
+      auto dims = dyn_cast<ArrayAttr>(layout);
+      if (!dims || !llvm::all_of(dims, llvm::IsaPred<DenseI16ArrayAttr>) || !grid)
+        return op->emitOpError("loom-autodiff: ")
+               << kZeroGradientAttr
+               << (grid ? " must be an array of i16 arrays (split axes per dimension)"
+                        : " gives a gradient layout, but the module has no shard.grid");
+    }
   // Placement offloads only what the backward could read, and moves weights
   // for a re-run only where the backward makes it; checked before anything
   // is written.
@@ -1035,12 +1051,26 @@ LogicalResult Differentiator::run() {
     Value grad = adjoint.lookup(w.getResult());
     if (!grad)
       grad = zeros(w.getType());
-    // ZeRO: a weight stored in shards over its replicas (ZeroShards.h) has
-    // its gradient returned in that layout, so partitioning reduce-scatters
-    // it and each replica keeps the shard its optimizer step updates.
+    // ZeRO: a weight stored in shards over its replicas (ZeRO-3,
+    // ZeroShards.h) has its gradient returned in that layout, and so has one
+    // whose gradient alone is sharded (ZeRO-2, loom.zero_gradient), so
+    // partitioning reduce-scatters it and each replica keeps the shard its
+    // optimizer step updates.
+    Value layout;
     if (shard::ShardOp stored = zeroStoredShard(w)) {
-      auto scattered = shard::ShardOp::create(b, grad, stored.getSharding(),
-                                              /*annotate_for_users=*/true);
+      layout = stored.getSharding();
+    } else if (auto dims = w->getAttrOfType<ArrayAttr>(kZeroGradientAttr)) {
+      ::loom::SplitDims split;
+      for (Attribute dim : dims) {
+        ArrayRef<int16_t> axes = cast<DenseI16ArrayAttr>(dim).asArrayRef();
+        split.emplace_back(axes.begin(), axes.end());
+      }
+      shard::ShardingOp sharding = createSharding(b, b.getLoc(), *grid, split);
+      sharding->setAttr(kZeroShardMark, UnitAttr::get(ctx));
+      layout = sharding.getResult();
+    }
+    if (layout) {
+      auto scattered = shard::ShardOp::create(b, grad, layout, /*annotate_for_users=*/true);
       scattered->setAttr(kZeroShardMark, UnitAttr::get(ctx));
       grad = scattered.getResult();
     }

@@ -1300,7 +1300,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     }
     if (p.memoryPlan)
       writeResultOffsets(func, *p.memoryPlan);
-    if (p.zeroStage >= 3 && p.programs) {
+    // ZeRO-3 stores the weights in shards; ZeRO-2 only their gradients,
+    // which the backward returns in the same layout.
+    if (p.zeroStage >= 2 && p.programs && (p.zeroStage >= 3 || o.training)) {
       DenseMap<Operation *, const WeightFacts *> factsOf;
       for (const DeviceProgram &dev : p.programs->devices)
         for (const auto &[op, w] : dev.weights)
@@ -1309,8 +1311,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       for (Operation *op : p.weights)
         if (p.stateShards.lookup(op) > 1)
           sharded.push_back(op);
-      ZeroShardsWritten z = writeZeroShards(
-          func, sharded, [&](Operation *op) { return factsOf.lookup(op); });
+      auto facts = [&](Operation *op) { return factsOf.lookup(op); };
+      ZeroShardsWritten z = p.zeroStage >= 3 ? writeZeroShards(func, sharded, facts)
+                                             : writeZeroGradients(func, sharded, facts);
       p.zeroShardedWeights = z.weights;
       p.zeroKeptWhole = std::move(z.kept);
     }
@@ -1488,12 +1491,19 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
     }
   }
   if (p.zeroShardedWeights > 0 || !p.zeroKeptWhole.empty()) {
-    os << llvm::formatv("  ZeRO-3 in the IR: {0} weights stored split over their "
-                        "replicas and gathered for their readers",
-                        p.zeroShardedWeights);
+    if (p.zeroStage >= 3)
+      os << llvm::formatv("  ZeRO-3 in the IR: {0} weights stored split over their "
+                          "replicas and gathered for their readers",
+                          p.zeroShardedWeights);
+    else
+      os << llvm::formatv("  ZeRO-2 in the IR: {0} weights' gradients returned split "
+                          "over their replicas",
+                          p.zeroShardedWeights);
     if (!p.zeroKeptWhole.empty())
-      os << llvm::formatv("; {0} kept whole (their gathers are priced): {1}",
-                          p.zeroKeptWhole.size(), llvm::join(p.zeroKeptWhole, ", "));
+      os << llvm::formatv("; {0} kept whole ({1}): {2}", p.zeroKeptWhole.size(),
+                          p.zeroStage >= 3 ? "their gathers are priced"
+                                           : "their gradients are all-reduced",
+                          llvm::join(p.zeroKeptWhole, ", "));
     os << "\n";
   }
   if (c->update)

@@ -92,15 +92,22 @@ std::string mlir::loom::zeroShardLayout(WeightOp w, const WeightFacts &facts,
       .str();
 }
 
-ZeroShardsWritten mlir::loom::writeZeroShards(
-    func::FuncOp func, ArrayRef<Operation *> weights,
-    function_ref<const WeightFacts *(Operation *)> factsOf) {
+namespace {
+/// Calls `write(w, facts, layout)` for each weight of `weights` in `func`
+/// with more than one replica and a ZeRO layout (zeroShardLayout), counting
+/// it; names the others in `kept`. Nothing without a grid.
+ZeroShardsWritten
+forEachZeroLayout(func::FuncOp func, ArrayRef<Operation *> weights,
+                  function_ref<const WeightFacts *(Operation *)> factsOf,
+                  function_ref<void(FlatSymbolRefAttr grid, WeightOp w,
+                                    const WeightFacts &facts,
+                                    const ::loom::SplitDims &layout)>
+                      write) {
   ZeroShardsWritten written;
   auto grids = func->getParentOfType<ModuleOp>().getOps<shard::GridOp>();
   if (grids.empty())
     return written;
-  auto gridRef = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
-  OpBuilder b(func.getContext());
+  auto grid = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
   for (Operation *op : weights) {
     auto w = dyn_cast<WeightOp>(op);
     const WeightFacts *facts = w ? factsOf(op) : nullptr;
@@ -111,6 +118,20 @@ ZeroShardsWritten mlir::loom::writeZeroShards(
       written.kept.push_back((w.getName() + ": " + why).str());
       continue;
     }
+    write(grid, w, *facts, layout);
+    ++written.weights;
+  }
+  return written;
+}
+} // namespace
+
+ZeroShardsWritten mlir::loom::writeZeroShards(
+    func::FuncOp func, ArrayRef<Operation *> weights,
+    function_ref<const WeightFacts *(Operation *)> factsOf) {
+  OpBuilder b(func.getContext());
+  return forEachZeroLayout(func, weights, factsOf, [&](FlatSymbolRefAttr gridRef, WeightOp w,
+                                                       const WeightFacts &facts,
+                                                       const ::loom::SplitDims &layout) {
     // The stored layout: the plan's own annotation of it, now split over
     // the replicas too (its mark keeps the plan's split axes for removal),
     // or a new annotation of the weight.
@@ -154,7 +175,7 @@ ZeroShardsWritten mlir::loom::writeZeroShards(
       if (!planned) {
         b.setInsertionPoint(use->getOwner());
         readerAnnotation(*use, sharding(b, use->getOwner()->getLoc(), gridRef,
-                                        *facts->storedLayout));
+                                        *facts.storedLayout));
         continue;
       }
       // A chain of the plan's annotations is gathered where it starts; an
@@ -181,7 +202,19 @@ ZeroShardsWritten mlir::loom::writeZeroShards(
     });
     for (auto [n, s] : llvm::enumerate(readers))
       s->setAttr(kZeroShardMark, b.getI64IntegerAttr(static_cast<int64_t>(n)));
-    ++written.weights;
-  }
-  return written;
+  });
+}
+
+ZeroShardsWritten mlir::loom::writeZeroGradients(
+    func::FuncOp func, ArrayRef<Operation *> weights,
+    function_ref<const WeightFacts *(Operation *)> factsOf) {
+  Builder b(func.getContext());
+  return forEachZeroLayout(func, weights, factsOf, [&](FlatSymbolRefAttr, WeightOp w,
+                                                       const WeightFacts &,
+                                                       const ::loom::SplitDims &layout) {
+    SmallVector<Attribute> dims;
+    for (const ::loom::GridAxes &dim : layout)
+      dims.push_back(b.getDenseI16ArrayAttr(dim));
+    w->setAttr(kZeroGradientAttr, b.getArrayAttr(dims));
+  });
 }

@@ -266,3 +266,37 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %b = loom.binary add %a, %v : tensor<4x8xf32>, tensor<8xf32>
   return %b : tensor<4x8xf32>
 }
+
+// -----
+
+// ZeRO-2: the weight stays whole and its gradient is returned in the
+// layout its loom.zero_gradient gives (split axes per dimension).
+// CHECK-LABEL: func.func @main
+// CHECK: %[[LAYOUT:.+]] = shard.sharding @grid split_axes = {{\[\[}}0]] {loom.zero_shard}
+// CHECK-NEXT: %[[G:.+]] = shard.shard %{{.+}} to %[[LAYOUT]] annotate_for_users {loom.zero_shard}
+// CHECK-NEXT: return %{{.+}}, %[[G]] :
+shard.grid @grid(shape = 2)
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] {loom.zero_gradient = [array<i16: 0>]} : tensor<8xf32>
+  %a = loom.binary mul %x, %w : tensor<4x8xf32>, tensor<8xf32>
+  return %a : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{loom-autodiff: loom.zero_gradient gives a gradient layout, but the module has no shard.grid}}
+  %w = loom.weight parameter "w" from "w.bin"[0] {loom.zero_gradient = [array<i16: 0>]} : tensor<8xf32>
+  %a = loom.binary mul %x, %w : tensor<4x8xf32>, tensor<8xf32>
+  return %a : tensor<4x8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{loom-autodiff: loom.zero_gradient must be an array of i16 arrays (split axes per dimension)}}
+  %w = loom.weight parameter "w" from "w.bin"[0] {loom.zero_gradient = [0]} : tensor<8xf32>
+  %a = loom.binary mul %x, %w : tensor<4x8xf32>, tensor<8xf32>
+  return %a : tensor<4x8xf32>
+}

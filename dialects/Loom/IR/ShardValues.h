@@ -60,11 +60,18 @@ inline shard::ShardingOp createSharding(OpBuilder &b, Location loc,
 /// are merged); the others hold a unit attribute.
 inline constexpr llvm::StringLiteral kZeroShardMark = "loom.zero_shard";
 
+/// ZeRO-2's layout of a weight's gradient, on the weight (memory placement
+/// writes it where the gradient is sharded and the weight is not): its split
+/// axes per dimension, as an array of i16 arrays. --loom-autodiff returns
+/// the gradient in it, as it returns a ZeRO-3 weight's in its stored shards.
+inline constexpr llvm::StringLiteral kZeroGradientAttr = "loom.zero_gradient";
+
 inline bool isZeroShard(Operation *op) {
   return op && op->hasAttr(kZeroShardMark);
 }
 
-/// Removes the ZeRO-3 annotations under `root`: its weights are read as the
+/// Removes the ZeRO-3 annotations (and ZeRO-2's gradient layouts) under
+/// `root`: its weights are read as the
 /// plan left them. A reader's annotation in one of the plan's layouts (its
 /// sharding op is not marked) becomes the plan's annotation of the weight
 /// for that reader; one for a reader that read the weight directly goes;
@@ -75,6 +82,7 @@ inline void removeZeroShards(Operation *root) {
   root->walk([&](Operation *op) {
     if (isZeroShard(op))
       marked.push_back(op);
+    op->removeAttr(kZeroGradientAttr);
   });
   // Readers first: an annotation's readers come after it.
   for (Operation *op : llvm::reverse(marked)) {

@@ -53,6 +53,15 @@ ZeroShardsWritten writeZeroShards(
     func::FuncOp func, llvm::ArrayRef<Operation *> weights,
     llvm::function_ref<const WeightFacts *(Operation *)> factsOf);
 
+/// Writes ZeRO-2's layout of each weight's gradient in `weights` (the
+/// layout ZeRO-3 would store the weight in) as `loom.zero_gradient` on the
+/// weight, for --loom-autodiff to return the gradient in: partitioning then
+/// reduce-scatters it over the replicas. `weights` are kept whole, and the
+/// weights no such layout exists for are named in `kept`.
+ZeroShardsWritten writeZeroGradients(
+    func::FuncOp func, llvm::ArrayRef<Operation *> weights,
+    llvm::function_ref<const WeightFacts *(Operation *)> factsOf);
+
 } // namespace mlir::loom
 
 #endif // LOOM_MEMORY_ZEROSHARDS_H
