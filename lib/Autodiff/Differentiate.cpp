@@ -99,6 +99,18 @@ shard::ShardOp zeroStoredShard(WeightOp w) {
   return nullptr;
 }
 
+/// Whether `op`'s one result is a ZeRO-3 gathered weight (a reader's
+/// annotation of its stored shards), or a view of one alone (a transpose,
+/// reshape, cast or broadcast of it).
+bool readsGatheredWeightOnly(Operation *op) {
+  if (auto s = dyn_cast<shard::ShardOp>(op))
+    return s.getAnnotateForUsers() && isZeroShard(s);
+  if (!isa<TransposeOp, ReshapeOp, CastOp, ExpandOp>(op) || op->getNumOperands() != 1)
+    return false;
+  Operation *def = op->getOperand(0).getDefiningOp();
+  return def && readsGatheredWeightOnly(def);
+}
+
 /// The op as an error names it: with its kind, or what makes it unsupported.
 std::string describe(Operation *op) {
   std::string name = "'" + op->getName().getStringRef().str() + "'";
@@ -219,6 +231,9 @@ private:
     Value reload;
   };
   DenseMap<Value, Spill> spills;
+  /// ZeRO-3's gathers of the backward turn being written, by the forward
+  /// reader annotation they repeat.
+  DenseMap<Operation *, Value> backwardGathers;
   /// Each streamed weight's live device copy, and the weights of each chunk.
   DenseMap<Value, Value> liveCopy;
   DenseMap<int64_t, SmallVector<WeightOp>> chunkWeights;
@@ -253,6 +268,36 @@ FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
   Operation *def = v.getDefiningOp();
   if (!def || !forwardOps.contains(def))
     return v;
+  // ZeRO-3 gathers a stored weight again for each backward step reading it
+  // (a new reader's annotation, numbered after the forward's), and re-derives
+  // what the forward made of the gathered weight alone (a transpose), so the
+  // forward's gathered copy dies after its forward reader.
+  if (readsGatheredWeightOnly(def)) {
+    Value &copy = backwardGathers[def];
+    if (!copy) {
+      auto gathered = dyn_cast<shard::ShardOp>(def);
+      IRMapping map;
+      if (!gathered) {
+        FailureOr<Value> operand = backwardCopy(def->getOperand(0), recomputing);
+        if (failed(operand))
+          return failure();
+        map.map(def->getOperand(0), *operand);
+      }
+      // The new reader's number: after every reader the weight has so far.
+      int64_t readers =
+          gathered ? llvm::count_if(gathered.getSrc().getUsers(), [](Operation *user) {
+            auto s = dyn_cast<shard::ShardOp>(user);
+            return s && s.getAnnotateForUsers();
+          })
+                   : 0;
+      Operation *again = b.clone(*def, map);
+      again->removeAttr(kOffsetsAttr);
+      if (gathered)
+        again->setAttr(kZeroShardMark, b.getI64IntegerAttr(readers));
+      copy = again->getResult(0);
+    }
+    return copy;
+  }
   if (auto fetch = dyn_cast<FetchOp>(def)) {
     Value copy = liveCopy.lookup(fetch.getSource());
     if (!copy) {
@@ -1012,6 +1057,7 @@ LogicalResult Differentiator::run() {
     llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *op : llvm::reverse(forwardOrder)) {
     b.setInsertionPoint(ret);
+    backwardGathers.clear();
     for (Operation *re : rerunsAt.lookup(op))
       if (failed(rerun(re)))
         return failure();

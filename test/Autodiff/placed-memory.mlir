@@ -246,12 +246,21 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// ZeRO-3: a weight stored in shards over its replicas has its gradient
-// returned in that layout (for the return, marked like the rest of ZeRO-3's
-// annotations), so partitioning reduce-scatters it; a weight without
-// stored shards is returned as it was.
+// ZeRO-3: a weight stored in shards over its replicas is gathered again
+// for the backward step that reads it (a new reader's annotation, numbered
+// after the forward's), and its gradient is returned in the stored layout
+// (for the return, marked like the rest of ZeRO-3's annotations), so
+// partitioning reduce-scatters it; a weight without stored shards is
+// returned as it was.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[STORED:.+]] = shard.sharding @grid split_axes = {{\[\[}}0]] {loom.zero_shard}
+// CHECK-NEXT: %[[Z:.+]] = shard.shard %{{.+}} to %[[STORED]] {loom.zero_shard}
+// CHECK: %[[READ:.+]] = shard.sharding @grid split_axes = {{\[\[}}]] {loom.zero_shard}
+// CHECK-NEXT: %[[U:.+]] = shard.shard %[[Z]] to %[[READ]] annotate_for_users {loom.zero_shard = 0 : i64}
+// CHECK: loom.binary mul %{{.+}}, %[[U]]
+// CHECK-NOT: %[[U]]{{[ ,]}}
+// CHECK: %[[AGAIN:.+]] = shard.shard %[[Z]] to %[[READ]] annotate_for_users {loom.zero_shard = 1 : i64}
+// CHECK: loom.binary mul %{{.+}}, %[[AGAIN]]
 // CHECK: %[[G:.+]] = shard.shard %{{.+}} to %[[STORED]] annotate_for_users {loom.zero_shard}
 // CHECK-NEXT: return %{{.+}}, %[[G]], %{{[0-9]+}} :
 shard.grid @grid(shape = 2)
@@ -262,9 +271,9 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = shard.sharding @grid split_axes = [[]] {loom.zero_shard} : !shard.sharding
   %u = shard.shard %z to %r annotate_for_users {loom.zero_shard = 0 : i64} : tensor<8xf32>
   %v = loom.weight parameter "v" from "w.bin"[32] : tensor<8xf32>
-  %a = loom.binary mul %x, %u : tensor<4x8xf32>, tensor<8xf32>
-  %b = loom.binary add %a, %v : tensor<4x8xf32>, tensor<8xf32>
-  return %b : tensor<4x8xf32>
+  %h = loom.binary add %x, %v : tensor<4x8xf32>, tensor<8xf32>
+  %a = loom.binary mul %h, %u : tensor<4x8xf32>, tensor<8xf32>
+  return %a : tensor<4x8xf32>
 }
 
 // -----
