@@ -200,8 +200,9 @@ private:
   /// schedule issues before that, on its operands as the backward has them.
   LogicalResult rerun(Operation *op);
   /// Points the forward values read by `written` (one backward step's ops)
-  /// at what the backward has of them: a re-run copy, or a streamed
-  /// weight's live fetch.
+  /// at what the backward has of them: a re-run copy, a reload, a streamed
+  /// weight's live fetch, or a ZeRO-3 weight gathered again (the reloads and
+  /// gathers written before the step's first op).
   LogicalResult readPlannedCopies(ArrayRef<Operation *> written);
   /// `v` as the backward has it now, reloading it at the builder when the
   /// plan spilled it. `recomputing`: the re-run op that reads `v`, if any.
@@ -427,7 +428,11 @@ void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
   for (Operation *op : forwardOrder) {
     auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
     bool planned = offloadedByPlan(offsets);
-    if (!planned && !(op->hasAttr(kOffloadMark) && !offsets))
+    // A mark without a plan moves what the backward could read of the
+    // op's results: not a weight's, a returned or a recomputed one.
+    bool marked = op->hasAttr(kOffloadMark) && !offsets && !isa<WeightOp, ConstantOp>(op) &&
+                  !resultsHeldByStep(op) && !recomputedByPlan(op);
+    if (!planned && !marked)
       continue;
     b.setInsertionPointAfter(op);
     for (OpResult r : op->getResults())
@@ -992,6 +997,22 @@ LogicalResult Differentiator::run() {
     if (!grids.empty())
       grid = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
   }
+  // A partitioned program's readers read an offloaded value through its
+  // sharding annotations, and spills and reloads have no sharding yet:
+  // refused by name rather than reading bytes the plan gave to others.
+  if (grid) {
+    bool offloads = llvm::any_of(forwardOrder, [](Operation *op) {
+      return op->hasAttr(kOffloadMark) ||
+             offloadedByPlan(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr));
+    });
+    for (unsigned a = 0; a < func.getNumArguments(); ++a)
+      offloads |= offloadedByPlan(func.getArgAttrOfType<DictionaryAttr>(a, kOffsetsAttr));
+    if (offloads)
+      return emitError(func.getLoc(), "loom-autodiff: '")
+             << func.getSymName()
+             << "' offloads activations to host memory in a partitioned program (shard.grid); "
+                "spilling and reloading sharded activations is not written yet";
+  }
   for (Operation *op : forwardOrder)
     if (Attribute layout = op->getAttr(kZeroGradientAttr)) {
       auto dims = dyn_cast<ArrayAttr>(layout);
@@ -1045,8 +1066,8 @@ LogicalResult Differentiator::run() {
            cotangents))
     accumulate(result, cotangent);
   // Each forward op's backward step, last first: the movement the chunk
-  // schedule issues before it, then its rule, reading recomputed values and
-  // live fetches where the plan has them.
+  // schedule issues before it, then its rule, reading recomputed values,
+  // reloads, live fetches and ZeRO-3 gathers where the plan has them.
   DenseSet<Operation *> activeSet(activeOps.begin(), activeOps.end());
   // Re-runs go where placement charged them: at the backward turn of their
   // point, before that op's backward movement and step, in program order.

@@ -1806,7 +1806,9 @@ void Planner::findUnitTwins() {
       const OpModel &o = model->ops[i];
       sig.push_back(program.nodeOfOp[i]);
       sig.push_back(program.innerCut[i]);
-      sig.push_back(resultsHeldByStep(o.op));
+      sig.push_back(program.crosses[i]);
+      sig.push_back(llvm::any_of(o.op->getResults(),
+                                 [&](Value r) { return model->valueOf(r).held; }));
       for (unsigned k = 0; k < 2; ++k) {
         int local = -1;
         if (o.region[k] >= 0) {

@@ -242,10 +242,9 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
     // What the step returns stays on the device until its backward ends.
     // (A returned input is the caller's, and not counted.)
     for (Value v : func.getBody().front().getTerminator()->getOperands())
-      if (Value r = lookThroughShards(v); r.getDefiningOp()) {
-        ValueModel &vm = values[valueIndex.lookup(r)];
-        vm.held = vm.activation;
-      }
+      if (Value r = lookThroughShards(v); r.getDefiningOp())
+        if (auto it = valueIndex.find(r); it != valueIndex.end())
+          values[it->second].held = values[it->second].activation;
     modelRecomputation();
   }
 }

@@ -156,6 +156,9 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
       return failure();
     outputs.push_back(std::move(*record));
   }
+  if (hostArenaBytes && !arenaBytes)
+    return func.emitOpError("has a host arena argument (")
+           << kArenaArgAttr << " = \"host\") but no device arena before it";
   llvm::json::Object described{{"inputs", std::move(inputs)},
                                {"weights", std::move(weights)},
                                {"outputs", std::move(outputs)}};

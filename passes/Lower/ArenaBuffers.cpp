@@ -435,6 +435,15 @@ struct ArenaBuffersPass
       Value value = p.value;
       value.replaceAllUsesExcept(placed.getResult(), placed);
     }
+    // A spill or reload with no arena place (or whose place a partitioned
+    // program moved to a private buffer) is its operand, here rather than
+    // in the lowering, so that no placed one is left reading an unplaced
+    // partner.
+    for (Operation &op : llvm::make_early_inc_range(body))
+      if (isa<SpillOp, ReloadOp>(op)) {
+        op.getResult(0).replaceAllUsesWith(op.getOperand(0));
+        op.erase();
+      }
     // The backward's readers of planned bytes compute into buffers of their
     // own, so no fusion carries those reads further.
     for (Operation *op : privateReaders) {

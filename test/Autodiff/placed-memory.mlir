@@ -309,3 +309,17 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %a = loom.binary mul %x, %w : tensor<4x8xf32>, tensor<8xf32>
   return %a : tensor<4x8xf32>
 }
+
+// -----
+
+// Offload in a partitioned program is refused by name before anything is
+// written: its readers read the value through annotations, and spills have
+// no sharding yet.
+shard.grid @grid(shape = 2)
+// expected-error @+1 {{loom-autodiff: 'main' offloads activations to host memory in a partitioned program (shard.grid); spilling and reloading sharded activations is not written yet}}
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<8xf32>
+  %a = loom.binary mul %x, %w {loom.offsets = {forward = array<i64: 0>, backward = array<i64: 128>, host = array<i64: 0>}} : tensor<4x8xf32>, tensor<8xf32>
+  %t = loom.unary tanh %a : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}

@@ -166,3 +166,22 @@ module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}, h
     return %r : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// A placed spill whose reload has no place: the spill is the copy into the
+// host arena, the reload its operand (no reload is left reading a copy).
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}, host = {bytes = 64 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    %h = loom.spill %y at 0 : tensor<2x8xf32>
+    %b = loom.reload %h : tensor<2x8xf32>
+    %r = loom.binary add %b, %x : tensor<2x8xf32>, tensor<2x8xf32>
+    return %r : tensor<2x8xf32>
+  }
+}
+// CHECK-LABEL: func.func @main(
+// CHECK:      memref.view %{{.*}} : memref<64xi8> to memref<2x8xf32>
+// CHECK:      %[[H:.*]] = bufferization.materialize_in_destination %{{.*}} in
+// CHECK-NOT:  loom.reload
+// CHECK:      loom.binary add %[[H]],
