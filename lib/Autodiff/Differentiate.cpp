@@ -232,9 +232,10 @@ private:
     Value reload;
   };
   DenseMap<Value, Spill> spills;
-  /// ZeRO-3's gathers of the backward turn being written, by the forward
-  /// reader annotation they repeat.
-  DenseMap<Operation *, Value> backwardGathers;
+  /// What the backward turn being written has re-made of forward ops, by
+  /// the op: ZeRO-3's gathers (and views of them), and annotations of
+  /// reloaded values.
+  DenseMap<Operation *, Value> turnCopies;
   /// Each streamed weight's live device copy, and the weights of each chunk.
   DenseMap<Value, Value> liveCopy;
   DenseMap<int64_t, SmallVector<WeightOp>> chunkWeights;
@@ -269,12 +270,27 @@ FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
   Operation *def = v.getDefiningOp();
   if (!def || !forwardOps.contains(def))
     return v;
+  // A spilled value read through its sharding annotations (a partitioned
+  // program): the annotations again, on the reload.
+  if (auto annotation = dyn_cast<shard::ShardOp>(def);
+      annotation && spills.count(lookThroughShards(v))) {
+    Value &copy = turnCopies[annotation];
+    if (!copy) {
+      FailureOr<Value> source = backwardCopy(annotation.getSrc(), recomputing);
+      if (failed(source))
+        return failure();
+      IRMapping map;
+      map.map(annotation.getSrc(), *source);
+      copy = b.clone(*annotation, map)->getResult(0);
+    }
+    return copy;
+  }
   // ZeRO-3 gathers a stored weight again for each backward step reading it
   // (a new reader's annotation, numbered after the forward's), and re-derives
   // what the forward made of the gathered weight alone (a transpose), so the
   // forward's gathered copy dies after its forward reader.
   if (readsGatheredWeightOnly(def)) {
-    Value &copy = backwardGathers[def];
+    Value &copy = turnCopies[def];
     if (!copy) {
       auto gathered = dyn_cast<shard::ShardOp>(def);
       IRMapping map;
@@ -997,22 +1013,6 @@ LogicalResult Differentiator::run() {
     if (!grids.empty())
       grid = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
   }
-  // A partitioned program's readers read an offloaded value through its
-  // sharding annotations, and spills and reloads have no sharding yet:
-  // refused by name rather than reading bytes the plan gave to others.
-  if (grid) {
-    bool offloads = llvm::any_of(forwardOrder, [](Operation *op) {
-      return op->hasAttr(kOffloadMark) ||
-             offloadedByPlan(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr));
-    });
-    for (unsigned a = 0; a < func.getNumArguments(); ++a)
-      offloads |= offloadedByPlan(func.getArgAttrOfType<DictionaryAttr>(a, kOffsetsAttr));
-    if (offloads)
-      return emitError(func.getLoc(), "loom-autodiff: '")
-             << func.getSymName()
-             << "' offloads activations to host memory in a partitioned program (shard.grid); "
-                "spilling and reloading sharded activations is not written yet";
-  }
   for (Operation *op : forwardOrder)
     if (Attribute layout = op->getAttr(kZeroGradientAttr)) {
       auto dims = dyn_cast<ArrayAttr>(layout);
@@ -1078,7 +1078,7 @@ LogicalResult Differentiator::run() {
     llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *op : llvm::reverse(forwardOrder)) {
     b.setInsertionPoint(ret);
-    backwardGathers.clear();
+    turnCopies.clear();
     for (Operation *re : rerunsAt.lookup(op))
       if (failed(rerun(re)))
         return failure();

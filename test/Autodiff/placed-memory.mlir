@@ -312,14 +312,24 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// Offload in a partitioned program is refused by name before anything is
-// written: its readers read the value through annotations, and spills have
-// no sharding yet.
+// In a partitioned program a reader reads an offloaded value through its
+// sharding annotation: the backward reads the annotation again, on the
+// reload (and partitioning shards the spill and reload as their operand).
+// CHECK-LABEL: func.func @main
+// CHECK: %[[A:.+]] = loom.binary mul %arg0, %{{.+}} {loom.offsets
+// CHECK-NEXT: %[[H:.+]] = loom.spill %[[A]] at 0 : tensor<4x8xf32>
+// CHECK: %[[S:.+]] = shard.sharding @grid split_axes = {{\[\[}}0]]
+// CHECK: %[[R:.+]] = loom.reload %[[H]] at 128 : tensor<4x8xf32>
+// CHECK-NEXT: %[[RS:.+]] = shard.shard %[[R]] to %[[S]] annotate_for_users
+// CHECK: loom.compare gt %[[RS]]
 shard.grid @grid(shape = 2)
-// expected-error @+1 {{loom-autodiff: 'main' offloads activations to host memory in a partitioned program (shard.grid); spilling and reloading sharded activations is not written yet}}
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %w = loom.weight parameter "w" from "w.bin"[0] : tensor<8xf32>
+  %v = loom.weight parameter "v" from "w.bin"[32] : tensor<8xf32>
   %a = loom.binary mul %x, %w {loom.offsets = {forward = array<i64: 0>, backward = array<i64: 128>, host = array<i64: 0>}} : tensor<4x8xf32>, tensor<8xf32>
-  %t = loom.unary tanh %a : tensor<4x8xf32>
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %as = shard.shard %a to %s annotate_for_users : tensor<4x8xf32>
+  %b = loom.unary relu %as : tensor<4x8xf32>
+  %t = loom.binary mul %b, %v : tensor<4x8xf32>, tensor<8xf32>
   return %t : tensor<4x8xf32>
 }

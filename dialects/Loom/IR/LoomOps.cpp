@@ -8,6 +8,7 @@
 
 #include "dialects/Loom/IR/LoomOps.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
@@ -132,17 +133,28 @@ LogicalResult FetchOp::verify() {
 LogicalResult SpillOp::verify() {
   if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
     return emitOpError("offset must be non-negative, got ") << *offset;
-  for (Operation *user : getResult().getUsers())
-    if (!isa<ReloadOp>(user))
-      return emitOpError("host copy is read by '")
-             << user->getName() << "'; only loom.reload reads a spilled activation";
+  // (Sharding annotations of the copy are no reads.)
+  SmallVector<Value> copies = {getResult()};
+  while (!copies.empty())
+    for (Operation *user : copies.pop_back_val().getUsers()) {
+      if (auto annotation = dyn_cast<shard::ShardOp>(user)) {
+        copies.push_back(annotation.getResult());
+        continue;
+      }
+      if (!isa<ReloadOp>(user))
+        return emitOpError("host copy is read by '")
+               << user->getName() << "'; only loom.reload reads a spilled activation";
+    }
   return success();
 }
 
 LogicalResult ReloadOp::verify() {
   if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
     return emitOpError("offset must be non-negative, got ") << *offset;
-  if (!getSpilled().getDefiningOp<SpillOp>())
+  Value spilled = getSpilled();
+  while (auto annotation = spilled.getDefiningOp<shard::ShardOp>())
+    spilled = annotation.getSrc();
+  if (!spilled.getDefiningOp<SpillOp>())
     return emitOpError("reloads a value no loom.spill produced");
   return success();
 }

@@ -682,7 +682,10 @@ def Loom_ReleaseOp : Loom_Op<"release", [MemoryEffects<[MemWrite]>]> {
 }
 
 def Loom_SpillOp : Loom_Op<"spill", [AllTypesMatch<["activation", "result"]>,
-    MemoryEffects<[MemRead, MemWrite]>]> {
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<ShardingInterface, [
+      "getLoopIteratorTypes", "getReductionLoopIteratorKinds",
+      "getIndexingMaps", "getShardingOption", "partition"]>]> {
   let summary = "an activation's copy in host memory, kept for the backward";
   let description = [{
     Activation offload (ZeRO-Offload's, Elixir's): an activation the
@@ -691,8 +694,9 @@ def Loom_SpillOp : Loom_Op<"spill", [AllTypesMatch<["activation", "result"]>,
     (docs/memory-placement.md). `loom.spill` is where the copy down is
     issued; its result is the host copy, read only by `loom.reload`. `at`
     is the copy's byte offset in the host arena of the static memory plan,
-    where placement planned one. Written by --loom-autodiff from the plan's
-    `loom.offsets` host places.
+    where placement planned one (in a partitioned program, of the device's
+    shard: it is sharded as its operand). Written by --loom-autodiff from
+    the plan's `loom.offsets` host places.
 
     ```mlir
     %h = loom.spill %a at 4096 : tensor<8x512xf32>
@@ -707,7 +711,10 @@ def Loom_SpillOp : Loom_Op<"spill", [AllTypesMatch<["activation", "result"]>,
 }
 
 def Loom_ReloadOp : Loom_Op<"reload", [AllTypesMatch<["spilled", "result"]>,
-    MemoryEffects<[MemRead, MemWrite]>]> {
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<ShardingInterface, [
+      "getLoopIteratorTypes", "getReductionLoopIteratorKinds",
+      "getIndexingMaps", "getShardingOption", "partition"]>]> {
   let summary = "a spilled activation's copy back in device memory";
   let description = [{
     Brings a `loom.spill` host copy back to the device for the backward (or

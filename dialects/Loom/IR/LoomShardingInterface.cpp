@@ -546,7 +546,7 @@ static IterationSpace iterationSpace(Operation *op) {
       .Case<WeightOp>([](Operation *o) { return sourceSpace(o); })
       .Case<ConstantOp>(
           [](Operation *o) { return sourceSpace(o, /*isLocal=*/false); })
-      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, ClampOp, CastOp>(
+      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, ClampOp, CastOp, SpillOp, ReloadOp>(
           [](Operation *o) { return broadcastSpace(o); })
       .Case<LayerNormOp>([](LayerNormOp o) {
         return normalizedSpace(o, o.getAxis(), shapeOf(o.getInput()).size(),
@@ -743,6 +743,8 @@ LOOM_SHARDING_METHODS(CompareOp)
 LOOM_SHARDING_METHODS(WhereOp)
 LOOM_SHARDING_METHODS(ClampOp)
 LOOM_SHARDING_METHODS(CastOp)
+LOOM_SHARDING_METHODS(SpillOp)
+LOOM_SHARDING_METHODS(ReloadOp)
 LOOM_SHARDING_METHODS(MatmulOp)
 LOOM_SHARDING_METHODS(ConvOp)
 LOOM_SHARDING_METHODS(AttentionOp)
