@@ -97,8 +97,13 @@ std::optional<double> Calibration::collectiveSeconds(CollectiveKind kind,
       points.begin(), points.end(), bytes,
       [](double b, const std::pair<double, double> &p) { return b < p.first; });
   auto lower = std::prev(upper);
-  double f = (std::log(bytes) - std::log(lower->first)) /
-             (std::log(upper->first) - std::log(lower->first));
+  // Two sizes too close for their logarithms to differ in a double (found
+  // by the cost fuzzer: 1.69444442444444e94 and ...4543e94) would divide
+  // zero by zero; between them the lower point's time stands.
+  double logGap = std::log(upper->first) - std::log(lower->first);
+  if (!(logGap > 0))
+    return lower->second;
+  double f = (std::log(bytes) - std::log(lower->first)) / logGap;
   return lower->second + f * (upper->second - lower->second);
 }
 
