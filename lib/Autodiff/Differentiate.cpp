@@ -1025,19 +1025,18 @@ LogicalResult Differentiator::run() {
   // Placement offloads only what the backward could read, and moves weights
   // for a re-run only where the backward makes it; checked before anything
   // is written.
-  for (Operation *op : forwardOrder)
+  for (Operation *op : forwardOrder) {
+    bool returned = resultsHeldByStep(op);
     if (offloadedByPlan(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr)) &&
-        (resultsHeldByStep(op) || recomputedByPlan(op)))
+        (returned || recomputedByPlan(op)))
       return op->emitOpError("loom-autodiff: the static memory plan offloads a result of this "
                              "op to host memory, but the step ")
-             << (resultsHeldByStep(op) ? "returns it" : "recomputes it");
-  // Placement moves weights for a re-run only where the backward makes it;
-  // checked before anything is written.
-  for (Operation *op : forwardOrder)
+             << (returned ? "returns it" : "recomputes it");
     if (op->hasAttr(kRerunMovementAttr) && !recomputedByPlan(op))
       return op->emitOpError("loom-autodiff: the chunk schedule moves weights for this op's "
                              "re-run (")
              << kRerunMovementAttr << "), but the plan does not recompute it";
+  }
 
   spillOffloaded(forwardOrder);
 
@@ -1127,12 +1126,7 @@ LogicalResult Differentiator::run() {
     if (shard::ShardOp stored = zeroStoredShard(w)) {
       layout = stored.getSharding();
     } else if (auto dims = w->getAttrOfType<ArrayAttr>(kZeroGradientAttr)) {
-      ::loom::SplitDims split;
-      for (Attribute dim : dims) {
-        ArrayRef<int16_t> axes = cast<DenseI16ArrayAttr>(dim).asArrayRef();
-        split.emplace_back(axes.begin(), axes.end());
-      }
-      shard::ShardingOp sharding = createSharding(b, b.getLoc(), *grid, split);
+      shard::ShardingOp sharding = createSharding(b, b.getLoc(), *grid, splitAxesOf(dims));
       sharding->setAttr(kZeroShardMark, UnitAttr::get(ctx));
       layout = sharding.getResult();
     }

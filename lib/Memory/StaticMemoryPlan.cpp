@@ -266,13 +266,18 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   // backward step it precedes, or their last reader's if later) through
   // their own op's backward when some backward reads them, else through
   // the last re-run that reads them.
-  DenseSet<Value> savedForBackward;
+  // What some backward keeps, and which results their own op's backward
+  // keeps (a softmax's, an exp's).
+  DenseSet<Value> savedForBackward, savedByOwnBackward;
   for (const OpStep &s : steps) {
     SmallVector<Value> saved;
     if (auto cost = dyn_cast<CostOpInterface>(s.op); cost && s.hasBackward)
       cost.getSavedForBackward(saved);
-    for (Value v : saved)
+    for (Value v : saved) {
       savedForBackward.insert(lookThroughShards(v));
+      if (lookThroughShards(v).getDefiningOp() == s.op)
+        savedByOwnBackward.insert(lookThroughShards(v));
+    }
   }
   // `v` (result `result` of `op`, or function argument `result` when `op`
   // is null) is written at its stage's local step `def`, or before the
@@ -320,14 +325,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     const bool recomputed = training && !kept && step && step->rerunAt >= 0;
     // The last backward step reading it: its first reader's, or its own
     // op's where that backward keeps its result (a softmax's, an exp's).
-    int64_t lastBackwardRead = firstUser;
-    if (step && step->hasBackward)
-      if (auto cost = dyn_cast<CostOpInterface>(op)) {
-        SmallVector<Value> saved;
-        cost.getSavedForBackward(saved);
-        if (llvm::any_of(saved, [&](Value s) { return lookThroughShards(s) == v; }))
-          lastBackwardRead = def;
-      }
+    const int64_t lastBackwardRead = savedByOwnBackward.contains(v) ? def : firstUser;
     for (auto [key, at] : taskAt) {
       auto [F, B] = at;
       if (key.first != stage || F < 0 || (training && B < 0))

@@ -138,10 +138,7 @@ ZeroShardsWritten mlir::loom::writeZeroShards(
     Value sharded;
     SmallVector<OpOperand *> reads;
     if (shard::ShardOp stored = storedAnnotation(w)) {
-      SmallVector<Attribute> planned;
-      for (const ::loom::GridAxes &dim : layoutOf(stored))
-        planned.push_back(b.getDenseI16ArrayAttr(dim));
-      stored->setAttr(kZeroShardMark, b.getArrayAttr(planned));
+      stored->setAttr(kZeroShardMark, splitAxesAttr(b, layoutOf(stored)));
       Operation *old = stored.getSharding().getDefiningOp();
       b.setInsertionPoint(stored);
       stored.getShardingMutable().assign(sharding(b, stored.getLoc(), gridRef, layout));
@@ -212,9 +209,6 @@ ZeroShardsWritten mlir::loom::writeZeroGradients(
   return forEachZeroLayout(func, weights, factsOf, [&](FlatSymbolRefAttr, WeightOp w,
                                                        const WeightFacts &,
                                                        const ::loom::SplitDims &layout) {
-    SmallVector<Attribute> dims;
-    for (const ::loom::GridAxes &dim : layout)
-      dims.push_back(b.getDenseI16ArrayAttr(dim));
-    w->setAttr(kZeroGradientAttr, b.getArrayAttr(dims));
+    w->setAttr(kZeroGradientAttr, splitAxesAttr(b, layout));
   });
 }

@@ -1688,11 +1688,11 @@ void Planner::indexProgram() {
       for (Operation *user : res.getUsers())
         if (auto it = model->opIndex.find(user); it != model->opIndex.end())
           last = std::max(last, unitOfOp[it->second]);
-      if (last != unitOfOp[i])
+      if (last != unitOfOp[i]) {
         program.crosses[i] = true;
-      if (last != unitOfOp[i])
         program.crossings.push_back({static_cast<unsigned>(i), r, last,
                                      model->valueIndex.lookup(res)});
+      }
     }
   }
   // Cut points, as the estimator finds them in a stage: after an op whose

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
@@ -151,10 +152,7 @@ LogicalResult SpillOp::verify() {
 LogicalResult ReloadOp::verify() {
   if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
     return emitOpError("offset must be non-negative, got ") << *offset;
-  Value spilled = getSpilled();
-  while (auto annotation = spilled.getDefiningOp<shard::ShardOp>())
-    spilled = annotation.getSrc();
-  if (!spilled.getDefiningOp<SpillOp>())
+  if (!lookThroughShards(getSpilled()).getDefiningOp<SpillOp>())
     return emitOpError("reloads a value no loom.spill produced");
   return success();
 }

@@ -66,6 +66,22 @@ inline constexpr llvm::StringLiteral kZeroShardMark = "loom.zero_shard";
 /// the gradient in it, as it returns a ZeRO-3 weight's in its stored shards.
 inline constexpr llvm::StringLiteral kZeroGradientAttr = "loom.zero_gradient";
 
+/// Split axes per dimension as ZeRO's marks hold them (the plan's axes in a
+/// stored annotation's mark, a gradient's in kZeroGradientAttr): an array
+/// of i16 arrays, and back.
+inline ArrayAttr splitAxesAttr(Builder &b, ArrayRef<SmallVector<int16_t, 2>> dims) {
+  SmallVector<Attribute> attrs;
+  for (const SmallVector<int16_t, 2> &dim : dims)
+    attrs.push_back(b.getDenseI16ArrayAttr(dim));
+  return b.getArrayAttr(attrs);
+}
+inline SmallVector<shard::GridAxesAttr> splitAxesOf(ArrayAttr attr) {
+  SmallVector<shard::GridAxesAttr> axes;
+  for (Attribute dim : attr)
+    axes.push_back(cast<shard::GridAxesAttr>(dim));
+  return axes;
+}
+
 inline bool isZeroShard(Operation *op) {
   return op && op->hasAttr(kZeroShardMark);
 }
@@ -92,12 +108,9 @@ inline void removeZeroShards(Operation *root) {
       continue;
     }
     if (auto planned = op->getAttrOfType<ArrayAttr>(kZeroShardMark); s && planned) {
-      SmallVector<shard::GridAxesAttr> axes;
-      for (Attribute dim : planned)
-        axes.push_back(cast<shard::GridAxesAttr>(dim));
       OpBuilder b(op);
       auto grid = cast<shard::ShardingOp>(s.getSharding().getDefiningOp()).getGridAttr();
-      s.getShardingMutable().assign(createSharding(b, op->getLoc(), grid, std::move(axes)));
+      s.getShardingMutable().assign(createSharding(b, op->getLoc(), grid, splitAxesOf(planned)));
       s->removeAttr(kZeroShardMark);
       continue;
     }
