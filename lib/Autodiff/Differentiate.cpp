@@ -99,6 +99,24 @@ shard::ShardOp zeroStoredShard(WeightOp w) {
   return nullptr;
 }
 
+/// `w`'s layout in the plan, without ZeRO's split: the plan's own
+/// annotation of the weight, else the one its readers ask for (the search
+/// annotates a weight's readers; ZeRO-3 a reader of every stored weight);
+/// null where the plan leaves it replicated.
+Value plannedLayout(WeightOp w) {
+  Value stored = w.getResult();
+  for (Operation *user : w->getUsers())
+    if (auto s = dyn_cast<shard::ShardOp>(user); s && !s.getAnnotateForUsers()) {
+      if (!isZeroShard(s))
+        return s.getSharding();
+      stored = s.getResult();
+    }
+  for (Operation *user : stored.getUsers())
+    if (auto s = dyn_cast<shard::ShardOp>(user); s && s.getAnnotateForUsers())
+      return s.getSharding();
+  return {};
+}
+
 /// Whether `op`'s one result is a ZeRO-3 gathered weight (a reader's
 /// annotation of its stored shards), or a view of one alone (a transpose,
 /// reshape, cast or broadcast of it).
@@ -1123,14 +1141,31 @@ LogicalResult Differentiator::run() {
     // partitioning reduce-scatters it and each replica keeps the shard its
     // optimizer step updates.
     Value layout;
-    if (shard::ShardOp stored = zeroStoredShard(w)) {
-      layout = stored.getSharding();
-    } else if (auto dims = w->getAttrOfType<ArrayAttr>(kZeroGradientAttr)) {
-      shard::ShardingOp sharding = createSharding(b, b.getLoc(), *grid, splitAxesOf(dims));
+    auto markedSharding = [&](ArrayRef<shard::GridAxesAttr> axes) {
+      shard::ShardingOp sharding =
+          createSharding(b, b.getLoc(), *grid, SmallVector<shard::GridAxesAttr>(axes));
       sharding->setAttr(kZeroShardMark, UnitAttr::get(ctx));
-      layout = sharding.getResult();
-    }
+      return sharding.getResult();
+    };
+    if (shard::ShardOp stored = zeroStoredShard(w))
+      layout = stored.getSharding();
+    else if (auto dims = w->getAttrOfType<ArrayAttr>(kZeroGradientAttr))
+      layout = markedSharding(splitAxesOf(dims));
     if (layout) {
+      // A weight-gradient contraction (over the tokens, split over the
+      // replicas) first makes the gradient in the weight's planned layout,
+      // summed as the data-parallel step sums it, so the ZeRO split after
+      // it is a reduce-scatter, as the cost model prices it. Left free,
+      // propagation works back from the split, and the matmul computes its
+      // shard directly from activations moved by an all-to-all. (A reduce
+      // gives its partial sum to the split itself.)
+      if (isa_and_present<MatmulOp>(lookThroughShards(grad).getDefiningOp())) {
+        Value planned = plannedLayout(w);
+        auto whole = shard::ShardOp::create(b, grad, planned ? planned : markedSharding({}),
+                                            /*annotate_for_users=*/false);
+        whole->setAttr(kZeroShardMark, UnitAttr::get(ctx));
+        grad = whole.getResult();
+      }
       auto scattered = shard::ShardOp::create(b, grad, layout, /*annotate_for_users=*/true);
       scattered->setAttr(kZeroShardMark, UnitAttr::get(ctx));
       grad = scattered.getResult();

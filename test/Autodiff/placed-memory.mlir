@@ -293,6 +293,31 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// A weight-gradient matmul makes the gradient in the layout the plan reads
+// the weight in (column-parallel over tp here) before ZeRO's split, so
+// partitioning sums it over dp and keeps a shard (a reduce-scatter) rather
+// than moving the activations to compute the shard directly.
+// CHECK-LABEL: func.func @main
+// CHECK: loom.weight parameter "w"
+// CHECK-NEXT: %[[PLAN:.+]] = shard.sharding @grid split_axes = {{\[\[}}], [1]] :
+// CHECK-NEXT: shard.shard %{{.+}} to %[[PLAN]] annotate_for_users
+// CHECK: loom.matmul
+// CHECK: %[[DW:.+]] = loom.matmul
+// CHECK-NEXT: %[[LAYOUT:.+]] = shard.sharding @grid split_axes = {{\[\[}}0], [1]] {loom.zero_shard}
+// CHECK-NEXT: %[[WHOLE:.+]] = shard.shard %[[DW]] to %[[PLAN]] {loom.zero_shard}
+// CHECK-NEXT: %[[G:.+]] = shard.shard %[[WHOLE]] to %[[LAYOUT]] annotate_for_users {loom.zero_shard}
+// CHECK-NEXT: return %{{.+}}, %[[G]] :
+shard.grid @grid(shape = 2x2)
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] {loom.zero_gradient = [array<i16: 0>, array<i16: 1>]} : tensor<8x16xf32>
+  %c = shard.sharding @grid split_axes = [[], [1]] : !shard.sharding
+  %u = shard.shard %w to %c annotate_for_users : tensor<8x16xf32>
+  %a = loom.matmul %x, %u : tensor<4x8xf32>, tensor<8x16xf32>
+  return %a : tensor<4x16xf32>
+}
+
+// -----
+
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{loom-autodiff: loom.zero_gradient gives a gradient layout, but the module has no shard.grid}}
   %w = loom.weight parameter "w" from "w.bin"[0] {loom.zero_gradient = [array<i16: 0>]} : tensor<8xf32>
