@@ -75,11 +75,14 @@ bool hasRule(Operation *op) {
            r.getKind() == ReduceKind::max || r.getKind() == ReduceKind::min ||
            r.getKind() == ReduceKind::sum_square;
   if (auto s = dyn_cast<SliceOp>(op))
-    return llvm::all_of(s.getStrides(), [](int64_t st) { return st == 1; });
+    return llvm::all_of(s.getStrides(), [](int64_t st) { return st >= 1; });
   if (auto e = dyn_cast<EmbeddingOp>(op))
     return !e.getRowOffset();
+  if (auto c = dyn_cast<ConvOp>(op))
+    return c.getGroups() == 1;
   return isa<WhereOp, ClampOp, CastOp, MatmulOp, LayerNormOp, RmsNormOp, SoftmaxOp,
-             ReshapeOp, TransposeOp, ExpandOp, ConcatOp, GatherOp, PadOp>(op);
+             ReshapeOp, TransposeOp, ExpandOp, ConcatOp, GatherOp, PadOp, PoolOp,
+             BatchNormOp>(op);
 }
 
 /// Where a streamed weight lies in its chunk's copies (its loom.placement's
@@ -139,7 +142,9 @@ std::string describe(Operation *op) {
   if (auto r = dyn_cast<ReduceOp>(op))
     return name + " " + stringifyReduceKind(r.getKind()).str();
   if (isa<SliceOp>(op))
-    return name + " with non-unit strides";
+    return name + " with negative strides";
+  if (isa<ConvOp>(op))
+    return name + " with groups";
   if (isa<EmbeddingOp>(op))
     return name + " with a row offset (a partitioned table)";
   return name;
@@ -198,6 +203,17 @@ private:
   void backpropEmbedding(EmbeddingOp op, Value g);
   void backpropGather(GatherOp op, Value g);
   void backpropPad(PadOp op, Value g);
+  void backpropConv(ConvOp op, Value g);
+  void backpropPool(PoolOp op, Value g);
+  void backpropBatchNorm(BatchNormOp op, Value g);
+  /// `g` placed in zeros of `shape` at `offsets`, its elements `strides`
+  /// apart: result[offsets + i * strides] = g[i] (strides >= 1). The
+  /// adjoint of a strided slice, and of each window position of a pool or
+  /// convolution.
+  Value placeStrided(Value g, ArrayRef<int64_t> offsets, ArrayRef<int64_t> strides,
+                     ArrayRef<int64_t> shape);
+  /// `x` with dims 0 and 1 swapped (batch and channels of a convolution).
+  Value swapLeadingDims(Value x);
   /// Scatter-adds `g` along `axis` into zeros of `type`, slice i of `g` at
   /// index `indices[i]` (an i64 vector as long as g's `axis`).
   Value scatterAddAlong(Value g, Value indices, int64_t axis, RankedTensorType type);
@@ -870,6 +886,230 @@ void Differentiator::backpropPad(PadOp op, Value g) {
   accumulate(op.getInput(), g);
 }
 
+Value Differentiator::placeStrided(Value g, ArrayRef<int64_t> offsets,
+                                   ArrayRef<int64_t> strides, ArrayRef<int64_t> shape) {
+  RankedTensorType t = tensorType(g);
+  SmallVector<int64_t> dims(t.getShape());
+  int64_t rank = t.getRank();
+  // Dilate: each element followed by `stride - 1` zeros (a unit dim after
+  // it, concatenated with zeros, merged back).
+  for (int64_t d = 0; d < rank; ++d) {
+    if (strides[d] == 1 || dims[d] == 0)
+      continue;
+    SmallVector<int64_t> split(dims);
+    split.insert(split.begin() + d + 1, 1);
+    Value unit = reshape(g, RankedTensorType::get(split, t.getElementType()));
+    split[d + 1] = strides[d] - 1;
+    Value gaps = zeros(RankedTensorType::get(split, t.getElementType()));
+    Value interleaved = ConcatOp::create(b, ValueRange{unit, gaps}, b.getI64IntegerAttr(d + 1));
+    dims[d] *= strides[d];
+    g = reshape(interleaved, RankedTensorType::get(dims, t.getElementType()));
+  }
+  // Then move it to `offsets`; the end pads crop the last element's
+  // trailing zeros where they pass the end.
+  SmallVector<int64_t> padding(2 * rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    padding[d] = offsets[d];
+    padding[rank + d] = shape[d] - offsets[d] - dims[d];
+  }
+  if (llvm::all_of(padding, [](int64_t p) { return p == 0; }))
+    return g;
+  return PadOp::create(b, PadMode::constant, g, padding, APFloat(0.0));
+}
+
+Value Differentiator::swapLeadingDims(Value x) {
+  SmallVector<int64_t> perm(tensorType(x).getRank());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[0], perm[1]);
+  return TransposeOp::create(b, x, b.getDenseI64ArrayAttr(perm));
+}
+
+// A convolution (groups = 1), per spatial dim with stride s, dilation d,
+// kernel K, begin/end pads pb/pe and output size O, on the padded input xp:
+//   y[n, f, o] = sum_{c, k} xp[n, c, o*s + k*d] w[f, c, k]  (+ bias[f]).
+// The input's adjoint is a full correlation of g, dilated by s, with the
+// kernel flipped and its channels swapped, padded d*(K-1) each side (and at
+// the end by what the windows never reached), cropped by the pads; the
+// weight's is a convolution of x (channels as the batch) with g (likewise)
+// as the kernel, with the stride and the dilation exchanged.
+void Differentiator::backpropConv(ConvOp op, Value g) {
+  Value x = op.getInput(), w = op.getWeight();
+  RankedTensorType xt = tensorType(x), wt = tensorType(w), gt = tensorType(g);
+  int64_t rank = xt.getRank(), spatial = rank - 2;
+  ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPadding(), dils = op.getDilations();
+  SmallVector<int64_t> ones(spatial, 1);
+  SmallVector<int64_t> allButChannels = {0};
+  for (int64_t d = 2; d < rank; ++d)
+    allButChannels.push_back(d);
+  if (Value bias = op.getBias(); bias && active(bias))
+    accumulate(bias, reshape(reduce(ReduceKind::sum, g, allButChannels), tensorType(bias)));
+  if (active(x)) {
+    SmallVector<int64_t> offsets(rank, 0), dilation(2, 1), dilated(gt.getShape());
+    dilation.append(strides.begin(), strides.end());
+    SmallVector<int64_t> fullPads(2 * spatial), crop(2 * rank, 0);
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t o = gt.getDimSize(2 + i), reach = dils[i] * (wt.getDimSize(2 + i) - 1);
+      int64_t padded = xt.getDimSize(2 + i) + pads[i] + pads[spatial + i];
+      dilated[2 + i] = (o - 1) * strides[i] + 1;
+      fullPads[i] = reach;
+      fullPads[spatial + i] = reach + (padded - (dilated[2 + i] + reach));
+      crop[2 + i] = -pads[i];
+      crop[rank + 2 + i] = -pads[spatial + i];
+    }
+    Value spread = placeStrided(g, offsets, dilation, dilated);
+    // w[f, c, k] -> w'[c, f, K - 1 - k].
+    SmallVector<int64_t> flipOffsets(rank, 0), flipStrides(rank, 1);
+    SmallVector<int64_t> flipped(tensorType(w).getShape());
+    std::swap(flipped[0], flipped[1]);
+    for (int64_t i = 0; i < spatial; ++i) {
+      flipOffsets[2 + i] = wt.getDimSize(2 + i) - 1;
+      flipStrides[2 + i] = -1;
+    }
+    Value kernel = SliceOp::create(b, swapLeadingDims(w), flipOffsets, flipped, flipStrides);
+    Value full = ConvOp::create(b, spread, kernel, Value(), b.getDenseI64ArrayAttr(ones),
+                                b.getDenseI64ArrayAttr(fullPads), op.getDilationsAttr(),
+                                b.getI64IntegerAttr(1));
+    bool cropped = llvm::any_of(crop, [](int64_t c) { return c != 0; });
+    accumulate(x, cropped ? PadOp::create(b, PadMode::constant, full, crop, APFloat(0.0)) : full);
+  }
+  if (active(w)) {
+    // [c, f, L] with L >= K (windows the stride skips past), cropped to K.
+    Value grid = ConvOp::create(b, swapLeadingDims(x), swapLeadingDims(g), Value(),
+                                op.getDilationsAttr(), op.getPaddingAttr(),
+                                op.getStridesAttr(), b.getI64IntegerAttr(1));
+    RankedTensorType rt = tensorType(grid);
+    SmallVector<int64_t> crop(2 * rank, 0);
+    for (int64_t i = 0; i < spatial; ++i)
+      crop[rank + 2 + i] = wt.getDimSize(2 + i) - rt.getDimSize(2 + i);
+    if (llvm::any_of(crop, [](int64_t c) { return c != 0; }))
+      grid = PadOp::create(b, PadMode::constant, grid, crop, APFloat(0.0));
+    accumulate(w, swapLeadingDims(grid));
+  }
+}
+
+// A pool, per window position k (row-major over the kernel): the elements
+// that position reads, xp[n, c, o*s + k*d], receive g (average: divided by
+// the window's count; max: where they are the window's maximum, the first
+// one as PyTorch takes it), placed back at o*s + k*d in the padded input
+// (extended past its end where ceil mode's last window overhangs) and
+// cropped by the pads.
+void Differentiator::backpropPool(PoolOp op, Value g) {
+  Value x = op.getInput();
+  RankedTensorType xt = tensorType(x), gt = tensorType(g);
+  Type elem = xt.getElementType();
+  int64_t rank = xt.getRank(), spatial = rank - 2;
+  ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(), pads = op.getPadding(),
+                    dils = op.getDilations();
+  bool isMax = op.getKind() == PoolKind::max;
+  SmallVector<int64_t> padded(xt.getShape()), padding(2 * rank, 0), crop(2 * rank, 0);
+  SmallVector<int64_t> steps(2, 1);
+  steps.append(strides.begin(), strides.end());
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t n = xt.getDimSize(2 + i);
+    int64_t reach = (gt.getDimSize(2 + i) - 1) * strides[i] + dils[i] * (kernel[i] - 1) + 1;
+    int64_t end = std::max(pads[spatial + i], reach - n - pads[i]);
+    padded[2 + i] = n + pads[i] + end;
+    padding[2 + i] = pads[i];
+    padding[rank + 2 + i] = end;
+    crop[2 + i] = -pads[i];
+    crop[rank + 2 + i] = -end;
+  }
+  Value share = g, remaining, xp;
+  if (isMax) {
+    remaining = ConstantOp::create(
+        b, DenseElementsAttr::get(cast<RankedTensorType>(gt), b.getFloatAttr(elem, 1.0)));
+    xp = PadOp::create(b, PadMode::constant, x, padding,
+                       APFloat::getInf(cast<FloatType>(elem).getFloatSemantics(), /*Negative=*/true));
+  } else {
+    // Divide by each window's count (a scalar where every window has the same).
+    SmallVector<SmallVector<int64_t>> counts = poolWindowCounts(op);
+    ArrayRef<int64_t> outSpatial = gt.getShape().drop_front(2);
+    SmallVector<double> values;
+    for (int64_t flat = 0, e = ShapedType::getNumElements(outSpatial); flat < e; ++flat) {
+      int64_t rest = flat, count = 1;
+      for (int64_t i = spatial - 1; i >= 0; --i) {
+        count *= counts[i][rest % outSpatial[i]];
+        rest /= outSpatial[i];
+      }
+      values.push_back(static_cast<double>(count));
+    }
+    SmallVector<int64_t> countShape = {1, 1};
+    countShape.append(outSpatial.begin(), outSpatial.end());
+    auto countType = RankedTensorType::get(countShape, elem);
+    SmallVector<Attribute> attrs;
+    for (double v : values)
+      attrs.push_back(b.getFloatAttr(elem, v));
+    Value count = llvm::all_equal(values) ? scalar(values.front(), g)
+                                          : ConstantOp::create(b, DenseElementsAttr::get(countType, attrs)).getResult();
+    share = div(g, count);
+  }
+  Value sum;
+  SmallVector<int64_t> k(spatial, 0);
+  for (bool more = true; more;) {
+    SmallVector<int64_t> offsets(rank, 0);
+    for (int64_t i = 0; i < spatial; ++i)
+      offsets[2 + i] = k[i] * dils[i];
+    Value part = share;
+    if (isMax) {
+      Value seen = SliceOp::create(b, xp, offsets, gt.getShape(), steps);
+      Value isMaximum = CastOp::create(b, gt, compare(ComparePredicate::eq, seen, op.getResult()));
+      Value first = mul(isMaximum, remaining);
+      remaining = sub(remaining, first);
+      part = mul(g, first);
+    }
+    Value placed = placeStrided(part, offsets, steps, padded);
+    sum = sum ? add(sum, placed) : placed;
+    // Next window position, row-major.
+    more = false;
+    for (int64_t i = spatial - 1; i >= 0 && !more; --i) {
+      if (++k[i] < kernel[i])
+        more = true;
+      else
+        k[i] = 0;
+    }
+  }
+  accumulate(x, PadOp::create(b, PadMode::constant, sum, crop, APFloat(0.0)));
+}
+
+// Batch normalization with running statistics, per channel c (dim 1):
+//   y = (x - mean[c]) * r[c] * scale[c] + bias[c],  r = 1 / sqrt(var + eps).
+void Differentiator::backpropBatchNorm(BatchNormOp op, Value g) {
+  Value x = op.getInput();
+  RankedTensorType xt = tensorType(x);
+  int64_t rank = xt.getRank();
+  // Per-channel vectors as [C, 1, ...] to broadcast against x.
+  SmallVector<int64_t> channelShape = {xt.getDimSize(1)};
+  channelShape.append(rank - 2, 1);
+  auto perChannel = [&](Value v) {
+    return reshape(v, RankedTensorType::get(channelShape, tensorType(v).getElementType()));
+  };
+  SmallVector<int64_t> allButChannels = {0};
+  for (int64_t d = 2; d < rank; ++d)
+    allButChannels.push_back(d);
+  auto toChannels = [&](Value v, Value like) {
+    return reshape(reduce(ReduceKind::sum, v, allButChannels), tensorType(like));
+  };
+  Value scale = perChannel(op.getScale()), mean = perChannel(op.getMean());
+  Value inverse = unary(UnaryKind::rsqrt,
+                        add(perChannel(op.getVariance()),
+                            scalar(op.getEpsilon().convertToDouble(), op.getVariance())));
+  Value centred = sub(x, mean);
+  if (active(x))
+    accumulate(x, mul(g, mul(scale, inverse)));
+  if (active(op.getScale()))
+    accumulate(op.getScale(), toChannels(mul(g, mul(centred, inverse)), op.getScale()));
+  if (active(op.getBias()))
+    accumulate(op.getBias(), toChannels(g, op.getBias()));
+  if (active(op.getMean()))
+    accumulate(op.getMean(), toChannels(mul(g, mulScalar(mul(scale, inverse), -1.0)), op.getMean()));
+  if (active(op.getVariance())) {
+    // d r / d var = -r^3 / 2.
+    Value dInverse = mulScalar(mul(inverse, mul(inverse, inverse)), -0.5);
+    accumulate(op.getVariance(),
+               toChannels(mul(g, mul(centred, mul(scale, dInverse))), op.getVariance()));
+  }
+}
+
 void Differentiator::backprop(Operation *op, Value g) {
   b.setLoc(op->getLoc());
   if (isIdentity(op))
@@ -899,6 +1139,12 @@ void Differentiator::backprop(Operation *op, Value g) {
     return backpropGather(ga, g);
   if (auto p = dyn_cast<PadOp>(op))
     return backpropPad(p, g);
+  if (auto c = dyn_cast<ConvOp>(op))
+    return backpropConv(c, g);
+  if (auto p = dyn_cast<PoolOp>(op))
+    return backpropPool(p, g);
+  if (auto bn = dyn_cast<BatchNormOp>(op))
+    return backpropBatchNorm(bn, g);
   if (auto w = dyn_cast<WhereOp>(op)) {
     Value zero = scalar(0.0, g);
     if (active(w.getOnTrue()))
@@ -933,18 +1179,9 @@ void Differentiator::backprop(Operation *op, Value g) {
       inverse[p] = i;
     return accumulate(t.getInput(), TransposeOp::create(b, g, b.getDenseI64ArrayAttr(inverse)));
   }
-  if (auto s = dyn_cast<SliceOp>(op)) {
-    // Zeros around the slice: pad the adjoint back to the input's shape.
-    RankedTensorType in = tensorType(s.getInput());
-    int64_t rank = in.getRank();
-    SmallVector<int64_t> padding(2 * rank);
-    for (int64_t d = 0; d < rank; ++d) {
-      padding[d] = s.getOffsets()[d];
-      padding[rank + d] = in.getDimSize(d) - s.getOffsets()[d] - s.getSizes()[d];
-    }
-    return accumulate(s.getInput(),
-                      PadOp::create(b, PadMode::constant, g, padding, APFloat(0.0)));
-  }
+  if (auto s = dyn_cast<SliceOp>(op))
+    return accumulate(s.getInput(), placeStrided(g, s.getOffsets(), s.getStrides(),
+                                                 tensorType(s.getInput()).getShape()));
   if (auto c = dyn_cast<ConcatOp>(op)) {
     int64_t axis = c.getAxis(), offset = 0;
     RankedTensorType gt = tensorType(g);

@@ -176,6 +176,12 @@ void mlir::loom::detail::defaultSavedForBackward(Operation *op,
           return;
         saved.append({r.getInput(), r.getResult()});
       })
+      // Max pooling routes the gradient to each window's maximum, found by
+      // comparing the input with the output; averaging needs only shapes.
+      .Case<PoolOp>([&](PoolOp p) {
+        if (p.getKind() == PoolKind::max)
+          saved.append({p.getInput(), p.getResult()});
+      })
       // Softmax's gradient is expressed in its output.
       .Case<SoftmaxOp>([&](SoftmaxOp s) { saved.push_back(s.getResult()); })
       // Gathers keep their indices only.

@@ -41,6 +41,30 @@ FailureOr<SmallVector<int64_t>> mlir::loom::broadcastShapes(
   return out;
 }
 
+SmallVector<SmallVector<int64_t>> mlir::loom::poolWindowCounts(PoolOp op) {
+  auto xt = cast<RankedTensorType>(op.getInput().getType());
+  auto yt = cast<RankedTensorType>(op.getResult().getType());
+  int64_t spatial = xt.getRank() - 2;
+  ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
+                    dils = op.getDilations(), pads = op.getPadding();
+  bool includePad = op.getCountIncludePad();
+  SmallVector<SmallVector<int64_t>> counts(spatial);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t n = xt.getDimSize(2 + i);
+    int64_t lo = includePad ? -pads[i] : 0;
+    int64_t hi = includePad ? n + pads[spatial + i] : n;
+    for (int64_t o = 0; o < yt.getDimSize(2 + i); ++o) {
+      int64_t count = 0;
+      for (int64_t k = 0; k < kernel[i]; ++k) {
+        int64_t t = o * strides[i] + k * dils[i] - pads[i];
+        count += t >= lo && t < hi;
+      }
+      counts[i].push_back(count);
+    }
+  }
+  return counts;
+}
+
 int64_t mlir::loom::windowOutputSize(int64_t in, int64_t kernel,
                                      int64_t stride, int64_t padBegin,
                                      int64_t padEnd, int64_t dilation,

@@ -485,27 +485,11 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
                              Value sums) {
     auto type = cast<RankedTensorType>(sums.getType());
     Type elem = type.getElementType();
-    auto xt = cast<RankedTensorType>(op.getInput().getType());
     int64_t rank = type.getRank(), spatial = rank - 2;
-    ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
-                      dils = op.getDilations(), pads = op.getPadding();
-    bool includePad = op.getCountIncludePad();
-    SmallVector<SmallVector<int64_t>> counts(spatial);
-    bool uniform = true;
-    for (int64_t i = 0; i < spatial; ++i) {
-      int64_t n = xt.getDimSize(2 + i);
-      int64_t lo = includePad ? -pads[i] : 0;
-      int64_t hi = includePad ? n + pads[spatial + i] : n;
-      for (int64_t o = 0; o < type.getDimSize(2 + i); ++o) {
-        int64_t count = 0;
-        for (int64_t k = 0; k < kernel[i]; ++k) {
-          int64_t t = o * strides[i] + k * dils[i] - pads[i];
-          count += t >= lo && t < hi;
-        }
-        counts[i].push_back(count);
-        uniform &= count == counts[i].front();
-      }
-    }
+    SmallVector<SmallVector<int64_t>> counts = poolWindowCounts(op);
+    bool uniform = llvm::all_of(counts, [](ArrayRef<int64_t> c) {
+      return llvm::all_equal(c);
+    });
     MLIRContext *ctx = b.getContext();
     AffineMap id = b.getMultiDimIdentityMap(rank);
     if (uniform) {

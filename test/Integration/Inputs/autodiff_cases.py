@@ -587,13 +587,133 @@ case("weight_is_result", ([4, 8],), [W("w", [4, 8])], f"""
 %y = loom.unary identity %w : {T([4, 8])}
 """, lambda x, w: w["w"] * 1.0)
 case("weight_returned_directly", ([4, 8],), [W("w", [4, 8])], "", lambda x, w: w["w"], result="%w")
-# Ops without a rule off the path from a weight to the result: a conv with a
-# buffer kernel and a pool, on the input only, then a product with a weight.
-case("no_rule_ops_off_the_path", ([1, 1, 6, 6],), [W("k", [2, 1, 3, 3], role="buffer"), W("w", [1, 2, 2, 2])], f"""
-%c = loom.conv %x, %k {{strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64}} : {T([1, 1, 6, 6])}, {T([2, 1, 3, 3])}
-%p = loom.pool max %c {{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}} : {T([1, 2, 4, 4])}
+# --- convolution, pooling, batch norm, strided slices -------------------------
+# The input's adjoint is checked through a weight scaling it (%a = x * s);
+# ONNX-order pads (begin..., end...) are applied with F.pad in the reference.
+
+
+def torch_pads(pads):
+    """ONNX (b1, .., bn, e1, .., en) -> F.pad's last-dim-first pairs."""
+    n = len(pads) // 2
+    out = []
+    for i in reversed(range(n)):
+        out += [pads[i], pads[n + i]]
+    return out
+
+
+def int_array(values):
+    return f"array<i64: {', '.join(map(str, values))}>"
+
+
+def conv_case(name, xs, ws, strides, pads, dils, bias=True):
+    sp = len(xs) - 2
+    scale = [xs[1]] + [1] * sp
+    weights = [W("s", scale), W("w", ws, normal(0.5))]
+    if bias:
+        weights.append(W("b", [ws[0]]))
+    attrs = (f"strides = {int_array(strides)}, padding = {int_array(pads)}, "
+             f"dilations = {int_array(dils)}, groups = 1 : i64")
+    body = f"""
+%a = loom.binary mul %x, %s : {T(xs)}, {T(scale)}
+%y = loom.conv %a, %w{', %b' if bias else ''} {{{attrs}}} : {T(xs)}, {T(ws)}{f', {T([ws[0]])}' if bias else ''}
+"""
+
+    def ref(x, w):
+        conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[sp]
+        a = F.pad(x * w["s"], torch_pads(pads))
+        return conv(a, w["w"], w["b"] if bias else None, stride=strides, dilation=dils)
+    case(name, (xs,), weights, body, ref)
+
+
+conv_case("conv2d_3x3_bias", [2, 3, 6, 6], [4, 3, 3, 3], [1, 1], [0, 0, 0, 0], [1, 1])
+conv_case("conv2d_stride2_pad1", [2, 3, 7, 7], [4, 3, 3, 3], [2, 2], [1, 1, 1, 1], [1, 1])
+# The last row and column no window reaches; the weight's adjoint grid is
+# larger than the kernel and cropped.
+conv_case("conv2d_stride2_skips_last", [1, 2, 8, 8], [3, 2, 3, 3], [2, 2], [0, 0, 0, 0], [1, 1], bias=False)
+conv_case("conv2d_dilated_uneven_pads", [1, 2, 7, 6], [2, 2, 3, 2], [1, 2], [1, 0, 2, 1], [2, 1])
+conv_case("conv2d_7x7_stride2_stem", [1, 3, 12, 12], [4, 3, 7, 7], [2, 2], [3, 3, 3, 3], [1, 1])
+conv_case("conv2d_1x1_stride2_downsample", [1, 4, 6, 6], [8, 4, 1, 1], [2, 2], [0, 0, 0, 0], [1, 1], bias=False)
+conv_case("conv1d_stride3_pads", [2, 3, 10], [4, 3, 3], [3], [1, 2], [1])
+conv_case("conv3d_2x2x2", [1, 2, 4, 4, 4], [2, 2, 2, 2, 2], [1, 1, 1], [0, 0, 0, 0, 0, 0], [1, 1, 1])
+
+
+def pool_case(name, kind, xs, kernel, strides, pads, dils, ceil=False, include_pad=False):
+    sp = len(xs) - 2
+    flags = (", ceil_mode" if ceil else "") + (", count_include_pad" if include_pad else "")
+    attrs = (f"kernel = {int_array(kernel)}, strides = {int_array(strides)}, "
+             f"padding = {int_array(pads)}, dilations = {int_array(dils)}{flags}")
+    body = f"""
+%a = loom.binary mul %x, %w : {T(xs)}, {T(xs)}
+%y = loom.pool {kind} %a {{{attrs}}} : {T(xs)}
+"""
+
+    def ref(x, w):
+        a = x * w["w"]
+        assert pads[:sp] == pads[sp:], "PyTorch pools take symmetric pads"
+        if kind == "max":
+            fn = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[sp]
+            return fn(a, kernel, strides, pads[:sp], dils, ceil_mode=ceil)
+        assert all(d == 1 for d in dils), "PyTorch's average pools take no dilation"
+        fn = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[sp]
+        return fn(a, kernel, strides, pads[:sp], ceil_mode=ceil, count_include_pad=include_pad)
+    case(name, (xs,), [W("w", xs)], body, ref)
+
+
+pool_case("pool_max_2x2_stride2", "max", [2, 3, 6, 6], [2, 2], [2, 2], [0, 0, 0, 0], [1, 1])
+# ResNet's stem: overlapping windows, -inf padding.
+pool_case("pool_max_3x3_stride2_pad1", "max", [1, 2, 8, 8], [3, 3], [2, 2], [1, 1, 1, 1], [1, 1])
+pool_case("pool_max_ceil_mode", "max", [1, 1, 5, 5], [2, 2], [2, 2], [0, 0, 0, 0], [1, 1], ceil=True)
+pool_case("pool_max_dilated", "max", [1, 1, 5, 5], [2, 2], [1, 1], [0, 0, 0, 0], [2, 2])
+pool_case("pool_max_1d_pad1", "max", [2, 3, 9], [3], [2], [1, 1], [1])
+# A window whose maximum appears twice or three times routes the adjoint to
+# the first one, as PyTorch does.
+case("pool_max_tie_goes_to_first",
+     ([1, 1, 2, 4], lambda rng, s: np.array([1., 3., 2., 2., 3., 0., 2., 1.]).reshape(s)),
+     [W("w", [1, 1, 2, 4], lambda rng, s: np.ones(s))], f"""
+%a = loom.binary mul %x, %w : {T([1, 1, 2, 4])}, {T([1, 1, 2, 4])}
+%y = loom.pool max %a {{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}} : {T([1, 1, 2, 4])}
+""", lambda x, w: F.max_pool2d(x * w["w"], 2))
+pool_case("pool_avg_2x2_stride2", "avg", [2, 3, 6, 6], [2, 2], [2, 2], [0, 0, 0, 0], [1, 1])
+pool_case("pool_avg_3x3_pad1_include_pad", "avg", [1, 2, 7, 7], [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], include_pad=True)
+pool_case("pool_avg_3x3_pad1_exclude_pad", "avg", [1, 2, 7, 7], [3, 3], [2, 2], [1, 1, 1, 1], [1, 1])
+pool_case("pool_avg_ceil_mode", "avg", [1, 1, 5, 5], [2, 2], [2, 2], [0, 0, 0, 0], [1, 1], ceil=True)
+pool_case("pool_avg_global", "avg", [2, 3, 4, 4], [4, 4], [4, 4], [0, 0, 0, 0], [1, 1])
+
+
+def batch_norm_ref(a, w, eps):
+    shape = [1, -1] + [1] * (a.dim() - 2)
+    return ((a - w["m"].reshape(shape)) / (w["v"].reshape(shape) + eps).sqrt() * w["g"].reshape(shape)
+            + w["b"].reshape(shape))
+
+
+# The running statistics are weights here too, so their adjoints are checked.
+for xs in ([2, 3, 4, 4], [4, 3, 5]):
+    c, scale = xs[1], [xs[1]] + [1] * (len(xs) - 2)
+    case(f"batch_norm_{'x'.join(map(str, xs))}", (xs,),
+         [W("s", scale), W("g", [c]), W("b", [c]), W("m", [c]), W("v", [c], uniform(0.5, 2.0))], f"""
+%a = loom.binary mul %x, %s : {T(xs)}, {T(scale)}
+%y = loom.batch_norm %a, %g, %b, %m, %v {{epsilon = 1.0e-05 : f64}} : {T(xs)}, {T([c])}, {T([c])}, {T([c])}, {T([c])}
+""", lambda x, w: batch_norm_ref(x * w["s"], w, 1e-5))
+
+# Strided slices: the adjoint lands every `stride` elements.
+case("slice_stride2_cols", ([4, 4],), [W("w", [4, 8])], f"""
+%s = loom.slice %w {{offsets = array<i64: 0, 0>, sizes = array<i64: 4, 4>, strides = array<i64: 1, 2>}} : {T([4, 8])}
+%y = loom.binary mul %s, %x : {T([4, 4])}, {T([4, 4])}
+""", lambda x, w: w["w"][:, 0::2] * x)
+case("slice_stride3_offset_both_dims", ([2, 2],), [W("w", [7, 8])], f"""
+%s = loom.slice %w {{offsets = array<i64: 1, 2>, sizes = array<i64: 2, 2>, strides = array<i64: 3, 3>}} : {T([7, 8])}
+%y = loom.binary mul %s, %x : {T([2, 2])}, {T([2, 2])}
+""", lambda x, w: w["w"][1:7:3, 2:8:3] * x)
+
+# Ops without a rule off the path from a weight to the result: a grouped
+# conv with a buffer kernel and a hard swish, on the input only, then a
+# pool and a product with a weight.
+case("no_rule_ops_off_the_path", ([1, 2, 6, 6],), [W("k", [2, 1, 3, 3], role="buffer"), W("w", [1, 2, 2, 2])], f"""
+%c = loom.conv %x, %k {{strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 2 : i64}} : {T([1, 2, 6, 6])}, {T([2, 1, 3, 3])}
+%h = loom.unary hard_swish %c : {T([1, 2, 4, 4])}
+%p = loom.pool max %h {{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}} : {T([1, 2, 4, 4])}
 %y = loom.binary mul %p, %w : {T([1, 2, 2, 2])}, {T([1, 2, 2, 2])}
-""", lambda x, w: F.max_pool2d(F.conv2d(x, w["k"]), 2) * w["w"])
+""", lambda x, w: F.max_pool2d(F.hardswish(F.conv2d(x, w["k"], groups=2)), 2) * w["w"])
 # A small MLP: linear, gelu, linear, residual, layer norm.
 case("mlp_block", ([2, 3, 8],), [W("w1", [8, 16], normal(0.3)), W("b1", [16]), W("w2", [16, 8], normal(0.3)),
                                   W("g", [8]), W("b", [8])], f"""
@@ -610,20 +730,10 @@ case("mlp_block", ([2, 3, 8],), [W("w1", [8, 16], normal(0.3)), W("b1", [16]), W
 # diagnostic names the op.
 
 ERRORS = {
-    "conv": ("loom.conv", f"""
+    "conv_grouped": ("loom.conv", f"""
   %w = loom.weight parameter "w" from "w.bin"[0] : {T([2, 1, 3, 3])}
-  %y = loom.conv %x, %w {{strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64}} : {T([1, 1, 4, 4])}, {T([2, 1, 3, 3])}
-""", [1, 1, 4, 4], [1, 2, 2, 2]),
-    "pool": ("loom.pool", f"""
-  %w = loom.weight parameter "w" from "w.bin"[0] : {T([1, 1, 4, 4])}
-  %a = loom.binary mul %x, %w : {T([1, 1, 4, 4])}, {T([1, 1, 4, 4])}
-  %y = loom.pool max %a {{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}} : {T([1, 1, 4, 4])}
-""", [1, 1, 4, 4], [1, 1, 2, 2]),
-    "slice_stride2": ("loom.slice", f"""
-  %w = loom.weight parameter "w" from "w.bin"[0] : {T([4, 8])}
-  %a = loom.binary mul %x, %w : {T([4, 8])}, {T([4, 8])}
-  %y = loom.slice %a {{offsets = array<i64: 0, 0>, sizes = array<i64: 4, 4>, strides = array<i64: 1, 2>}} : {T([4, 8])}
-""", [4, 8], [4, 4]),
+  %y = loom.conv %x, %w {{strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 2 : i64}} : {T([1, 2, 4, 4])}, {T([2, 1, 3, 3])}
+""", [1, 2, 4, 4], [1, 2, 2, 2]),
     "slice_reversed": ("loom.slice", f"""
   %w = loom.weight parameter "w" from "w.bin"[0] : {T([4, 8])}
   %y = loom.slice %w {{offsets = array<i64: 3, 0>, sizes = array<i64: 4, 8>, strides = array<i64: -1, 1>}} : {T([4, 8])}

@@ -22,8 +22,10 @@ import argparse
 import concurrent.futures
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECK = os.path.join(HERE, "check_gradients.py")
@@ -43,15 +45,23 @@ def run_case(outdir, name):
         ("check_gradients", [sys.executable, CHECK, "art", "--inputs", "x.npy,cot.npy",
                              "--reference", "ref", "--out", "out"] + tol),
     ]
-    for step, cmd in steps:
-        try:
-            p = subprocess.run(cmd, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return f"FAILED ({step}: {e})", ""
-        if p.returncode != 0:
-            return f"FAILED ({step}, exit {p.returncode})", p.stdout
-    return "OK", ""
+    # A temporary directory of its own per case: Open MPI creates its session
+    # directory under TMPDIR, and singleton loom-runs started at once race
+    # for the same one ("orte_session_dir failed"). Short, under the system
+    # temp, as the session's socket paths must be.
+    tmp = tempfile.mkdtemp(prefix="loom-ad-")
+    try:
+        for step, cmd in steps:
+            try:
+                p = subprocess.run(cmd, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, timeout=120, env=dict(os.environ, TMPDIR=tmp))
+            except (OSError, subprocess.TimeoutExpired) as e:
+                return f"FAILED ({step}: {e})", ""
+            if p.returncode != 0:
+                return f"FAILED ({step}, exit {p.returncode})", p.stdout
+        return "OK", ""
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main():
