@@ -1022,25 +1022,17 @@ void Differentiator::backpropPool(PoolOp op, Value g) {
                        APFloat::getInf(cast<FloatType>(elem).getFloatSemantics(), /*Negative=*/true));
   } else {
     // Divide by each window's count (a scalar where every window has the same).
-    SmallVector<SmallVector<int64_t>> counts = poolWindowCounts(op);
-    ArrayRef<int64_t> outSpatial = gt.getShape().drop_front(2);
-    SmallVector<double> values;
-    for (int64_t flat = 0, e = ShapedType::getNumElements(outSpatial); flat < e; ++flat) {
-      int64_t rest = flat, count = 1;
-      for (int64_t i = spatial - 1; i >= 0; --i) {
-        count *= counts[i][rest % outSpatial[i]];
-        rest /= outSpatial[i];
-      }
-      values.push_back(static_cast<double>(count));
-    }
+    SmallVector<int64_t> counts = poolWindowCounts(op);
     SmallVector<int64_t> countShape = {1, 1};
-    countShape.append(outSpatial.begin(), outSpatial.end());
-    auto countType = RankedTensorType::get(countShape, elem);
+    llvm::append_range(countShape, gt.getShape().drop_front(2));
     SmallVector<Attribute> attrs;
-    for (double v : values)
-      attrs.push_back(b.getFloatAttr(elem, v));
-    Value count = llvm::all_equal(values) ? scalar(values.front(), g)
-                                          : ConstantOp::create(b, DenseElementsAttr::get(countType, attrs)).getResult();
+    for (int64_t c : counts)
+      attrs.push_back(b.getFloatAttr(elem, static_cast<double>(c)));
+    Value count = llvm::all_equal(counts)
+                      ? scalar(static_cast<double>(counts.front()), g)
+                      : ConstantOp::create(b, DenseElementsAttr::get(
+                                                  RankedTensorType::get(countShape, elem), attrs))
+                            .getResult();
     share = div(g, count);
   }
   Value sum;

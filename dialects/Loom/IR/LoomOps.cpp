@@ -41,7 +41,7 @@ FailureOr<SmallVector<int64_t>> mlir::loom::broadcastShapes(
   return out;
 }
 
-SmallVector<SmallVector<int64_t>> mlir::loom::poolWindowCounts(PoolOp op) {
+SmallVector<int64_t> mlir::loom::poolWindowCounts(PoolOp op) {
   auto xt = cast<RankedTensorType>(op.getInput().getType());
   auto yt = cast<RankedTensorType>(op.getResult().getType());
   int64_t spatial = xt.getRank() - 2;
@@ -62,7 +62,18 @@ SmallVector<SmallVector<int64_t>> mlir::loom::poolWindowCounts(PoolOp op) {
       counts[i].push_back(count);
     }
   }
-  return counts;
+  // A window's count is the product of its dims'.
+  ArrayRef<int64_t> out = yt.getShape().drop_front(2);
+  SmallVector<int64_t> perWindow;
+  for (int64_t flat = 0, e = ShapedType::getNumElements(out); flat < e; ++flat) {
+    int64_t rest = flat, count = 1;
+    for (int64_t i = spatial - 1; i >= 0; --i) {
+      count *= counts[i][rest % out[i]];
+      rest /= out[i];
+    }
+    perWindow.push_back(count);
+  }
+  return perWindow;
 }
 
 int64_t mlir::loom::windowOutputSize(int64_t in, int64_t kernel,

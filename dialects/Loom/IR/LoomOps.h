@@ -51,11 +51,11 @@ int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t padBegin, int64_t padEnd, int64_t dilation,
                          bool ceilMode);
 
-/// Per spatial dim of an average pool's output, the number of elements each
-/// window divides by: input elements, plus declared padding with
-/// count_include_pad (never the ceil-mode overhang). A window's count is
-/// the product over dims.
-SmallVector<SmallVector<int64_t>> poolWindowCounts(PoolOp op);
+/// The number of elements each window of an average pool divides by, per
+/// output position (row-major over the output's spatial dims): input
+/// elements, plus declared padding with count_include_pad (never the
+/// ceil-mode overhang).
+SmallVector<int64_t> poolWindowCounts(PoolOp op);
 
 /// Per loop of a loom op's iteration space (the ShardingInterface's loops):
 /// whether splitting it lets every device compute on its local blocks, the

@@ -485,36 +485,24 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
                              Value sums) {
     auto type = cast<RankedTensorType>(sums.getType());
     Type elem = type.getElementType();
-    int64_t rank = type.getRank(), spatial = rank - 2;
-    SmallVector<SmallVector<int64_t>> counts = poolWindowCounts(op);
-    bool uniform = llvm::all_of(counts, [](ArrayRef<int64_t> c) {
-      return llvm::all_equal(c);
-    });
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> counts = poolWindowCounts(op);
     MLIRContext *ctx = b.getContext();
     AffineMap id = b.getMultiDimIdentityMap(rank);
-    if (uniform) {
-      int64_t total = 1;
-      for (auto &c : counts)
-        total *= c.empty() ? 1 : c.front();
+    if (llvm::all_equal(counts)) {
+      double total = counts.empty() ? 1.0 : static_cast<double>(counts.front());
       return buildParallelGeneric(
           b, loc, ValueRange{sums}, {id}, type,
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value cnt = createFloatConstant(nb, l, elem, (double)total);
+            Value cnt = createFloatConstant(nb, l, elem, total);
             linalg::YieldOp::create(
                 nb, l, ValueRange{arith::DivFOp::create(nb, l, args[0], cnt)});
           });
     }
     ArrayRef<int64_t> spatialShape = type.getShape().drop_front(2);
     SmallVector<Attribute> values;
-    for (int64_t flat = 0, e = ShapedType::getNumElements(spatialShape);
-         flat < e; ++flat) {
-      int64_t rest = flat, count = 1;
-      for (int64_t i = spatial - 1; i >= 0; --i) {
-        count *= counts[i][rest % spatialShape[i]];
-        rest /= spatialShape[i];
-      }
-      values.push_back(b.getFloatAttr(elem, (double)count));
-    }
+    for (int64_t count : counts)
+      values.push_back(b.getFloatAttr(elem, static_cast<double>(count)));
     auto countType = RankedTensorType::get(spatialShape, elem);
     Value countTensor = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(countType, values));
