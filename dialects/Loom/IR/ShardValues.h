@@ -120,6 +120,33 @@ inline void removeZeroShards(Operation *root) {
   }
 }
 
+/// The annotation storing weight `w` in ZeRO-3's shards over its replicas
+/// (memory placement's, marked loom.zero_shard), if it has one.
+inline shard::ShardOp zeroStoredShard(WeightOp w) {
+  for (Operation *user : w->getUsers())
+    if (auto s = dyn_cast<shard::ShardOp>(user); s && !s.getAnnotateForUsers() && isZeroShard(s))
+      return s;
+  return nullptr;
+}
+
+/// `w`'s layout in the plan, without ZeRO's split: the plan's own
+/// annotation of the weight, else the one its readers ask for (the search
+/// annotates a weight's readers; ZeRO-3 a reader of every stored weight);
+/// null where the plan leaves it replicated.
+inline Value plannedLayout(WeightOp w) {
+  Value stored = w.getResult();
+  for (Operation *user : w->getUsers())
+    if (auto s = dyn_cast<shard::ShardOp>(user); s && !s.getAnnotateForUsers()) {
+      if (!isZeroShard(s))
+        return s.getSharding();
+      stored = s.getResult();
+    }
+  for (Operation *user : stored.getUsers())
+    if (auto s = dyn_cast<shard::ShardOp>(user); s && s.getAnnotateForUsers())
+      return s.getSharding();
+  return {};
+}
+
 /// The value `v` annotates, through any chain of shard.shard ops and
 /// loom.fetch copies.
 inline Value lookThroughShards(Value v) {
