@@ -18,6 +18,8 @@
 
 #include "loom/Target/CPUArtifact.h"
 
+#include "loom/Autodiff/OptimizerStep.h"
+
 #include "loom/Memory/StaticMemoryPlanIR.h"
 #include "loom/Passes/Lower.h"
 #include "loom/Target/RuntimeABI.h"
@@ -135,20 +137,31 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
       inputs.push_back(std::move(*record));
       continue;
     }
-    SmallString<256> file(weight.getAs<StringAttr>("file").getValue());
-    if (!llvm::sys::path::is_absolute(file)) {
-      SmallString<256> joined(options.weightsDir);
-      llvm::sys::path::append(joined, file);
-      file = joined;
-    }
-    llvm::sys::fs::make_absolute(file);
     (*record)["name"] = weight.getAs<StringAttr>("name").getValue();
-    (*record)["file"] = std::string(file.str());
-    (*record)["offset"] = weight.getAs<IntegerAttr>("offset").getInt();
     (*record)["role"] = weight.getAs<StringAttr>("role").getValue();
+    // Optimizer state without a file starts at zero (the runtime fills it).
+    SmallString<256> file(weight.getAs<StringAttr>("file").getValue());
+    if (!file.empty()) {
+      if (!llvm::sys::path::is_absolute(file)) {
+        SmallString<256> joined(options.weightsDir);
+        llvm::sys::path::append(joined, file);
+        file = joined;
+      }
+      llvm::sys::fs::make_absolute(file);
+      (*record)["file"] = std::string(file.str());
+      (*record)["offset"] = weight.getAs<IntegerAttr>("offset").getInt();
+    }
     weights.push_back(std::move(*record));
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    // An update is written back into its weight (loom-write-back-updates),
+    // not returned.
+    if (auto updates = func.getResultAttrOfType<StringAttr>(i, kUpdatesAttr)) {
+      for (llvm::json::Value &w : weights)
+        if (w.getAsObject()->getString("name") == updates.getValue())
+          (*w.getAsObject())["updated"] = true;
+      continue;
+    }
     FailureOr<llvm::json::Object> record =
         describeTensor(func, "result", i, func.getResultTypes()[i],
                        func.getResultAttrDict(i), ("output_" + Twine(i)).str());

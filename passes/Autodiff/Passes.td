@@ -33,4 +33,42 @@ def LoomAutodiff : Pass<"loom-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def LoomOptimizerStep : Pass<"loom-optimizer-step", "::mlir::ModuleOp"> {
+  let summary = "Append the weights' update (SGD, Adam, AdamW) to a training step";
+  let description = [{
+    Runs on a step `--loom-autodiff` wrote. Each weight's gradient becomes
+    its update, in loom ops at the end of the step, as PyTorch's optimizer
+    computes it; the optimizer's state (Adam's moments and step count, SGD's
+    momentum buffers) becomes `loom.weight state` tensors that start at
+    zero. The new weights and state are results marked
+    `loom.updates = "<name>"`, which the lowering writes back into their
+    buffers, so each call of the compiled step is one training step. The
+    gradients are no longer returned unless `keep-gradients`.
+
+    On a planned module the update runs in each gradient's layout: under
+    ZeRO-2 and ZeRO-3 the state is stored in the gradient's shards, each
+    replica updates its shard, and partitioning gathers the weight back into
+    its stored layout.
+
+    ```
+    loom-opt model.mlir --loom-autodiff \
+      --loom-optimizer-step="kind=adamw lr=3e-4 weight-decay=0.01" -o step.mlir
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"", "The training step's function">,
+    Option<"kind", "kind", "std::string", "\"adamw\"", "sgd, adam or adamw">,
+    Option<"lr", "lr", "double", "1e-3", "Learning rate">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam's first-moment decay">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam's second-moment decay">,
+    Option<"eps", "eps", "double", "1e-8", "Adam's denominator term">,
+    Option<"weightDecay", "weight-decay", "double", "0.0",
+           "L2 penalty (SGD, Adam) or decoupled decay (AdamW)">,
+    Option<"momentum", "momentum", "double", "0.0", "SGD's momentum">,
+    Option<"keepGradients", "keep-gradients", "bool", "false",
+           "Return the gradients too">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::shard::ShardDialect"];
+}
+
 #endif // LOOM_PASSES_AUTODIFF_PASSES_TD

@@ -11,8 +11,9 @@
 //   3. loom -> linalg/tensor/arith/math;
 //   4. collectives: ours (all-gather, reduce-scatter, all-to-all) to loomrt
 //      calls, then upstream convert-shard-to-mpi for all-reduce and indices;
-//   5. bufferization with identity layouts at function boundaries, results
-//      as out-parameters, ownership-based deallocation;
+//   5. updated weights written back into their arguments; bufferization
+//      with identity layouts at function boundaries, results as
+//      out-parameters, ownership-based deallocation;
 //   6. the entry ABI, loops, and upstream's conversions to LLVM.
 //
 //===----------------------------------------------------------------------===//
@@ -46,7 +47,10 @@ void mlir::loom::buildPartitionedToLLVMPipeline(
   pm.addPass(createLoomToLinalg());
   pm.addPass(createLoomCollectivesToRuntime());
   addUpstream(pm, "convert-shard-to-mpi,canonicalize,"
-                  "func.func(linalg-fuse-elementwise-ops),eliminate-empty-tensors,"
+                  "func.func(linalg-fuse-elementwise-ops)");
+  // After the last greedy rewrite, which would erase its unused results.
+  pm.addPass(createLoomWriteBackUpdates({options.entry}));
+  addUpstream(pm, "eliminate-empty-tensors,"
                   "one-shot-bufferize{bufferize-function-boundaries=1 "
                   "function-boundary-type-conversion=identity-layout-map},"
                   "buffer-results-to-out-params{hoist-static-allocs=1 "

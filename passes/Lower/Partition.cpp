@@ -7,7 +7,8 @@
 //    result gets a replicated annotation for its user (the return), so
 //    partitioning inserts the gathers that assemble it on every rank; a
 //    ZeRO gradient (returned in its weight's stored shards, marked
-//    loom.zero_shard by --loom-autodiff) stays in its shards;
+//    loom.zero_shard by --loom-autodiff) stays in its shards, and a
+//    weight's update (loom.updates) is returned in its weight's layout;
 //  * a resharding upstream cannot do in one step becomes a chain of steps;
 //  * the boundary is recorded: every argument and result of the entry gets
 //    `loom.sharding = {grid, shape, split}` (global shape, grid axes per
@@ -24,6 +25,7 @@
 
 #include "dialects/Loom/IR/ShardValues.h"
 
+#include "loom/Autodiff/OptimizerStep.h"
 #include "loom/Cost/Reshard.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -225,31 +227,48 @@ struct LoomPartitionPass
     return runPipeline(pm, getOperation());
   }
 
-  /// The sharding an argument arrives in: its own annotation
-  /// (`shard.shard %arg to %s`) if it has one, else the first
+  /// The annotation that says which sharding an argument arrives in: its
+  /// own (`shard.shard %arg to %s`) if it has one, else the first
   /// `annotate_for_users` one (upstream partitions the argument by it);
-  /// none = replicated.
-  FailureOr<shard::Sharding> argumentSharding(BlockArgument arg) {
-    std::optional<shard::Sharding> own, forUsers;
+  /// null = replicated.
+  static FailureOr<shard::ShardOp> argumentAnnotation(BlockArgument arg) {
+    shard::ShardOp own, forUsers;
     for (Operation *user : arg.getUsers()) {
       auto annotation = dyn_cast<shard::ShardOp>(user);
       if (!annotation)
         continue;
-      shard::Sharding sharding(annotation.getSharding());
-      std::optional<shard::Sharding> &slot =
-          annotation.getAnnotateForUsers() ? forUsers : own;
-      if (slot && !(*slot == sharding))
+      shard::ShardOp &slot = annotation.getAnnotateForUsers() ? forUsers : own;
+      if (slot && !(shard::Sharding(slot.getSharding()) ==
+                    shard::Sharding(annotation.getSharding())))
         return annotation.emitOpError(
                    "is one of two different annotations of entry argument #")
                << arg.getArgNumber()
                << "; the runtime can give a rank only one slice of it";
-      slot = sharding;
+      if (!slot)
+        slot = annotation;
     }
-    if (own)
-      return *own;
-    if (forUsers)
-      return *forUsers;
-    return shard::Sharding();
+    return own ? own : forUsers;
+  }
+
+  static FailureOr<shard::Sharding> argumentSharding(BlockArgument arg) {
+    FailureOr<shard::ShardOp> annotation = argumentAnnotation(arg);
+    if (failed(annotation))
+      return failure();
+    return *annotation ? shard::Sharding((*annotation).getSharding()) : shard::Sharding();
+  }
+
+  /// The weight argument result #`index` of `func` is written back into
+  /// (loom.updates, OptimizerStep.h), if it is an update; an update naming
+  /// no weight argument is an error.
+  static FailureOr<BlockArgument> updatedArgument(func::FuncOp func, unsigned index) {
+    auto name = func.getResultAttrOfType<StringAttr>(index, kUpdatesAttr);
+    if (!name)
+      return BlockArgument();
+    if (BlockArgument arg = weightArgument(func, name.getValue()))
+      return arg;
+    return func.emitOpError("result #")
+           << index << " updates weight '" << name.getValue()
+           << "', which is no weight argument of the entry";
   }
 
   /// Upstream shard-partition crashes on a tensor argument without users
@@ -279,20 +298,32 @@ struct LoomPartitionPass
   /// for its user (the return), so partitioning inserts the gathers. Values
   /// sent to a later pipeline stage keep their own sharding, and ZeRO
   /// gradients their shards.
-  void replicateResults(func::FuncOp func, FlatSymbolRefAttr grid) {
-    func.walk([&](func::ReturnOp ret) {
-      OpBuilder builder(ret);
-      Value replicated = createSharding(builder, ret.getLoc(), grid);
-      for (OpOperand &operand : ret->getOpOperands()) {
-        if (!isa<RankedTensorType>(operand.get().getType()) ||
-            func.getResultAttr(operand.getOperandNumber(), "loom.send_to") ||
-            zeroGradient(operand.get()))
-          continue;
-        operand.set(shard::ShardOp::create(builder, ret.getLoc(), operand.get(),
-                                           replicated,
-                                           /*annotate_for_users=*/true));
+  /// A weight's update (loom.updates) is returned in the layout its
+  /// weight arrives in, so that it can be written back into the same slice.
+  LogicalResult replicateResults(func::FuncOp func, FlatSymbolRefAttr grid) {
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    OpBuilder builder(ret);
+    Value replicated = createSharding(builder, ret.getLoc(), grid);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      unsigned index = operand.getOperandNumber();
+      if (!isa<RankedTensorType>(operand.get().getType()) ||
+          func.getResultAttr(index, "loom.send_to") || zeroGradient(operand.get()))
+        continue;
+      FailureOr<BlockArgument> updated = updatedArgument(func, index);
+      if (failed(updated))
+        return failure();
+      Value layout = replicated;
+      if (*updated) {
+        FailureOr<shard::ShardOp> annotation = argumentAnnotation(*updated);
+        if (failed(annotation))
+          return failure();
+        if (*annotation)
+          layout = (*annotation).getSharding();
       }
-    });
+      operand.set(shard::ShardOp::create(builder, ret.getLoc(), operand.get(), layout,
+                                         /*annotate_for_users=*/true));
+    }
+    return success();
   }
 
   /// `loom.sharding` on every tensor argument and model output.
@@ -321,7 +352,10 @@ struct LoomPartitionPass
         continue;
       ArrayRef<shard::GridAxesAttr> split;
       shard::Sharding sharding;
-      if (shard::ShardOp s = zeroGradient(ret->getOperand(index))) {
+      if (shard::ShardOp s = zeroGradient(ret->getOperand(index));
+          s || func.getResultAttr(index, kUpdatesAttr)) {
+        if (!s)
+          s = ret->getOperand(index).getDefiningOp<shard::ShardOp>();
         sharding = shard::Sharding(s.getSharding());
         split = sharding.getSplitAxes();
       }
@@ -356,7 +390,8 @@ struct LoomPartitionPass
     if (failed(runPipeline(propagate, module)))
       return signalPassFailure();
     for (func::FuncOp func : functions)
-      replicateResults(func, grid);
+      if (failed(replicateResults(func, grid)))
+        return signalPassFailure();
     for (func::FuncOp func : functions)
       if (failed(recordBoundary(func, grid)))
         return signalPassFailure();

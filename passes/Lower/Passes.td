@@ -65,6 +65,40 @@ def LoomWeightsToArguments : Pass<"loom-weights-to-arguments", "::mlir::ModuleOp
   ];
 }
 
+def LoomWriteBackUpdates : Pass<"loom-write-back-updates", "::mlir::ModuleOp"> {
+  let summary = "Write each updated weight back into its argument's buffer";
+  let description = [{
+    A result marked `loom.updates = "<name>"` (`--loom-optimizer-step`: a
+    new weight, a new optimizer state) replaces the weight argument of that
+    name. This pass, on tensors just before bufferization, turns each into
+    a `bufferization.materialize_in_destination` of the value into the
+    argument (marked writable), just before the return, and drops the
+    result: after `eliminate-empty-tensors` the last op of the update writes
+    into the weight's buffer itself, and one-shot bufferization refuses the
+    program if anything still read the old value after that. The runtime
+    keeps weights between calls, so the next call reads the update.
+
+    Before:
+    ```mlir
+    func.func @main(%w: tensor<4xf32> {loom.weight = {name = "w", ...}})
+        -> (tensor<4xf32> {loom.updates = "w"}) {
+      ...
+      return %w1 : tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    func.func @main(%w: tensor<4xf32> {bufferization.writable = true, loom.weight = ...}) {
+      ...
+      %0 = bufferization.materialize_in_destination %w1 in %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      return
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,
+  ];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def LoomPartition : Pass<"loom-partition", "::mlir::ModuleOp"> {
   let summary = "Partition a planned program into its per-device SPMD form";
   let description = [{

@@ -246,7 +246,9 @@ typedef struct loomrt_tensor_info {
   const int64_t *local_shape; /* per rank */
   const int64_t *split_naxes; /* per dim */
   const int64_t *split_axes;  /* per dim, packed */
-  const char *file;           /* weights: absolute path; else NULL */
+  const char *file;           /* weights: absolute path; NULL for inputs,
+                                 outputs and optimizer state that starts at
+                                 zero (manifest role "state", no file) */
   int64_t offset;             /* weights: byte offset; else 0 */
   int64_t batch_dim;          /* micro-batched inputs/outputs: the dimension
                                  cut into micro-batches; else -1 */

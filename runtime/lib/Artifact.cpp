@@ -191,6 +191,11 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
     t.batchDim = j["batch_dim"].get<int64_t>();
   }
   if (kind == LOOMRT_WEIGHT) {
+    // Optimizer state ("role": "state") may have no file: it starts at zero.
+    bool state = j.contains("role") && j["role"].is_string() &&
+                 j["role"].get<std::string>() == "state";
+    if (state && !j.contains("file"))
+      return ok();
     if (!j.contains("file") || !j["file"].is_string() ||
         j["file"].get<std::string>().empty())
       return bad("missing string 'file'");
@@ -462,7 +467,7 @@ loomrt_status loomrt_artifact_info(const loomrt_artifact *a, int32_t kind,
   info->local_shape = t.local.data();
   info->split_naxes = t.naxes.data();
   info->split_axes = t.axes.data();
-  info->file = kind == LOOMRT_WEIGHT ? t.file.c_str() : nullptr;
+  info->file = kind == LOOMRT_WEIGHT && !t.file.empty() ? t.file.c_str() : nullptr;
   info->offset = t.offset;
   info->batch_dim = t.batchDim;
   return ok();
@@ -566,6 +571,10 @@ loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a){LOOMRT_GUARD({
     const TensorDesc &t = a->tensors[LOOMRT_WEIGHT][i];
     loomrt_tensor *b = a->buffers[LOOMRT_WEIGHT][i];
     std::string what = "weight '" + t.name + "'";
+    if (t.file.empty()) { // optimizer state: zeros before the first step
+      std::memset(b->data, 0, b->nbytes);
+      continue;
+    }
     if (loomrt_status s = loomrt_shard_read_file(
             what.c_str(), t.file.c_str(), t.offset, t.dtype,
             (int64_t)t.shape.size(), t.shape.data(), t.naxes.data(),

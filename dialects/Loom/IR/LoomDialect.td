@@ -111,7 +111,8 @@ def Loom_PadMode : I32EnumAttr<"PadMode", "padding mode", [
 }
 
 def Loom_WeightRole : I32EnumAttr<"WeightRole", "what a stored tensor is", [
-  I32EnumAttrCase<"parameter", 0>, I32EnumAttrCase<"buffer", 1>
+  I32EnumAttrCase<"parameter", 0>, I32EnumAttrCase<"buffer", 1>,
+  I32EnumAttrCase<"state", 2>
 ]> {
   let cppNamespace = "::mlir::loom";
 }

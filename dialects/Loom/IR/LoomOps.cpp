@@ -148,7 +148,8 @@ static bool isFloatKind(UnaryKind kind) {
 LogicalResult WeightOp::verify() {
   if (getOffset() < 0)
     return emitOpError("byte offset must be non-negative, got ") << getOffset();
-  if (getFile().empty())
+  // Only optimizer state may start from zeros instead of a file.
+  if (getFile().empty() && getRole() != WeightRole::state)
     return emitOpError("names no file for weight '") << getName() << "'";
   auto type = getResult().getType();
   if (!type.getElementType().isIntOrFloat())

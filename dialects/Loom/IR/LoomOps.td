@@ -51,7 +51,10 @@ def Loom_WeightOp : Loom_GraphOp<"weight"> {
     model, or absolute) and `offset` in bytes; the dtype and shape are the
     result type, stored contiguously, little-endian, row-major. Importing never
     reads these bytes, so a model of any size imports in seconds. `role`
-    separates trainable parameters from non-trainable buffers.
+    separates trainable parameters from non-trainable buffers and from
+    `state`: the optimizer's moments and step count that
+    `--loom-optimizer-step` adds. A state weight may name no file (`from ""`):
+    it then starts at zero, and the program updates it in place every step.
 
     ```mlir
     %w = loom.weight parameter "h.0.mlp.fc.weight" from "gpt2.bin"[4096]

@@ -40,6 +40,10 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 /// loom-split-stages has run, its stage functions in stage order.
 SmallVector<func::FuncOp> entryFunctions(ModuleOp module, StringRef entry);
 
+/// The argument of `func` that loom-weights-to-arguments made of weight
+/// `name` (its `loom.weight` attribute names it), or null.
+BlockArgument weightArgument(func::FuncOp func, StringRef name);
+
 /// `<entry>_stage<stage>`.
 std::string stageFunctionName(StringRef entry, int64_t stage);
 

@@ -3,7 +3,8 @@
 # and check its outputs and gradients against PyTorch's.
 """Usage: check_gradients.py ARTIFACT --inputs A.npy[,B.npy...]
                             (--reference DIR | --reference-artifact ART)
-                            --out DIR [--ranks N [--gathered]] [--rtol R] [--atol A]
+                            --out DIR [--ranks N [--gathered]] [--steps S]
+                            [--rtol R] [--atol A]
 
 ARTIFACT is a `loom compile`d module that `--loom-autodiff` differentiated:
 its manifest names the forward's outputs and then one `<weight>.grad` output
@@ -15,6 +16,9 @@ forward's (one) output with DIR/output.npy, as torch_gradients.py writes them:
 model unplaced), run on one rank: each output against its namesake. With
 --gathered, the N ranks write one set of outputs, split ones gathered (a
 ZeRO gradient, which each rank holds a shard of), instead of each its own.
+With --steps S, loom-run calls the step S times (no warm-up) and the S-th
+call's outputs are compared: a step that updates its weights
+(--loom-optimizer-step) against torch_gradients.py --steps S.
 Prints a line per output and exits 1 if any differs or is missing.
 """
 import argparse
@@ -53,6 +57,7 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--ranks", type=int, default=0)
     p.add_argument("--gathered", action="store_true")
+    p.add_argument("--steps", type=int, default=1)
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--atol", type=float, default=1e-5)
     args = p.parse_args()
@@ -72,10 +77,10 @@ def main():
         os.makedirs(args.reference, exist_ok=True)
         subprocess.run(["loom-run", args.reference_artifact, "--inputs", args.inputs,
                         "--outputs", ",".join(os.path.join(args.reference, n + ".npy") for n in names),
-                        "--quiet"], check=True)
+                        "--quiet", "--steps", str(args.steps), "--warmup", "0"], check=True)
     paths = [os.path.join(args.out, n + ".npy") for n in names]
     cmd = ["loom-run", args.artifact, "--inputs", args.inputs,
-           "--outputs", ",".join(paths), "--quiet"]
+           "--outputs", ",".join(paths), "--quiet", "--steps", str(args.steps), "--warmup", "0"]
     if args.ranks:
         cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
                str(args.ranks)] + cmd + ([] if args.gathered else ["--every-rank"])

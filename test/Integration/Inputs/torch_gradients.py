@@ -19,6 +19,11 @@ output's shape, numpy.random.RandomState(7).standard_normal) and writes it;
                              none): d loss / d param, float32, the param's shape
 
 and prints one line "<param name> [d0,d1,...]" per parameter on stdout.
+With --steps N (and --optimizer sgd|adam|adamw, --lr, --weight-decay,
+--momentum) it trains N steps on the same inputs and cotangent with that
+torch.optim optimizer and writes the N-th step's output and gradients,
+taken before that step's update: what a step compiled with
+--loom-optimizer-step=... keep-gradients=true returns on its N-th call.
 --batch/--seq only check the inputs' shapes against the config's example
 inputs with those overrides. With --expected, the output must match it within
 rtol 1e-4, atol 1e-5 (a guard against building another model than the ONNX
@@ -99,7 +104,18 @@ def main():
     cot.add_argument("--cotangent", help="read the output's cotangent from this .npy")
     cot.add_argument("--write-cotangent", help="draw a cotangent (seed 7), write it here")
     parser.add_argument("--out", required=True, help="directory for output.npy, *.grad.npy")
+    parser.add_argument("--steps", type=int, default=1,
+                        help="training steps; the last one's output and gradients are written")
+    parser.add_argument("--optimizer", choices=("sgd", "adam", "adamw"),
+                        help="the optimizer between steps (needed with --steps > 1)")
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--weight-decay", type=float, default=0.0)
+    parser.add_argument("--momentum", type=float, default=0.0)
     args = parser.parse_args()
+    if args.steps < 1:
+        parser.error("--steps must be at least 1")
+    if args.steps > 1 and args.optimizer is None:
+        parser.error("--steps > 1 needs --optimizer")
 
     sys.path.insert(0, EXPORT)
     try:
@@ -172,10 +188,22 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     params = list(model.named_parameters())  # tied parameters once
-    for _, p in params:
-        p.grad = None
-    loss = (out * torch.from_numpy(cot_np).to(out.dtype)).sum()
-    loss.backward()
+    optimizer = None
+    if args.optimizer == "sgd":
+        optimizer = torch.optim.SGD([p for _, p in params], lr=args.lr,
+                                    momentum=args.momentum, weight_decay=args.weight_decay)
+    elif args.optimizer is not None:
+        kind = torch.optim.Adam if args.optimizer == "adam" else torch.optim.AdamW
+        optimizer = kind([p for _, p in params], lr=args.lr, weight_decay=args.weight_decay)
+    cot = torch.from_numpy(cot_np).to(out.dtype)
+    for step in range(args.steps):
+        if step > 0:
+            optimizer.step()
+            out = model(**inputs)
+            out_np = out.detach().float().numpy()
+        for _, p in params:
+            p.grad = None
+        (out * cot).sum().backward()
 
     np.save(os.path.join(args.out, "output.npy"), out_np)
     for name, p in params:

@@ -1,0 +1,67 @@
+//===- OptimizerStep.h - the weights' update, in the IR ----------*- C++ -*-===//
+//
+// After --loom-autodiff a training step returns its weights' gradients; the
+// optimizer step turns them into the update itself, in loom ops at the end
+// of the step: SGD (with momentum), Adam or AdamW, as PyTorch defines them.
+// The optimizer's state (moments, momentum buffers, the step count) becomes
+// `loom.weight state` tensors that start at zero. Each new weight and new
+// state is a result marked `loom.updates = "<weight>"`: the lowering writes
+// it back into that weight's buffer (loom-write-back-updates), so a runtime
+// that keeps the weights between calls trains by calling the step again.
+//
+// On a planned module the update runs in the gradient's layout: a ZeRO
+// gradient's shards (then the state is stored in them too, and each replica
+// updates its shard of the weight before partitioning all-gathers the whole
+// back into the weight's stored layout), else the weight's planned layout.
+// docs/autodiff.md, "The optimizer step".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_AUTODIFF_OPTIMIZERSTEP_H
+#define LOOM_AUTODIFF_OPTIMIZERSTEP_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+
+namespace mlir::loom {
+
+/// On a result: the name of the weight (or state) whose buffer the result
+/// replaces at the end of the step.
+inline constexpr llvm::StringLiteral kUpdatesAttr = "loom.updates";
+/// On a function whose weights the step updates: the optimizer and its
+/// hyperparameters.
+inline constexpr llvm::StringLiteral kOptimizerAttr = "loom.optimizer";
+/// The shared step count of Adam's bias correction.
+inline constexpr llvm::StringLiteral kStepCountName = "optimizer.step";
+
+enum class OptimizerKind { sgd, adam, adamw };
+
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::adamw;
+  double lr = 1e-3;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8; // Adam, AdamW
+  double weightDecay = 0.0; // L2 for SGD and Adam, decoupled for AdamW
+  double momentum = 0.0;    // SGD
+  bool keepGradients = false;
+};
+
+/// `kind`'s optimizer, if it names one ("sgd", "adam", "adamw").
+std::optional<OptimizerKind> parseOptimizerKind(llvm::StringRef kind);
+llvm::StringRef stringifyOptimizerKind(OptimizerKind kind);
+
+/// Why `config` is no optimizer PyTorch would run (a non-positive learning
+/// rate, a beta outside [0, 1), ...), or empty.
+std::string checkOptimizerConfig(const OptimizerConfig &config);
+
+/// Appends the update of every weight `func` returns a gradient of (a
+/// function `--loom-autodiff` differentiated) and rewrites its results:
+/// the forward's outputs, the gradients where `keepGradients`, then each
+/// updated weight and state, marked kUpdatesAttr. Fails, naming what is
+/// wrong, on a function without its backward or with its update already,
+/// or where a state name is already a weight's; `func` is then unchanged.
+LogicalResult writeOptimizerStep(func::FuncOp func, const OptimizerConfig &config);
+
+} // namespace mlir::loom
+
+#endif // LOOM_AUTODIFF_OPTIMIZERSTEP_H

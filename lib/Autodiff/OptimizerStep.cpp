@@ -1,0 +1,309 @@
+//===- OptimizerStep.cpp - the weights' update, in the IR -----------------===//
+//
+// Implements include/loom/Autodiff/OptimizerStep.h. The formulas are
+// PyTorch's (torch.optim.SGD, Adam, AdamW with their defaults otherwise:
+// no dampening, no Nesterov, no AMSGrad), written in the order PyTorch
+// evaluates them so that float32 steps agree closely:
+//
+//   SGD     g += wd·w;  b = μ·b + g (μ > 0);  w -= lr·b
+//   Adam    g += wd·w (Adam) | w *= 1 − lr·wd (AdamW)
+//           m += (1 − β1)·(g − m);  v = β2·v + (1 − β2)·g·g
+//           w -= lr / (1 − β1^t) · m / (√v / √(1 − β2^t) + ε)
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Autodiff/OptimizerStep.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
+#include "loom/Autodiff/Differentiate.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::loom;
+
+std::optional<OptimizerKind> mlir::loom::parseOptimizerKind(StringRef kind) {
+  if (kind == "sgd")
+    return OptimizerKind::sgd;
+  if (kind == "adam")
+    return OptimizerKind::adam;
+  if (kind == "adamw")
+    return OptimizerKind::adamw;
+  return std::nullopt;
+}
+
+StringRef mlir::loom::stringifyOptimizerKind(OptimizerKind kind) {
+  switch (kind) {
+  case OptimizerKind::sgd:
+    return "sgd";
+  case OptimizerKind::adam:
+    return "adam";
+  case OptimizerKind::adamw:
+    return "adamw";
+  }
+  llvm_unreachable("unknown optimizer kind");
+}
+
+std::string mlir::loom::checkOptimizerConfig(const OptimizerConfig &c) {
+  auto finite = [](double x) { return std::isfinite(x); };
+  if (!finite(c.lr) || c.lr <= 0)
+    return "the learning rate must be positive, got " + std::to_string(c.lr);
+  if (!finite(c.weightDecay) || c.weightDecay < 0)
+    return "the weight decay must be non-negative, got " + std::to_string(c.weightDecay);
+  if (c.kind == OptimizerKind::sgd) {
+    if (!finite(c.momentum) || c.momentum < 0 || c.momentum >= 1)
+      return "the momentum must lie in [0, 1), got " + std::to_string(c.momentum);
+    return "";
+  }
+  if (c.momentum != 0)
+    return "momentum is SGD's; Adam's is beta1";
+  if (!finite(c.beta1) || c.beta1 < 0 || c.beta1 >= 1)
+    return "beta1 must lie in [0, 1), got " + std::to_string(c.beta1);
+  if (!finite(c.beta2) || c.beta2 < 0 || c.beta2 >= 1)
+    return "beta2 must lie in [0, 1), got " + std::to_string(c.beta2);
+  if (!finite(c.eps) || c.eps <= 0)
+    return "eps must be positive, got " + std::to_string(c.eps);
+  return "";
+}
+
+namespace {
+
+/// Writes the update ops just before the function's return.
+class UpdateWriter {
+public:
+  UpdateWriter(func::FuncOp func, const OptimizerConfig &config)
+      : func(func), config(config), b(func.getLoc(), func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  struct Updated {
+    Value value;
+    StringAttr name;
+  };
+
+  RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+  Value scalar(double value, Type element) {
+    auto type = RankedTensorType::get({}, element);
+    return ConstantOp::create(b, DenseElementsAttr::get(type, b.getFloatAttr(element, value)));
+  }
+  Value binary(BinaryKind kind, Value x, Value y) { return BinaryOp::create(b, kind, x, y); }
+  Value add(Value x, Value y) { return binary(BinaryKind::add, x, y); }
+  Value sub(Value x, Value y) { return binary(BinaryKind::sub, x, y); }
+  Value mul(Value x, Value y) { return binary(BinaryKind::mul, x, y); }
+  Value div(Value x, Value y) { return binary(BinaryKind::div, x, y); }
+  /// `x · c`, `c` in x's element type.
+  Value scale(Value x, double c) { return mul(x, scalar(c, typeOf(x).getElementType())); }
+  /// A rank-0 float64 value in `element`.
+  Value castTo(Value x, Type element) {
+    if (typeOf(x).getElementType() == element)
+      return x;
+    return CastOp::create(b, RankedTensorType::get({}, element), x);
+  }
+
+  /// A zero-initialized state tensor named `name`, made at the top of the
+  /// body, stored in `layout` (annotated just before the return).
+  Value state(StringRef name, RankedTensorType type, Value layout);
+  /// `v` as the update reads it: in `layout`, where there is one.
+  Value inLayout(Value v, Value layout) {
+    if (!layout)
+      return v;
+    return shard::ShardOp::create(b, v, layout, /*annotate_for_users=*/true).getResult();
+  }
+
+  func::FuncOp func;
+  const OptimizerConfig &config;
+  ImplicitLocOpBuilder b;
+  std::optional<FlatSymbolRefAttr> grid;
+  llvm::StringMap<WeightOp> weights;
+  SmallVector<Updated> updated;
+  Operation *lastState = nullptr; // the state weights stay in order
+  /// Adam's lr / (1 − β1^t) and √(1 − β2^t), per element type.
+  DenseMap<Type, std::pair<Value, Value>> corrections;
+};
+
+Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout) {
+  OpBuilder::InsertionGuard guard(b);
+  Block &body = func.getBody().front();
+  if (lastState)
+    b.setInsertionPointAfter(lastState);
+  else
+    b.setInsertionPointToStart(&body);
+  auto s = WeightOp::create(b, type, WeightRoleAttr::get(b.getContext(), WeightRole::state),
+                             b.getStringAttr(name), b.getStringAttr(""),
+                             b.getI64IntegerAttr(0));
+  lastState = s;
+  if (!layout)
+    return s;
+  b.setInsertionPoint(body.getTerminator());
+  return shard::ShardOp::create(b, s, layout, /*annotate_for_users=*/false).getResult();
+}
+
+LogicalResult UpdateWriter::run() {
+  MLIRContext *ctx = func.getContext();
+  if (!func->hasAttr(kDifferentiatedAttr))
+    return func.emitOpError("loom-optimizer-step: '")
+           << func.getSymName() << "' returns no gradients; run --loom-autodiff first";
+  if (func->hasAttr(kOptimizerAttr))
+    return func.emitOpError("loom-optimizer-step: '")
+           << func.getSymName() << "' already updates its weights";
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (WeightOp w : body.getOps<WeightOp>())
+    weights.try_emplace(w.getName(), w);
+  auto module = func->getParentOfType<ModuleOp>();
+  if (auto grids = module.getOps<shard::GridOp>(); !grids.empty())
+    grid = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
+
+  // Check everything before writing anything.
+  SmallVector<std::pair<unsigned, WeightOp>> gradients;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto of = func.getResultAttrOfType<StringAttr>(i, kGradientOfAttr);
+    if (!of)
+      continue;
+    WeightOp w = weights.lookup(of.getValue());
+    if (!w)
+      return func.emitOpError("loom-optimizer-step: result #")
+             << i << " is the gradient of '" << of.getValue()
+             << "', which no loom.weight in the function is";
+    gradients.push_back({i, w});
+  }
+  bool adam = config.kind != OptimizerKind::sgd;
+  bool momentum = config.kind == OptimizerKind::sgd && config.momentum > 0;
+  SmallVector<std::string> stateNames;
+  if (adam)
+    stateNames.push_back(kStepCountName.str());
+  for (auto &[i, w] : gradients) {
+    if (adam) {
+      stateNames.push_back((w.getName() + ".exp_avg").str());
+      stateNames.push_back((w.getName() + ".exp_avg_sq").str());
+    } else if (momentum) {
+      stateNames.push_back((w.getName() + ".momentum_buffer").str());
+    }
+  }
+  for (const std::string &name : stateNames)
+    if (WeightOp clash = weights.lookup(name))
+      return clash.emitOpError("loom-optimizer-step: weight '")
+             << name << "' has the name of the optimizer state it would add";
+
+  b.setInsertionPoint(ret);
+  // Adam's bias corrections, from the step count this step makes: t + 1.
+  Value correction1, correction2Root;
+  if (adam) {
+    // In float64: the count is exact, and the corrections are rounded once,
+    // to the weight's type, as PyTorch's Python floats are.
+    Type f64 = b.getF64Type();
+    auto countType = RankedTensorType::get({}, f64);
+    // (Unannotated: every rank holds it whole.)
+    Value count = add(state(kStepCountName, countType, Value()), scalar(1.0, f64));
+    updated.push_back({count, b.getStringAttr(kStepCountName)});
+    correction1 = sub(scalar(1.0, f64), binary(BinaryKind::pow, scalar(config.beta1, f64), count));
+    correction2Root = UnaryOp::create(
+        b, UnaryKind::sqrt,
+        sub(scalar(1.0, f64), binary(BinaryKind::pow, scalar(config.beta2, f64), count)));
+  }
+
+  for (auto &[i, w] : gradients) {
+    b.setLoc(w.getLoc());
+    Value grad = ret.getOperand(i);
+    RankedTensorType type = w.getType();
+    Type element = type.getElementType();
+    // The layout the update runs in: a ZeRO gradient's shards (the
+    // optimizer state is sharded with it), else the weight's planned one.
+    Value planned = plannedLayout(w);
+    if (!planned && grid)
+      planned = createSharding(b, b.getLoc(), *grid).getResult();
+    Value layout = planned;
+    if (auto s = grad.getDefiningOp<shard::ShardOp>();
+        s && s.getAnnotateForUsers() && isZeroShard(s))
+      layout = s.getSharding();
+    // The weight as stored: ZeRO-3's shards, else the plan's layout, said
+    // as the weight's own annotation so that the update's reading it in
+    // another layout (a ZeRO-2 gradient's shards) is not taken for a
+    // second layout the weight arrives in.
+    Value stored = w.getResult();
+    if (shard::ShardOp zero = zeroStoredShard(w))
+      stored = zero.getResult();
+    else if (planned != layout)
+      stored = shard::ShardOp::create(b, stored, planned, /*annotate_for_users=*/false);
+    Value weight = inLayout(stored, layout);
+    Value g = inLayout(grad, layout);
+    bool decoupled = config.kind == OptimizerKind::adamw;
+    if (config.weightDecay > 0 && !decoupled)
+      g = add(g, scale(weight, config.weightDecay));
+    Value next;
+    if (!adam) {
+      Value step = g;
+      if (momentum) {
+        StringAttr name = b.getStringAttr(w.getName() + ".momentum_buffer");
+        Value buffer = state(name, type, layout);
+        step = add(scale(buffer, config.momentum), g);
+        updated.push_back({step, name});
+      }
+      next = sub(weight, scale(step, config.lr));
+    } else {
+      StringAttr mName = b.getStringAttr(w.getName() + ".exp_avg");
+      StringAttr vName = b.getStringAttr(w.getName() + ".exp_avg_sq");
+      Value m = state(mName, type, layout), v = state(vName, type, layout);
+      Value m1 = add(m, scale(sub(g, m), 1.0 - config.beta1));
+      Value v1 = add(scale(v, config.beta2), scale(mul(g, g), 1.0 - config.beta2));
+      auto [it, fresh] = corrections.try_emplace(element);
+      if (fresh)
+        it->second = {castTo(div(scalar(config.lr, b.getF64Type()), correction1), element),
+                      castTo(correction2Root, element)};
+      auto [stepSize, root2] = it->second;
+      Value denom = add(div(UnaryOp::create(b, UnaryKind::sqrt, v1), root2),
+                        scalar(config.eps, element));
+      Value base = weight;
+      if (decoupled && config.weightDecay > 0)
+        base = scale(weight, 1.0 - config.lr * config.weightDecay);
+      next = sub(base, mul(stepSize, div(m1, denom)));
+      updated.push_back({m1, mName});
+      updated.push_back({v1, vName});
+    }
+    updated.push_back({next, w.getNameAttr()});
+  }
+
+  // The results: the forward's outputs, the gradients if kept, then the
+  // updates (each weight after its state, the step count first).
+  SmallVector<Value> outputs;
+  SmallVector<DictionaryAttr> attrs;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    if (!config.keepGradients && func.getResultAttr(i, kGradientOfAttr))
+      continue;
+    outputs.push_back(ret.getOperand(i));
+    attrs.push_back(func.getResultAttrDict(i));
+  }
+  for (const Updated &u : updated) {
+    outputs.push_back(u.value);
+    attrs.push_back(DictionaryAttr::get(ctx, {b.getNamedAttr("loom.name", u.name),
+                                              b.getNamedAttr(kUpdatesAttr, u.name)}));
+  }
+  ret->setOperands(outputs);
+  func.setFunctionType(FunctionType::get(ctx, func.getArgumentTypes(), ret.getOperandTypes()));
+  func.setAllResultAttrs(attrs);
+  SmallVector<NamedAttribute> hyper = {
+      b.getNamedAttr("kind", b.getStringAttr(stringifyOptimizerKind(config.kind))),
+      b.getNamedAttr("lr", b.getF64FloatAttr(config.lr)),
+      b.getNamedAttr("weight_decay", b.getF64FloatAttr(config.weightDecay))};
+  if (adam) {
+    hyper.push_back(b.getNamedAttr("beta1", b.getF64FloatAttr(config.beta1)));
+    hyper.push_back(b.getNamedAttr("beta2", b.getF64FloatAttr(config.beta2)));
+    hyper.push_back(b.getNamedAttr("eps", b.getF64FloatAttr(config.eps)));
+  } else {
+    hyper.push_back(b.getNamedAttr("momentum", b.getF64FloatAttr(config.momentum)));
+  }
+  func->setAttr(kOptimizerAttr, b.getDictionaryAttr(hyper));
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::loom::writeOptimizerStep(func::FuncOp func, const OptimizerConfig &config) {
+  return UpdateWriter(func, config).run();
+}

@@ -1,0 +1,79 @@
+//===- WriteBackUpdates.cpp - updated weights into their own buffers ------===//
+//
+// Implements --loom-write-back-updates (Passes.td). Runs on tensors after
+// the partitioned program is in linalg and its elementwise ops are fused:
+// a materialize whose result nothing reads would be erased as dead by any
+// greedy rewrite before one-shot bufferization sees it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Passes/Lower.h"
+
+#include "loom/Autodiff/OptimizerStep.h"
+
+#include "llvm/ADT/BitVector.h"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_LOOMWRITEBACKUPDATES
+#include "passes/Lower/Passes.h.inc"
+} // namespace mlir::loom
+
+using namespace mlir;
+using namespace mlir::loom;
+
+BlockArgument mlir::loom::weightArgument(func::FuncOp func, StringRef name) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto weight = func.getArgAttrOfType<DictionaryAttr>(i, "loom.weight"))
+      if (auto n = weight.getAs<StringAttr>("name"); n && n.getValue() == name)
+        return func.getArgument(i);
+  return {};
+}
+
+namespace {
+struct WriteBackUpdatesPass
+    : mlir::loom::impl::LoomWriteBackUpdatesBase<WriteBackUpdatesPass> {
+  using LoomWriteBackUpdatesBase::LoomWriteBackUpdatesBase;
+
+  void runOnOperation() override {
+    for (func::FuncOp func : entryFunctions(getOperation(), entry))
+      if (!func.isExternal() && failed(writeBack(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult writeBack(func::FuncOp func) {
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    llvm::BitVector dropped(func.getNumResults());
+    DenseSet<BlockArgument> written;
+    OpBuilder builder(ret);
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      auto name = func.getResultAttrOfType<StringAttr>(i, kUpdatesAttr);
+      if (!name)
+        continue;
+      BlockArgument arg = weightArgument(func, name.getValue());
+      if (!arg)
+        return func.emitOpError("result #")
+               << i << " updates weight '" << name.getValue()
+               << "', which is no weight argument of the entry";
+      Value update = ret.getOperand(i);
+      if (update.getType() != arg.getType())
+        return func.emitOpError("result #")
+               << i << " updates weight '" << name.getValue() << "' of type "
+               << arg.getType() << " with a value of type " << update.getType()
+               << "; a rank must write back the slice it holds";
+      if (!written.insert(arg).second)
+        return func.emitOpError("result #")
+               << i << " updates weight '" << name.getValue()
+               << "', which an earlier result updates too";
+      bufferization::MaterializeInDestinationOp::create(builder, ret.getLoc(), update, arg);
+      func.setArgAttr(arg.getArgNumber(), "bufferization.writable", builder.getBoolAttr(true));
+      dropped.set(i);
+    }
+    SmallVector<Value> kept;
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+      if (!dropped.test(i))
+        kept.push_back(ret.getOperand(i));
+    ret->setOperands(kept);
+    return func.eraseResults(dropped);
+  }
+};
+} // namespace
