@@ -11,9 +11,12 @@ train-step.test) and only then times it, and prints per model:
     --threads threads (eval mode, as the exported graph),
   * Loom: loom-run's median step over --steps steps (single-threaded),
 
-with the ratio. Usage: /usr/bin/python3 bench/train_step_cpu.py
+with the ratio. With --optimizer sgd|adam|adamw (--lr), the step includes
+the weights' update: Loom's from --loom-optimizer-step (checked after three
+calls against torch.optim's third step), PyTorch's optimizer.step() after
+the backward. Usage: /usr/bin/python3 bench/train_step_cpu.py
 [--models resnet50,vit_b_16,gpt2] [--config small] [--steps N] [--threads T]
-[--opt 2]
+[--opt 2] [--optimizer adamw] [--lr 1e-4]
 """
 import argparse
 import os
@@ -43,6 +46,9 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--opt", type=int, default=2, help="loom compile -O level")
+    ap.add_argument("--optimizer", choices=("sgd", "adam", "adamw"),
+                    help="include the weights' update in the step")
+    ap.add_argument("--lr", type=float, default=1e-4)
     args = ap.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     import torch
@@ -57,17 +63,23 @@ def main():
         mlir, step, art = (os.path.join(work, f) for f in ("model.mlir", "step.mlir", "art"))
         run([os.path.join(BIN, "loom-translate"), "--import-onnx",
              os.path.join(work, f"{name}.onnx"), "-o", mlir])
-        run([os.path.join(BIN, "loom-opt"), mlir, "--loom-autodiff", "-o", step])
+        update = []
+        if args.optimizer:
+            update = [f"--loom-optimizer-step=kind={args.optimizer} lr={args.lr} keep-gradients=true"]
+        run([os.path.join(BIN, "loom-opt"), mlir, "--loom-autodiff"] + update + ["-o", step])
         run([os.path.join(BIN, "loom"), "compile", step, "-o", art, f"-O{args.opt}"])
         ref, cot = os.path.join(work, "ref"), os.path.join(work, "cot.npy")
+        checked = ["--steps", "3", "--optimizer", args.optimizer, "--lr", str(args.lr)] \
+            if args.optimizer else []
         run([sys.executable, os.path.join(INPUTS, "torch_gradients.py"), "--models", name,
              "--config", args.config, "--inputs", os.path.join(work, f"{name}.inputs.npz"),
              "--expected", os.path.join(work, f"{name}.expected.npy"),
-             "--write-cotangent", cot, "--out", ref])
+             "--write-cotangent", cot, "--out", ref] + checked)
         npz = np.load(os.path.join(work, f"{name}.inputs.npz"))
         inputs = ",".join(os.path.join(work, f"{name}.input.{k}.npy") for k in npz.files) + "," + cot
         check = run([sys.executable, os.path.join(INPUTS, "check_gradients.py"), art,
-                     "--inputs", inputs, "--reference", ref, "--out", os.path.join(work, "out")],
+                     "--inputs", inputs, "--reference", ref, "--out", os.path.join(work, "out")]
+                    + checked[:2],
                     env=dict(os.environ, PATH=BIN + os.pathsep + os.environ["PATH"]))
         matched = re.search(r"(\d+) of (\d+) outputs match", check)
         if not matched or matched.group(1) != matched.group(2):
@@ -82,6 +94,11 @@ def main():
         feeds = {k: torch.from_numpy(npz[k]) for k in npz.files}
         cotangent = torch.from_numpy(np.load(cot))
         params = [p for p in model.parameters() if p.requires_grad]
+        optimizer = None
+        if args.optimizer:
+            kind = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
+                    "adamw": torch.optim.AdamW}[args.optimizer]
+            optimizer = kind(params, lr=args.lr, **({} if args.optimizer == "sgd" else {"weight_decay": 0.0}))
 
         def step():
             for p in params:
@@ -89,6 +106,8 @@ def main():
             y = model(**feeds)
             y = y[0] if isinstance(y, (tuple, list)) else getattr(y, "logits", y)
             (y * cotangent).sum().backward()
+            if optimizer:
+                optimizer.step()
         step()
         times = []
         for _ in range(args.steps):
