@@ -23,6 +23,8 @@
 
 #include "loom/Autodiff/Differentiate.h"
 
+#include "LoomOpWriter.h"
+
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Cost/Estimate.h"
@@ -123,9 +125,9 @@ std::string describe(Operation *op) {
   return name;
 }
 
-class Differentiator {
+class Differentiator : LoomOpWriter {
 public:
-  Differentiator(func::FuncOp func) : func(func), b(func.getLoc(), func.getContext()) {}
+  Differentiator(func::FuncOp func) : LoomOpWriter(func.getLoc(), func.getContext()), func(func) {}
 
   LogicalResult run();
 
@@ -134,16 +136,8 @@ private:
   void findActive();
   bool active(Value v) const { return activeValues.contains(v); }
 
-  // Building blocks, at the builder's location.
-  Value scalar(double value, Value like);
+  // Building blocks, at the builder's location (more in LoomOpWriter).
   Value zeros(RankedTensorType type);
-  Value unary(UnaryKind kind, Value x) { return UnaryOp::create(b, kind, x); }
-  Value binary(BinaryKind kind, Value x, Value y) { return BinaryOp::create(b, kind, x, y); }
-  Value add(Value x, Value y) { return binary(BinaryKind::add, x, y); }
-  Value sub(Value x, Value y) { return binary(BinaryKind::sub, x, y); }
-  Value mul(Value x, Value y) { return binary(BinaryKind::mul, x, y); }
-  Value div(Value x, Value y) { return binary(BinaryKind::div, x, y); }
-  Value mulScalar(Value x, double c) { return mul(x, scalar(c, x)); }
   Value compare(ComparePredicate p, Value x, Value y) { return CompareOp::create(b, p, x, y); }
   Value select(Value condition, Value onTrue, Value onFalse) {
     return WhereOp::create(b, condition, onTrue, onFalse);
@@ -221,7 +215,6 @@ private:
   void spillOffloaded(ArrayRef<Operation *> forwardOrder);
 
   func::FuncOp func;
-  ImplicitLocOpBuilder b;
   DenseSet<Value> activeValues;
   DenseMap<Value, Value> adjoint;
   DenseSet<Operation *> forwardOps;
@@ -489,12 +482,6 @@ void Differentiator::findActive() {
     for (Value r : op.getResults())
       if (varied.contains(r) && useful.contains(r))
         activeValues.insert(r);
-}
-
-Value Differentiator::scalar(double value, Value like) {
-  auto type = RankedTensorType::get({}, tensorType(like).getElementType());
-  return ConstantOp::create(
-      b, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), value)));
 }
 
 Value Differentiator::zeros(RankedTensorType type) {

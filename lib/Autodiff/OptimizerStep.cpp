@@ -18,8 +18,9 @@
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Autodiff/Differentiate.h"
 
+#include "LoomOpWriter.h"
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
@@ -73,11 +74,20 @@ std::string mlir::loom::checkOptimizerConfig(const OptimizerConfig &c) {
 
 namespace {
 
+/// The state each weight gets, as suffixes of its name (torch's names).
+SmallVector<StringRef, 2> stateSuffixes(const OptimizerConfig &c) {
+  if (c.kind != OptimizerKind::sgd)
+    return {".exp_avg", ".exp_avg_sq"};
+  if (c.momentum > 0)
+    return {".momentum_buffer"};
+  return {};
+}
+
 /// Writes the update ops just before the function's return.
-class UpdateWriter {
+class UpdateWriter : LoomOpWriter {
 public:
   UpdateWriter(func::FuncOp func, const OptimizerConfig &config)
-      : func(func), config(config), b(func.getLoc(), func.getContext()) {}
+      : LoomOpWriter(func.getLoc(), func.getContext()), func(func), config(config) {}
 
   LogicalResult run();
 
@@ -87,21 +97,9 @@ private:
     StringAttr name;
   };
 
-  RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-  Value scalar(double value, Type element) {
-    auto type = RankedTensorType::get({}, element);
-    return ConstantOp::create(b, DenseElementsAttr::get(type, b.getFloatAttr(element, value)));
-  }
-  Value binary(BinaryKind kind, Value x, Value y) { return BinaryOp::create(b, kind, x, y); }
-  Value add(Value x, Value y) { return binary(BinaryKind::add, x, y); }
-  Value sub(Value x, Value y) { return binary(BinaryKind::sub, x, y); }
-  Value mul(Value x, Value y) { return binary(BinaryKind::mul, x, y); }
-  Value div(Value x, Value y) { return binary(BinaryKind::div, x, y); }
-  /// `x · c`, `c` in x's element type.
-  Value scale(Value x, double c) { return mul(x, scalar(c, typeOf(x).getElementType())); }
-  /// A rank-0 float64 value in `element`.
+  /// Rank-0 `x` converted to `element`.
   Value castTo(Value x, Type element) {
-    if (typeOf(x).getElementType() == element)
+    if (cast<RankedTensorType>(x.getType()).getElementType() == element)
       return x;
     return CastOp::create(b, RankedTensorType::get({}, element), x);
   }
@@ -118,7 +116,6 @@ private:
 
   func::FuncOp func;
   const OptimizerConfig &config;
-  ImplicitLocOpBuilder b;
   std::optional<FlatSymbolRefAttr> grid;
   llvm::StringMap<WeightOp> weights;
   SmallVector<Updated> updated;
@@ -174,18 +171,13 @@ LogicalResult UpdateWriter::run() {
     gradients.push_back({i, w});
   }
   bool adam = config.kind != OptimizerKind::sgd;
-  bool momentum = config.kind == OptimizerKind::sgd && config.momentum > 0;
+  SmallVector<StringRef, 2> suffixes = stateSuffixes(config);
   SmallVector<std::string> stateNames;
   if (adam)
     stateNames.push_back(kStepCountName.str());
-  for (auto &[i, w] : gradients) {
-    if (adam) {
-      stateNames.push_back((w.getName() + ".exp_avg").str());
-      stateNames.push_back((w.getName() + ".exp_avg_sq").str());
-    } else if (momentum) {
-      stateNames.push_back((w.getName() + ".momentum_buffer").str());
-    }
-  }
+  for (auto &[i, w] : gradients)
+    for (StringRef suffix : suffixes)
+      stateNames.push_back((w.getName() + suffix).str());
   for (const std::string &name : stateNames)
     if (WeightOp clash = weights.lookup(name))
       return clash.emitOpError("loom-optimizer-step: weight '")
@@ -203,8 +195,8 @@ LogicalResult UpdateWriter::run() {
     Value count = add(state(kStepCountName, countType, Value()), scalar(1.0, f64));
     updated.push_back({count, b.getStringAttr(kStepCountName)});
     correction1 = sub(scalar(1.0, f64), binary(BinaryKind::pow, scalar(config.beta1, f64), count));
-    correction2Root = UnaryOp::create(
-        b, UnaryKind::sqrt,
+    correction2Root = unary(
+        UnaryKind::sqrt,
         sub(scalar(1.0, f64), binary(BinaryKind::pow, scalar(config.beta2, f64), count)));
   }
 
@@ -235,33 +227,35 @@ LogicalResult UpdateWriter::run() {
     Value g = inLayout(grad, layout);
     bool decoupled = config.kind == OptimizerKind::adamw;
     if (config.weightDecay > 0 && !decoupled)
-      g = add(g, scale(weight, config.weightDecay));
+      g = add(g, mulScalar(weight, config.weightDecay));
+    SmallVector<StringAttr, 2> names;
+    for (StringRef suffix : suffixes)
+      names.push_back(b.getStringAttr(w.getName() + suffix));
     Value next;
     if (!adam) {
       Value step = g;
-      if (momentum) {
-        StringAttr name = b.getStringAttr(w.getName() + ".momentum_buffer");
+      if (!names.empty()) { // momentum
+        StringAttr name = names[0];
         Value buffer = state(name, type, layout);
-        step = add(scale(buffer, config.momentum), g);
+        step = add(mulScalar(buffer, config.momentum), g);
         updated.push_back({step, name});
       }
-      next = sub(weight, scale(step, config.lr));
+      next = sub(weight, mulScalar(step, config.lr));
     } else {
-      StringAttr mName = b.getStringAttr(w.getName() + ".exp_avg");
-      StringAttr vName = b.getStringAttr(w.getName() + ".exp_avg_sq");
+      StringAttr mName = names[0], vName = names[1];
       Value m = state(mName, type, layout), v = state(vName, type, layout);
-      Value m1 = add(m, scale(sub(g, m), 1.0 - config.beta1));
-      Value v1 = add(scale(v, config.beta2), scale(mul(g, g), 1.0 - config.beta2));
+      Value m1 = add(m, mulScalar(sub(g, m), 1.0 - config.beta1));
+      Value v1 = add(mulScalar(v, config.beta2), mulScalar(mul(g, g), 1.0 - config.beta2));
       auto [it, fresh] = corrections.try_emplace(element);
       if (fresh)
         it->second = {castTo(div(scalar(config.lr, b.getF64Type()), correction1), element),
                       castTo(correction2Root, element)};
       auto [stepSize, root2] = it->second;
-      Value denom = add(div(UnaryOp::create(b, UnaryKind::sqrt, v1), root2),
+      Value denom = add(div(unary(UnaryKind::sqrt, v1), root2),
                         scalar(config.eps, element));
       Value base = weight;
       if (decoupled && config.weightDecay > 0)
-        base = scale(weight, 1.0 - config.lr * config.weightDecay);
+        base = mulScalar(weight, 1.0 - config.lr * config.weightDecay);
       next = sub(base, mul(stepSize, div(m1, denom)));
       updated.push_back({m1, mName});
       updated.push_back({v1, vName});

@@ -19,7 +19,6 @@
 #include "loom/Target/CPUArtifact.h"
 
 #include "loom/Autodiff/OptimizerStep.h"
-
 #include "loom/Memory/StaticMemoryPlanIR.h"
 #include "loom/Passes/Lower.h"
 #include "loom/Target/RuntimeABI.h"
@@ -153,13 +152,15 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
     }
     weights.push_back(std::move(*record));
   }
+  llvm::StringMap<llvm::json::Object *> weightByName;
+  for (llvm::json::Value &w : weights)
+    weightByName[*w.getAsObject()->getString("name")] = w.getAsObject();
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     // An update is written back into its weight (loom-write-back-updates),
     // not returned.
     if (auto updates = func.getResultAttrOfType<StringAttr>(i, kUpdatesAttr)) {
-      for (llvm::json::Value &w : weights)
-        if (w.getAsObject()->getString("name") == updates.getValue())
-          (*w.getAsObject())["updated"] = true;
+      if (llvm::json::Object *w = weightByName.lookup(updates.getValue()))
+        (*w)["updated"] = true;
       continue;
     }
     FailureOr<llvm::json::Object> record =

@@ -257,20 +257,6 @@ struct LoomPartitionPass
     return *annotation ? shard::Sharding((*annotation).getSharding()) : shard::Sharding();
   }
 
-  /// The weight argument result #`index` of `func` is written back into
-  /// (loom.updates, OptimizerStep.h), if it is an update; an update naming
-  /// no weight argument is an error.
-  static FailureOr<BlockArgument> updatedArgument(func::FuncOp func, unsigned index) {
-    auto name = func.getResultAttrOfType<StringAttr>(index, kUpdatesAttr);
-    if (!name)
-      return BlockArgument();
-    if (BlockArgument arg = weightArgument(func, name.getValue()))
-      return arg;
-    return func.emitOpError("result #")
-           << index << " updates weight '" << name.getValue()
-           << "', which is no weight argument of the entry";
-  }
-
   /// Upstream shard-partition crashes on a tensor argument without users
   /// (an input a pipeline stage does not read, or a model's unused input);
   /// such an argument is annotated replicated.
@@ -301,6 +287,9 @@ struct LoomPartitionPass
   /// A weight's update (loom.updates) is returned in the layout its
   /// weight arrives in, so that it can be written back into the same slice.
   LogicalResult replicateResults(func::FuncOp func, FlatSymbolRefAttr grid) {
+    FailureOr<DenseMap<unsigned, BlockArgument>> updated = updatedArguments(func);
+    if (failed(updated))
+      return failure();
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder builder(ret);
     Value replicated = createSharding(builder, ret.getLoc(), grid);
@@ -309,12 +298,9 @@ struct LoomPartitionPass
       if (!isa<RankedTensorType>(operand.get().getType()) ||
           func.getResultAttr(index, "loom.send_to") || zeroGradient(operand.get()))
         continue;
-      FailureOr<BlockArgument> updated = updatedArgument(func, index);
-      if (failed(updated))
-        return failure();
       Value layout = replicated;
-      if (*updated) {
-        FailureOr<shard::ShardOp> annotation = argumentAnnotation(*updated);
+      if (BlockArgument weight = updated->lookup(index)) {
+        FailureOr<shard::ShardOp> annotation = argumentAnnotation(weight);
         if (failed(annotation))
           return failure();
         if (*annotation)

@@ -12,6 +12,7 @@
 #include "loom/Autodiff/OptimizerStep.h"
 
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::loom {
 #define GEN_PASS_DEF_LOOMWRITEBACKUPDATES
@@ -21,12 +22,30 @@ namespace mlir::loom {
 using namespace mlir;
 using namespace mlir::loom;
 
-BlockArgument mlir::loom::weightArgument(func::FuncOp func, StringRef name) {
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (auto weight = func.getArgAttrOfType<DictionaryAttr>(i, "loom.weight"))
-      if (auto n = weight.getAs<StringAttr>("name"); n && n.getValue() == name)
-        return func.getArgument(i);
-  return {};
+FailureOr<DenseMap<unsigned, BlockArgument>> mlir::loom::updatedArguments(func::FuncOp func) {
+  llvm::StringMap<BlockArgument> byName;
+  for (BlockArgument arg : func.getArguments())
+    if (auto weight = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(), "loom.weight"))
+      if (auto name = weight.getAs<StringAttr>("name"))
+        byName[name.getValue()] = arg;
+  DenseMap<unsigned, BlockArgument> updated;
+  DenseSet<BlockArgument> written;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, kUpdatesAttr);
+    if (!name)
+      continue;
+    BlockArgument arg = byName.lookup(name.getValue());
+    if (!arg)
+      return func.emitOpError("result #")
+             << i << " updates weight '" << name.getValue()
+             << "', which is no weight argument of the entry";
+    if (!written.insert(arg).second)
+      return func.emitOpError("result #")
+             << i << " updates weight '" << name.getValue()
+             << "', which an earlier result updates too";
+    updated[i] = arg;
+  }
+  return updated;
 }
 
 namespace {
@@ -41,29 +60,24 @@ struct WriteBackUpdatesPass
   }
 
   LogicalResult writeBack(func::FuncOp func) {
+    FailureOr<DenseMap<unsigned, BlockArgument>> updated = updatedArguments(func);
+    if (failed(updated))
+      return failure();
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     llvm::BitVector dropped(func.getNumResults());
-    DenseSet<BlockArgument> written;
     OpBuilder builder(ret);
+    // In result order, so that the rewrite is deterministic.
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
-      auto name = func.getResultAttrOfType<StringAttr>(i, kUpdatesAttr);
-      if (!name)
-        continue;
-      BlockArgument arg = weightArgument(func, name.getValue());
+      BlockArgument arg = updated->lookup(i);
       if (!arg)
-        return func.emitOpError("result #")
-               << i << " updates weight '" << name.getValue()
-               << "', which is no weight argument of the entry";
+        continue;
       Value update = ret.getOperand(i);
       if (update.getType() != arg.getType())
         return func.emitOpError("result #")
-               << i << " updates weight '" << name.getValue() << "' of type "
-               << arg.getType() << " with a value of type " << update.getType()
-               << "; a rank must write back the slice it holds";
-      if (!written.insert(arg).second)
-        return func.emitOpError("result #")
-               << i << " updates weight '" << name.getValue()
-               << "', which an earlier result updates too";
+               << i << " updates weight '"
+               << func.getResultAttrOfType<StringAttr>(i, kUpdatesAttr).getValue()
+               << "' of type " << arg.getType() << " with a value of type "
+               << update.getType() << "; a rank must write back the slice it holds";
       bufferization::MaterializeInDestinationOp::create(builder, ret.getLoc(), update, arg);
       func.setArgAttr(arg.getArgNumber(), "bufferization.writable", builder.getBoolAttr(true));
       dropped.set(i);

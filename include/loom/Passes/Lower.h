@@ -40,9 +40,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 /// loom-split-stages has run, its stage functions in stage order.
 SmallVector<func::FuncOp> entryFunctions(ModuleOp module, StringRef entry);
 
-/// The argument of `func` that loom-weights-to-arguments made of weight
-/// `name` (its `loom.weight` attribute names it), or null.
-BlockArgument weightArgument(func::FuncOp func, StringRef name);
+/// For each result of `func` marked `loom.updates` (a weight's update,
+/// --loom-optimizer-step), by result number, the argument
+/// loom-weights-to-arguments made of that weight. An error on `func`,
+/// naming the result, where one names no weight argument or a weight an
+/// earlier result updates.
+FailureOr<DenseMap<unsigned, BlockArgument>> updatedArguments(func::FuncOp func);
 
 /// `<entry>_stage<stage>`.
 std::string stageFunctionName(StringRef entry, int64_t stage);
