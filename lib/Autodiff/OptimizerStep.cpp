@@ -17,6 +17,7 @@
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Autodiff/Differentiate.h"
+#include "loom/Memory/StaticMemoryPlanIR.h"
 
 #include "LoomOpWriter.h"
 
@@ -83,6 +84,29 @@ SmallVector<StringRef, 2> stateSuffixes(const OptimizerConfig &c) {
   return {};
 }
 
+/// Where memory placement runs a weight's update (its `loom.placement`).
+struct UpdatePlace {
+  /// The optimizer state's tier off the device ("host" or "nvme"), where
+  /// the CPU updates the weight; null where the device does.
+  StringAttr tier;
+  /// The gradient's host buffer in the host arena, where planned.
+  IntegerAttr gradientOffset;
+  /// Whether the device holds the parameter between steps (then the CPU
+  /// updates a host copy of it and the device's is refreshed from that);
+  /// else the CPU updates its home copy, which the next step fetches.
+  bool residentParameter = true;
+};
+
+UpdatePlace updatePlace(WeightOp w) {
+  auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
+  auto optimizer = placement ? placement.getAs<StringAttr>("optimizer") : nullptr;
+  if (!optimizer || optimizer.getValue() == "device")
+    return {};
+  auto tier = placement.getAs<StringAttr>("tier");
+  return {optimizer, placement.getAs<IntegerAttr>("gradient_offset"),
+          !tier || tier.getValue() == "device"};
+}
+
 /// Writes the update ops just before the function's return.
 class UpdateWriter : LoomOpWriter {
 public:
@@ -104,9 +128,11 @@ private:
     return CastOp::create(b, RankedTensorType::get({}, element), x);
   }
 
-  /// A zero-initialized state tensor named `name`, made at the top of the
-  /// body, stored in `layout` (annotated just before the return).
-  Value state(StringRef name, RankedTensorType type, Value layout);
+  /// A state tensor named `name`, made at the top of the body, stored in
+  /// `layout` (annotated just before the return): zero-initialized, or
+  /// loaded from `initial`'s bytes. Placed in `tier` where not null.
+  Value state(StringRef name, RankedTensorType type, Value layout,
+              WeightOp initial = nullptr, StringAttr tier = nullptr);
   /// `v` as the update reads it: in `layout`, where there is one.
   Value inLayout(Value v, Value layout) {
     if (!layout)
@@ -120,11 +146,13 @@ private:
   llvm::StringMap<WeightOp> weights;
   SmallVector<Updated> updated;
   Operation *lastState = nullptr; // the state weights stay in order
-  /// Adam's lr / (1 − β1^t) and √(1 − β2^t), per element type.
-  DenseMap<Type, std::pair<Value, Value>> corrections;
+  /// Adam's lr / (1 − β1^t) and √(1 − β2^t), per element type, computed
+  /// on the device [0] and on the host [1].
+  DenseMap<Type, std::pair<Value, Value>> corrections[2];
 };
 
-Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout) {
+Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout,
+                         WeightOp initial, StringAttr tier) {
   OpBuilder::InsertionGuard guard(b);
   Block &body = func.getBody().front();
   if (lastState)
@@ -132,8 +160,11 @@ Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout) {
   else
     b.setInsertionPointToStart(&body);
   auto s = WeightOp::create(b, type, WeightRoleAttr::get(b.getContext(), WeightRole::state),
-                             b.getStringAttr(name), b.getStringAttr(""),
-                             b.getI64IntegerAttr(0));
+                             b.getStringAttr(name),
+                             initial ? initial.getFileAttr() : b.getStringAttr(""),
+                             initial ? initial.getOffsetAttr() : b.getI64IntegerAttr(0));
+  if (tier)
+    s->setAttr("loom.placement", b.getDictionaryAttr({b.getNamedAttr("tier", tier)}));
   lastState = s;
   if (!layout)
     return s;
@@ -157,7 +188,14 @@ LogicalResult UpdateWriter::run() {
   if (auto grids = module.getOps<shard::GridOp>(); !grids.empty())
     grid = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
 
-  // Check everything before writing anything.
+  // Check everything before writing anything. A plan that delays the
+  // update (ZeRO-Offload's: the forward reads parameters one update
+  // behind) trains another model than this update would.
+  if (auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr))
+    if (auto delayed = plan.getAs<BoolAttr>("delayed_update"); delayed && delayed.getValue())
+      return func.emitOpError("loom-optimizer-step: the memory plan delays the parameter "
+                              "update (delayed_update), which the IR's update does not "
+                              "do; place the module without delayed-update=true");
   SmallVector<std::pair<unsigned, WeightOp>> gradients;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto of = func.getResultAttrOfType<StringAttr>(i, kGradientOfAttr);
@@ -175,9 +213,12 @@ LogicalResult UpdateWriter::run() {
   SmallVector<std::string> stateNames;
   if (adam)
     stateNames.push_back(kStepCountName.str());
-  for (auto &[i, w] : gradients)
+  for (auto &[i, w] : gradients) {
     for (StringRef suffix : suffixes)
       stateNames.push_back((w.getName() + suffix).str());
+    if (UpdatePlace place = updatePlace(w); place.tier && place.residentParameter)
+      stateNames.push_back((w.getName() + kHostCopySuffix).str());
+  }
   for (const std::string &name : stateNames)
     if (WeightOp clash = weights.lookup(name))
       return clash.emitOpError("loom-optimizer-step: weight '")
@@ -214,17 +255,41 @@ LogicalResult UpdateWriter::run() {
     if (auto s = grad.getDefiningOp<shard::ShardOp>();
         s && s.getAnnotateForUsers() && isZeroShard(s))
       layout = s.getSharding();
-    // The weight as stored: ZeRO-3's shards, else the plan's layout, said
-    // as the weight's own annotation so that the update's reading it in
-    // another layout (a ZeRO-2 gradient's shards) is not taken for a
-    // second layout the weight arrives in.
-    Value stored = w.getResult();
-    if (shard::ShardOp zero = zeroStoredShard(w))
-      stored = zero.getResult();
-    else if (planned != layout)
-      stored = shard::ShardOp::create(b, stored, planned, /*annotate_for_users=*/false);
-    Value weight = inLayout(stored, layout);
-    Value g = inLayout(grad, layout);
+    // Placement may put the update on the host (ZeRO-Offload's CPU
+    // optimizer): the gradient goes down into its host buffer, the CPU
+    // updates the host's copy of the parameter (a streamed parameter's home
+    // copy, the weight itself) with state kept in the optimizer's tier, and
+    // a resident parameter's device copy is refreshed from the result.
+    // Everything between the copies is marked kOnHostAttr.
+    UpdatePlace place = updatePlace(w);
+    Operation *before = ret->getPrevNode();
+    StringAttr hostCopy;
+    Value weight;
+    if (place.tier && place.residentParameter) {
+      hostCopy = b.getStringAttr(w.getName() + kHostCopySuffix);
+      weight = state(hostCopy, type, layout, w, place.tier);
+    } else {
+      // The weight as stored: ZeRO-3's shards, else the plan's layout, said
+      // as the weight's own annotation so that the update's reading it in
+      // another layout (a ZeRO-2 gradient's shards) is not taken for a
+      // second layout the weight arrives in.
+      Value stored = w.getResult();
+      if (shard::ShardOp zero = zeroStoredShard(w))
+        stored = zero.getResult();
+      else if (planned != layout)
+        stored = shard::ShardOp::create(b, stored, planned, /*annotate_for_users=*/false);
+      weight = inLayout(stored, layout);
+    }
+    Value g;
+    if (place.tier) {
+      // The copy down is issued as soon as the backward completes the
+      // gradient, as the update pipeline prices it.
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointAfterValue(grad);
+      g = SpillOp::create(b, inLayout(grad, layout), place.gradientOffset);
+    } else {
+      g = inLayout(grad, layout);
+    }
     bool decoupled = config.kind == OptimizerKind::adamw;
     if (config.weightDecay > 0 && !decoupled)
       g = add(g, mulScalar(weight, config.weightDecay));
@@ -236,17 +301,18 @@ LogicalResult UpdateWriter::run() {
       Value step = g;
       if (!names.empty()) { // momentum
         StringAttr name = names[0];
-        Value buffer = state(name, type, layout);
+        Value buffer = state(name, type, layout, nullptr, place.tier);
         step = add(mulScalar(buffer, config.momentum), g);
         updated.push_back({step, name});
       }
       next = sub(weight, mulScalar(step, config.lr));
     } else {
       StringAttr mName = names[0], vName = names[1];
-      Value m = state(mName, type, layout), v = state(vName, type, layout);
+      Value m = state(mName, type, layout, nullptr, place.tier),
+            v = state(vName, type, layout, nullptr, place.tier);
       Value m1 = add(m, mulScalar(sub(g, m), 1.0 - config.beta1));
       Value v1 = add(mulScalar(v, config.beta2), mulScalar(mul(g, g), 1.0 - config.beta2));
-      auto [it, fresh] = corrections.try_emplace(element);
+      auto [it, fresh] = corrections[place.tier ? 1 : 0].try_emplace(element);
       if (fresh)
         it->second = {castTo(div(scalar(config.lr, b.getF64Type()), correction1), element),
                       castTo(correction2Root, element)};
@@ -259,6 +325,16 @@ LogicalResult UpdateWriter::run() {
       next = sub(base, mul(stepSize, div(m1, denom)));
       updated.push_back({m1, mName});
       updated.push_back({v1, vName});
+    }
+    if (place.tier) {
+      Block::iterator first = before ? std::next(before->getIterator()) : body.begin();
+      for (Operation &op : llvm::make_range(first, ret->getIterator()))
+        if (isa<LoomDialect>(op.getDialect()) && !isa<SpillOp, WeightOp>(op))
+          op.setAttr(kOnHostAttr, b.getUnitAttr());
+      if (hostCopy) {
+        updated.push_back({next, hostCopy});
+        next = ReloadOp::create(b, next, IntegerAttr());
+      }
     }
     updated.push_back({next, w.getNameAttr()});
   }

@@ -178,6 +178,40 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
   return success();
 }
 
+namespace {
+/// The tier a weight's loom.placement puts it in ("device" without one).
+StringRef weightTier(WeightOp w) {
+  auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
+  auto tier = placement ? placement.getAs<StringAttr>("tier") : nullptr;
+  return tier ? tier.getValue() : "device";
+}
+
+/// `v` without the shard annotations around it.
+Value unannotated(Value v) {
+  while (auto s = v.getDefiningOp<shard::ShardOp>())
+    v = s.getSrc();
+  return v;
+}
+
+bool isScalar(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getRank() == 0;
+}
+
+/// What `v` is, for an error.
+std::string describe(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (auto w = dyn_cast_or_null<WeightOp>(def))
+    return ("weight '" + w.getName() + "'").str();
+  if (auto f = dyn_cast_or_null<FetchOp>(def))
+    if (auto w = f.getSource().getDefiningOp<WeightOp>())
+      return ("the device copy of weight '" + w.getName() + "'").str();
+  if (!def)
+    return "a function argument";
+  return ("the result of '" + def->getName().getStringRef() + "'").str();
+}
+} // namespace
+
 LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
                                          ArrayRef<int64_t> chunkBytes,
                                          double budgetBytes, int64_t arenaBytes) {
@@ -265,16 +299,52 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
         continue;
       }
       // Compute reads device memory; other readers (a return) may take the
-      // master copy where it lives.
+      // master copy where it lives, and so does the host's update
+      // (verifyHostUpdates).
       auto w = v.getDefiningOp<WeightOp>();
-      if (!w || !isa<CostOpInterface>(op))
+      if (!w || !isa<CostOpInterface>(op) || op->hasAttr(kOnHostAttr))
         continue;
-      auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
-      auto tier = placement ? placement.getAs<StringAttr>("tier") : StringAttr();
-      if (tier && tier.getValue() != "device")
+      if (StringRef tier = weightTier(w); tier != "device")
         return op->emitOpError("reads ")
-               << nameOf(v) << ", placed in " << tier.getValue()
-               << " memory, without a loom.fetch";
+               << nameOf(v) << ", placed in " << tier << " memory, without a loom.fetch";
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+
+LogicalResult mlir::loom::verifyHostUpdates(func::FuncOp func) {
+  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    if (isa<shard::ShardOp, shard::ShardingOp, func::ReturnOp, ReloadOp>(op))
+      return WalkResult::advance();
+    bool host = op->hasAttr(kOnHostAttr);
+    for (Value operand : op->getOperands()) {
+      Value v = unannotated(operand);
+      if (isScalar(v))
+        continue;
+      Operation *def = v.getDefiningOp();
+      auto w = dyn_cast_or_null<WeightOp>(def);
+      if (host) {
+        // Host values: copies sent down, host results, weights held off
+        // the device.
+        bool hostValue = isa_and_nonnull<SpillOp>(def) ||
+                         (def && def->hasAttr(kOnHostAttr)) ||
+                         (w && weightTier(w) != "device");
+        if (!hostValue)
+          return op->emitOpError("runs on the host (")
+                 << kOnHostAttr << ") but reads " << describe(v)
+                 << ", which is in device memory";
+        continue;
+      }
+      // The device reads no host result, copy or state but through a
+      // reload (a streamed parameter's fetches are verifyMovement's).
+      bool hostValue = isa_and_nonnull<SpillOp>(def) && !isa<ReloadOp>(op);
+      hostValue |= def && def->hasAttr(kOnHostAttr);
+      hostValue |= w && w.getRole() == WeightRole::state && weightTier(w) != "device";
+      if (hostValue)
+        return op->emitOpError("runs on the device but reads ")
+               << describe(v) << ", a host value, without a loom.reload";
     }
     return WalkResult::advance();
   });

@@ -8,6 +8,7 @@
 #include "loom/Passes/Autodiff.h"
 
 #include "loom/Autodiff/OptimizerStep.h"
+#include "loom/Memory/Movement.h"
 #include "loom/Passes/Lower.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 
@@ -51,7 +52,10 @@ struct LoomOptimizerStepPass
           << entry << "' with a body to update the weights of";
       return signalPassFailure();
     }
-    if (failed(writeOptimizerStep(functions.front(), config)))
+    // The host's part of the update (placement's CPU optimizer) reads and
+    // is read across the copies only.
+    if (failed(writeOptimizerStep(functions.front(), config)) ||
+        failed(verifyHostUpdates(functions.front())))
       return signalPassFailure();
   }
 };

@@ -76,7 +76,10 @@ def LoomWriteBackUpdates : Pass<"loom-write-back-updates", "::mlir::ModuleOp"> {
     result: after `eliminate-empty-tensors` the last op of the update writes
     into the weight's buffer itself, and one-shot bufferization refuses the
     program if anything still read the old value after that. The runtime
-    keeps weights between calls, so the next call reads the update.
+    keeps weights between calls, so the next call reads the update. A value
+    that updates two weights (a host-updated parameter's host copy and its
+    device copy, on a CPU where the reload between them is the value itself)
+    is copied into the second (`linalg.copy`): one buffer cannot be both.
 
     Before:
     ```mlir
@@ -93,6 +96,7 @@ def LoomWriteBackUpdates : Pass<"loom-write-back-updates", "::mlir::ModuleOp"> {
       return
     ```
   }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
   let options = [
     Option<"entry", "entry", "std::string", "\"main\"", "The entry function">,
   ];

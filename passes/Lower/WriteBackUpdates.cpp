@@ -11,6 +11,8 @@
 
 #include "loom/Autodiff/OptimizerStep.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -66,6 +68,7 @@ struct WriteBackUpdatesPass
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     llvm::BitVector dropped(func.getNumResults());
     OpBuilder builder(ret);
+    DenseMap<Value, Value> materialized; // an update -> its first write
     // In result order, so that the rewrite is deterministic.
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
       BlockArgument arg = updated->lookup(i);
@@ -78,7 +81,13 @@ struct WriteBackUpdatesPass
                << func.getResultAttrOfType<StringAttr>(i, kUpdatesAttr).getValue()
                << "' of type " << arg.getType() << " with a value of type "
                << update.getType() << "; a rank must write back the slice it holds";
-      bufferization::MaterializeInDestinationOp::create(builder, ret.getLoc(), update, arg);
+      // A value already written into another weight is copied from there
+      // (reading the value itself after that write would be a conflict).
+      if (Value written = materialized.lookup(update))
+        update = linalg::CopyOp::create(builder, ret.getLoc(), written, arg).getResult(0);
+      auto write =
+          bufferization::MaterializeInDestinationOp::create(builder, ret.getLoc(), update, arg);
+      materialized.try_emplace(ret.getOperand(i), write.getResult());
       func.setArgAttr(arg.getArgNumber(), "bufferization.writable", builder.getBoolAttr(true));
       dropped.set(i);
     }

@@ -81,7 +81,7 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
 }
 
 def LoomVerifyMovement : Pass<"loom-verify-movement", "::mlir::ModuleOp"> {
-  let summary = "Check a placed program's loom.fetch / loom.release against its memory plan";
+  let summary = "Check a placed program's movement (fetch/release, host updates) against its memory plan";
   let description = [{
     Replays the streamed parameters' movement written by
     `--loom-place-memory` in program order, from the IR alone: every read of
@@ -92,6 +92,13 @@ def LoomVerifyMovement : Pass<"loom-verify-movement", "::mlir::ModuleOp"> {
     placement runs the same check on what it writes; this pass checks IR
     edited or written by other tools. A module without streamed parameters
     passes unchanged.
+
+    It also checks the two sides of an optimizer step that runs partly on
+    the host (ops marked `loom.on_host` by `--loom-optimizer-step` where
+    placement puts a weight's optimizer off the device): host ops read only
+    host values (the gradient's `loom.spill` copy, state and parameters held
+    off the device, other host results) or scalars, and the device reads
+    host results only through `loom.reload`.
   }];
 }
 

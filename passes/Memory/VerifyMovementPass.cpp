@@ -1,7 +1,7 @@
 //===- VerifyMovementPass.cpp - the --loom-verify-movement pass -----------===//
 //
-// Reads the chunk sizes and budget from loom.memory_plan and runs
-// verifyMovement() on the entry function.
+// Runs verifyHostUpdates() on every function; reads the chunk sizes and
+// budget from loom.memory_plan and runs verifyMovement() on each.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +26,9 @@ struct LoomVerifyMovementPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(verifyHostUpdates(func)))
+        return signalPassFailure();
     bool moves = false;
     module.walk([&](Operation *op) { moves |= isa<FetchOp, ReleaseOp>(op); });
     auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr);

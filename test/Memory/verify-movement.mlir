@@ -208,3 +208,72 @@ module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256>, chunk_budg
     return %y : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// The optimizer's part on the host (loom.on_host, --loom-optimizer-step
+// where placement offloads it): a correct one reads the spilled gradient,
+// host state and the host copy, and the device reads its result through a
+// reload; a scalar (the step size) may cross.
+module {
+  func.func @main(%g: tensor<4x4xf32>, %lr: tensor<f32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+    %h = loom.weight state "w.host_copy" from "m.bin"[0] {loom.placement = {tier = "host"}} : tensor<4x4xf32>
+    %down = loom.spill %g at 0 : tensor<4x4xf32>
+    %s = loom.binary mul %down, %lr {loom.on_host} : tensor<4x4xf32>, tensor<f32>
+    %n = loom.binary sub %h, %s {loom.on_host} : tensor<4x4xf32>, tensor<4x4xf32>
+    %up = loom.reload %n : tensor<4x4xf32>
+    return %n, %up : tensor<4x4xf32>, tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// The host cannot read the device's copy of a parameter.
+module {
+  func.func @main(%g: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    %w = loom.weight parameter "w" from "m.bin"[0] {loom.placement = {optimizer = "host", tier = "device"}} : tensor<4x4xf32>
+    %down = loom.spill %g at 0 : tensor<4x4xf32>
+    // expected-error @+1 {{'loom.binary' op runs on the host (loom.on_host) but reads weight 'w', which is in device memory}}
+    %n = loom.binary sub %w, %down {loom.on_host} : tensor<4x4xf32>, tensor<4x4xf32>
+    return %n : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// Nor the gradient before it is sent down.
+module {
+  func.func @main(%g: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    %h = loom.weight state "w.host_copy" from "m.bin"[0] {loom.placement = {tier = "host"}} : tensor<4x4xf32>
+    %t = loom.transpose %g {permutation = array<i64: 1, 0>} : tensor<4x4xf32>
+    // expected-error @+1 {{'loom.binary' op runs on the host (loom.on_host) but reads the result of 'loom.transpose', which is in device memory}}
+    %n = loom.binary sub %h, %t {loom.on_host} : tensor<4x4xf32>, tensor<4x4xf32>
+    return %n : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// The device reads the host's result only through a reload.
+module {
+  func.func @main(%g: tensor<4x4xf32>, %x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+    %h = loom.weight state "w.host_copy" from "m.bin"[0] {loom.placement = {tier = "host"}} : tensor<4x4xf32>
+    %down = loom.spill %g at 0 : tensor<4x4xf32>
+    %n = loom.binary sub %h, %down {loom.on_host} : tensor<4x4xf32>, tensor<4x4xf32>
+    // expected-error @+1 {{'loom.matmul' op runs on the device but reads the result of 'loom.binary', a host value, without a loom.reload}}
+    %y = loom.matmul %x, %n : tensor<2x4xf32>, tensor<4x4xf32>
+    return %y : tensor<2x4xf32>
+  }
+}
+
+// -----
+
+// Nor state the plan keeps on the host.
+module {
+  func.func @main(%g: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    %m = loom.weight state "w.exp_avg" from ""[0] {loom.placement = {tier = "host"}} : tensor<4x4xf32>
+    // expected-error @+1 {{'loom.binary' op runs on the device but reads weight 'w.exp_avg', a host value, without a loom.reload}}
+    %n = loom.binary add %m, %g : tensor<4x4xf32>, tensor<4x4xf32>
+    return %n : tensor<4x4xf32>
+  }
+}

@@ -178,9 +178,10 @@ LogicalResult SpillOp::verify() {
         copies.push_back(annotation.getResult());
         continue;
       }
-      if (!isa<ReloadOp>(user))
+      if (!isa<ReloadOp>(user) && !user->hasAttr(kOnHostAttr))
         return emitOpError("host copy is read by '")
-               << user->getName() << "'; only loom.reload reads a spilled activation";
+               << user->getName()
+               << "'; only loom.reload and host ops (loom.on_host) read a spilled value";
     }
   return success();
 }
@@ -188,8 +189,10 @@ LogicalResult SpillOp::verify() {
 LogicalResult ReloadOp::verify() {
   if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
     return emitOpError("offset must be non-negative, got ") << *offset;
-  if (!lookThroughShards(getSpilled()).getDefiningOp<SpillOp>())
-    return emitOpError("reloads a value no loom.spill produced");
+  Operation *source = lookThroughShards(getSpilled()).getDefiningOp();
+  if (!isa_and_nonnull<SpillOp>(source) && !(source && source->hasAttr(kOnHostAttr)))
+    return emitOpError("reloads a value that neither a loom.spill nor a host op "
+                       "(loom.on_host) produced");
   return success();
 }
 

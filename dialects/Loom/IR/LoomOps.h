@@ -42,6 +42,15 @@ using shard::ShardingOption;
 
 namespace mlir::loom {
 
+/// On an op of an optimizer step that runs on the host: the CPU update of a
+/// weight whose `loom.placement` puts its optimizer off the device
+/// (--loom-optimizer-step writes it). Its operands are host values (a
+/// gradient's `loom.spill` copy, state and parameters held off the device,
+/// other host ops' results) or scalars; `loom.spill` copies may be read by
+/// it, and `loom.reload` may bring its results to the device.
+/// verifyHostUpdates (loom/Memory/Movement.h) checks both sides.
+inline constexpr llvm::StringLiteral kOnHostAttr = "loom.on_host";
+
 /// Numpy broadcast of two static shapes; failure when they are incompatible.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
                                                 ArrayRef<int64_t> rhs);

@@ -695,7 +695,9 @@ def Loom_SpillOp : Loom_Op<"spill", [AllTypesMatch<["activation", "result"]>,
     backward reads goes to host memory after the forward writes it, and
     its device bytes are free for others until `loom.reload` brings it back
     (docs/memory-placement.md). `loom.spill` is where the copy down is
-    issued; its result is the host copy, read only by `loom.reload`. `at`
+    issued; its result is the host copy, read only by `loom.reload` (or, for
+    a gradient sent to the host's optimizer, by the ops of that update,
+    marked `loom.on_host`). `at`
     is the copy's byte offset in the host arena of the static memory plan,
     where placement planned one (in a partitioned program, of the device's
     shard: it is sharded as its operand). Written by --loom-autodiff from
@@ -721,8 +723,9 @@ def Loom_ReloadOp : Loom_Op<"reload", [AllTypesMatch<["spilled", "result"]>,
   let summary = "a spilled activation's copy back in device memory";
   let description = [{
     Brings a `loom.spill` host copy back to the device for the backward (or
-    a re-run) that reads it; the copy overlaps the ops between it and its
-    first reader. `at` is its byte offset in the device arena of the static
+    a re-run) that reads it, or a parameter the host's optimizer updated
+    (a result of ops marked `loom.on_host`) back to its device copy; the
+    copy overlaps the ops between it and its first reader. `at` is its byte offset in the device arena of the static
     memory plan (the plan's `backward` place), where placement planned one.
     On a CPU, where the tiers are one memory, an unplaced spill and reload
     are their operand.

@@ -13,6 +13,10 @@
 // gradient's shards (then the state is stored in them too, and each replica
 // updates its shard of the weight before partitioning all-gathers the whole
 // back into the weight's stored layout), else the weight's planned layout.
+// Where memory placement puts a weight's optimizer on the host, the
+// gradient is spilled to the host, the update's ops are marked
+// `loom.on_host` (Movement.h) and read the host's copy of the parameter,
+// and a resident parameter's new value is reloaded onto the device.
 // docs/autodiff.md, "The optimizer step".
 //
 //===----------------------------------------------------------------------===//
@@ -34,6 +38,11 @@ inline constexpr llvm::StringLiteral kUpdatesAttr = "loom.updates";
 inline constexpr llvm::StringLiteral kOptimizerAttr = "loom.optimizer";
 /// The shared step count of Adam's bias correction.
 inline constexpr llvm::StringLiteral kStepCountName = "optimizer.step";
+/// Appended to a weight's name: the host's copy of a resident parameter
+/// whose update placement puts on the host (state loaded from the
+/// parameter's own bytes), which the CPU updates and the device's copy is
+/// refreshed from.
+inline constexpr llvm::StringLiteral kHostCopySuffix = ".host_copy";
 
 enum class OptimizerKind { sgd, adam, adamw };
 

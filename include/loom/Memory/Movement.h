@@ -95,6 +95,15 @@ LogicalResult writeMovement(func::FuncOp func, const MovementSchedule &schedule)
 LogicalResult verifyMovement(func::FuncOp func, llvm::ArrayRef<int64_t> chunkBytes,
                              double budgetBytes, int64_t arenaBytes = -1);
 
+/// Checks the sides of `func`'s host updates (ops marked kOnHostAttr): a
+/// host op reads no device value but scalars (rank-0 tensors: a step count,
+/// which a runtime passes as an argument), in particular no parameter the
+/// device holds nor a fetched copy; a device op reads no host value but
+/// through `loom.reload` (a `loom.spill` result is a host value too); and
+/// a function result may be either. Looks through shard annotations.
+/// Errors name the op and what it reads.
+LogicalResult verifyHostUpdates(func::FuncOp func);
+
 } // namespace mlir::loom
 
 #endif // LOOM_MEMORY_MOVEMENT_H

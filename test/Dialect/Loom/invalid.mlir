@@ -236,7 +236,7 @@ func.func @spill_negative_offset(%x: tensor<8x8xf32>) {
 // -----
 
 func.func @spill_read_by_compute(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{'loom.spill' op host copy is read by 'loom.unary'; only loom.reload reads a spilled activation}}
+  // expected-error @+1 {{'loom.spill' op host copy is read by 'loom.unary'; only loom.reload and host ops (loom.on_host) read a spilled value}}
   %h = loom.spill %x : tensor<8x8xf32>
   %y = loom.unary relu %h : tensor<8x8xf32>
   return %y : tensor<8x8xf32>
@@ -245,7 +245,7 @@ func.func @spill_read_by_compute(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 // -----
 
 func.func @reload_not_spilled(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{'loom.reload' op reloads a value no loom.spill produced}}
+  // expected-error @+1 {{'loom.reload' op reloads a value that neither a loom.spill nor a host op (loom.on_host) produced}}
   %y = loom.reload %x : tensor<8x8xf32>
   return %y : tensor<8x8xf32>
 }

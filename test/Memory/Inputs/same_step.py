@@ -4,9 +4,10 @@ checks that every output of the second equals the first's, bit for bit: a
 placed training step must compute exactly what the unplaced one does, since
 placement only decides where buffers live and when weights move.
 
-    same_step.py PLAIN PLACED --inputs a.npy,b.npy --out DIR [--ranks N]
+    same_step.py PLAIN PLACED --inputs a.npy,b.npy --out DIR [--ranks N] [--steps N]
 
-Prints "N outputs identical" or names the first output that differs and
+With --steps N each program runs N calls (a training step with its optimizer
+update trains between them) and the last call's outputs are compared. Prints "N outputs identical" or names the first output that differs and
 exits non-zero."""
 import argparse
 import json
@@ -17,11 +18,13 @@ import sys
 import numpy as np
 
 
-def run(artifact, inputs, out, ranks):
+def run(artifact, inputs, out, ranks, steps):
     names = [o["name"] for o in json.load(open(os.path.join(artifact, "manifest.json")))["outputs"]]
     os.makedirs(out, exist_ok=True)
     files = [os.path.join(out, "%d.npy" % i) for i in range(len(names))]
     cmd = ["loom-run", artifact, "--inputs", inputs, "--outputs", ",".join(files), "--quiet"]
+    if steps:
+        cmd += ["--steps", str(steps), "--warmup", "0"]
     if ranks:
         cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)] + cmd
     subprocess.run(cmd, check=True)
@@ -35,9 +38,10 @@ def main():
     p.add_argument("--inputs", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--ranks", type=int, default=0)
+    p.add_argument("--steps", type=int, default=0)
     a = p.parse_args()
-    names, expected = run(a.plain, a.inputs, os.path.join(a.out, "plain"), a.ranks)
-    placed_names, got = run(a.placed, a.inputs, os.path.join(a.out, "placed"), a.ranks)
+    names, expected = run(a.plain, a.inputs, os.path.join(a.out, "plain"), a.ranks, a.steps)
+    placed_names, got = run(a.placed, a.inputs, os.path.join(a.out, "placed"), a.ranks, a.steps)
     if names != placed_names:
         sys.exit("the programs return different outputs: %s against %s" % (placed_names, names))
     for name, e, g in zip(names, expected, got):
