@@ -1301,8 +1301,12 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     if (p.memoryPlan)
       writeResultOffsets(func, *p.memoryPlan);
     // ZeRO-3 stores the weights in shards; ZeRO-2 only their gradients,
-    // which the backward returns in the same layout.
-    if (p.zeroStage >= 2 && p.programs && (p.zeroStage >= 3 || o.training)) {
+    // which the backward returns in the same layout (and the optimizer
+    // step updates in, its state stored there). ZeRO-1 is the same program
+    // for a step of one micro-batch: its whole gradient outlives the
+    // backward only to accumulate over micro-batches, and the
+    // reduce-scatter it then ends in is what the cost model prices.
+    if (p.zeroStage >= 1 && p.programs && (p.zeroStage >= 3 || o.training)) {
       DenseMap<Operation *, const WeightFacts *> factsOf;
       for (const DeviceProgram &dev : p.programs->devices)
         for (const auto &[op, w] : dev.weights)
@@ -1496,9 +1500,9 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                           "replicas and gathered for their readers",
                           p.zeroShardedWeights);
     else
-      os << llvm::formatv("  ZeRO-2 in the IR: {0} weights' gradients returned split "
+      os << llvm::formatv("  ZeRO-{0} in the IR: {1} weights' gradients returned split "
                           "over their replicas",
-                          p.zeroShardedWeights);
+                          p.zeroStage, p.zeroShardedWeights);
     if (!p.zeroKeptWhole.empty())
       os << llvm::formatv("; {0} kept whole ({1}): {2}", p.zeroKeptWhole.size(),
                           p.zeroStage >= 3 ? "their gathers are priced"
