@@ -313,7 +313,6 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
   return failure(walk.wasInterrupted());
 }
 
-
 LogicalResult mlir::loom::verifyHostUpdates(func::FuncOp func) {
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     if (isa<shard::ShardOp, shard::ShardingOp, func::ReturnOp, ReloadOp>(op))
@@ -339,8 +338,7 @@ LogicalResult mlir::loom::verifyHostUpdates(func::FuncOp func) {
       }
       // The device reads no host result, copy or state but through a
       // reload (a streamed parameter's fetches are verifyMovement's).
-      bool hostValue = isa_and_nonnull<SpillOp>(def) && !isa<ReloadOp>(op);
-      hostValue |= def && def->hasAttr(kOnHostAttr);
+      bool hostValue = isa_and_nonnull<SpillOp>(def) || (def && def->hasAttr(kOnHostAttr));
       hostValue |= w && w.getRole() == WeightRole::state && weightTier(w) != "device";
       if (hostValue)
         return op->emitOpError("runs on the device but reads ")

@@ -720,13 +720,14 @@ def Loom_ReloadOp : Loom_Op<"reload", [AllTypesMatch<["spilled", "result"]>,
     DeclareOpInterfaceMethods<ShardingInterface, [
       "getLoopIteratorTypes", "getReductionLoopIteratorKinds",
       "getIndexingMaps", "getShardingOption", "partition"]>]> {
-  let summary = "a spilled activation's copy back in device memory";
+  let summary = "a host value's copy back in device memory";
   let description = [{
     Brings a `loom.spill` host copy back to the device for the backward (or
     a re-run) that reads it, or a parameter the host's optimizer updated
     (a result of ops marked `loom.on_host`) back to its device copy; the
-    copy overlaps the ops between it and its first reader. `at` is its byte offset in the device arena of the static
-    memory plan (the plan's `backward` place), where placement planned one.
+    copy overlaps the ops between it and its first reader. `at` is its byte
+    offset in the device arena of the static memory plan (the plan's
+    `backward` place), where placement planned one.
     On a CPU, where the tiers are one memory, an unplaced spill and reload
     are their operand.
   }];

@@ -15,7 +15,7 @@
 // back into the weight's stored layout), else the weight's planned layout.
 // Where memory placement puts a weight's optimizer on the host, the
 // gradient is spilled to the host, the update's ops are marked
-// `loom.on_host` (Movement.h) and read the host's copy of the parameter,
+// `loom.on_host` (kOnHostAttr, LoomOps.h) and read the host's copy of the parameter,
 // and a resident parameter's new value is reloaded onto the device.
 // docs/autodiff.md, "The optimizer step".
 //
