@@ -138,6 +138,8 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
     }
     (*record)["name"] = weight.getAs<StringAttr>("name").getValue();
     (*record)["role"] = weight.getAs<StringAttr>("role").getValue();
+    if (auto tier = weight.getAs<StringAttr>("tier"))
+      (*record)["tier"] = tier.getValue();
     // Optimizer state without a file starts at zero (the runtime fills it).
     SmallString<256> file(weight.getAs<StringAttr>("file").getValue());
     if (!file.empty()) {

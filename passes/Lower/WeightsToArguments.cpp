@@ -67,12 +67,17 @@ struct WeightsToArgumentsPass
     for (auto &[key, ops] : weights) {
       WeightOp first = ops.front();
       unsigned index = func.getNumArguments();
-      NamedAttribute fields[] = {
+      SmallVector<NamedAttribute> fields = {
           builder.getNamedAttr("role", builder.getStringAttr(
                                            stringifyWeightRole(first.getRole()))),
           builder.getNamedAttr("name", first.getNameAttr()),
           builder.getNamedAttr("file", first.getFileAttr()),
           builder.getNamedAttr("offset", builder.getI64IntegerAttr(first.getOffset()))};
+      // Memory placement's tier off the device, for the runtime (which
+      // keeps NVMe's in a file).
+      if (auto placement = first->getAttrOfType<DictionaryAttr>("loom.placement"))
+        if (auto tier = placement.getAs<StringAttr>("tier"); tier && tier.getValue() != "device")
+          fields.push_back(builder.getNamedAttr("tier", tier));
       SmallVector<NamedAttribute> argAttrs = {
           builder.getNamedAttr("loom.weight", builder.getDictionaryAttr(fields)),
           builder.getNamedAttr("bufferization.writable", builder.getBoolAttr(false))};

@@ -285,6 +285,15 @@ LOOMRT_API int64_t loomrt_artifact_arena_bytes(const loomrt_artifact *a);
  * plan's offloaded activations wait for the backward, passed right after
  * the device arena. */
 LOOMRT_API int64_t loomrt_artifact_host_arena_bytes(const loomrt_artifact *a);
+/* Before load: the directory the NVMe tier's file goes in (default: the
+ * artifact's). Weights the manifest places on NVMe ("tier": "nvme": memory
+ * placement's streamed parameters and optimizer state) are held in one
+ * shared mapping of a file created there and unlinked at once, so their
+ * bytes live on that file system and the kernel pages them. */
+LOOMRT_API loomrt_status loomrt_artifact_set_nvme_dir(loomrt_artifact *a,
+                                                      const char *dir);
+/* After load: bytes of this rank's NVMe tier (0 when nothing is there). */
+LOOMRT_API int64_t loomrt_artifact_nvme_bytes(const loomrt_artifact *a);
 LOOMRT_API loomrt_status loomrt_artifact_info(const loomrt_artifact *a,
                                               int32_t kind, int64_t index,
                                               loomrt_tensor_info *info);

@@ -15,10 +15,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
 
@@ -33,6 +36,7 @@ struct TensorDesc {
   std::vector<int64_t> shape, local, naxes, axes;
   std::string file; // weights only
   int64_t offset = 0;
+  bool nvme = false; // weights only: placed on NVMe (file-backed at load)
   int64_t batchDim = -1; // inputs/outputs under micro-batching
 };
 
@@ -70,6 +74,11 @@ struct loomrt_artifact {
   /// after the weights.
   void *arena[2] = {nullptr, nullptr};
   int64_t arenaBytes[2] = {0, 0};
+  /// The NVMe tier: the weights placed there, in one shared mapping of an
+  /// unlinked file in nvmeDir (the artifact's directory by default).
+  std::string nvmeDir;
+  void *nvme = nullptr;
+  int64_t nvmeBytes = 0;
   std::vector<void *> pointers;
 };
 
@@ -190,6 +199,13 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
       return bad("'batch_dim' must be a dimension of an input or output");
     t.batchDim = j["batch_dim"].get<int64_t>();
   }
+  if (kind == LOOMRT_WEIGHT && j.contains("tier")) {
+    // Memory placement's tier: the runtime keeps NVMe's in a file.
+    std::string tier = j["tier"].is_string() ? j["tier"].get<std::string>() : "";
+    if (tier != "device" && tier != "host" && tier != "nvme")
+      return bad("'tier' must be one of \"device\", \"host\", \"nvme\"");
+    t.nvme = tier == "nvme";
+  }
   if (kind == LOOMRT_WEIGHT) {
     // Optimizer state ("role": "state") may have no file: it starts at zero.
     bool state = j.contains("role") && j["role"].is_string() &&
@@ -209,6 +225,40 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
     else
       t.offset = j["offset"].get<int64_t>();
   }
+  return ok();
+}
+
+/// A tensor's slot in the NVMe tier's file: its bytes, 64-byte aligned.
+int64_t nvmeSlot(int64_t bytes) { return (std::max<int64_t>(bytes, 1) + 63) / 64 * 64; }
+
+/// Maps the NVMe tier of `a`'s weights (those the manifest places on NVMe)
+/// as one shared mapping of a file in `a.nvmeDir`, unlinked at once so that
+/// nothing outlives the process: their bytes live on that file system and
+/// the kernel pages them in as the program reads them and writes them back.
+loomrt_status mapNvmeTier(loomrt_artifact &a) {
+  int64_t bytes = 0;
+  for (const TensorDesc &t : a.tensors[LOOMRT_WEIGHT])
+    if (t.nvme)
+      bytes += nvmeSlot(numel(t.local) * loomrt_dtype_size(t.dtype));
+  if (bytes == 0)
+    return ok();
+  std::string dir = a.nvmeDir.empty() ? a.dir : a.nvmeDir;
+  std::string path = dir + "/.loom-nvme-XXXXXX";
+  int fd = mkstemp(path.data());
+  if (fd < 0)
+    return fail(LOOMRT_ERR_IO, format("cannot create the NVMe tier's file in '%s': %s",
+                                      dir.c_str(), strerror(errno)));
+  unlink(path.c_str());
+  void *p = MAP_FAILED;
+  if (ftruncate(fd, (off_t)bytes) == 0)
+    p = mmap(nullptr, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED)
+    return fail(LOOMRT_ERR_IO, format("cannot map %lld bytes of the NVMe tier in '%s': %s",
+                                      (long long)bytes, dir.c_str(), strerror(err)));
+  a.nvme = p;
+  a.nvmeBytes = bytes;
   return ok();
 }
 
@@ -420,6 +470,8 @@ void loomrt_artifact_close(loomrt_artifact *a) {
   for (int k = 0; k < 2; ++k)
     if (a->arena[k])
       munmap(a->arena[k], (size_t)a->arenaBytes[k]);
+  if (a->nvme)
+    munmap(a->nvme, (size_t)a->nvmeBytes);
   // The program library stays loaded: MPI and atexit handlers may still
   // reference it.
   delete a;
@@ -448,6 +500,17 @@ int64_t loomrt_artifact_arena_bytes(const loomrt_artifact *a) {
 }
 int64_t loomrt_artifact_host_arena_bytes(const loomrt_artifact *a) {
   return a ? a->arenaBytes[1] : 0;
+}
+int64_t loomrt_artifact_nvme_bytes(const loomrt_artifact *a) {
+  return a ? a->nvmeBytes : 0;
+}
+loomrt_status loomrt_artifact_set_nvme_dir(loomrt_artifact *a, const char *dir) {
+  if (!a || !dir || !*dir)
+    return fail(LOOMRT_ERR_INVALID, "no artifact or no directory for the NVMe tier");
+  if (a->handle)
+    return fail(LOOMRT_ERR_STATE, "the NVMe directory must be set before load");
+  a->nvmeDir = dir;
+  return ok();
 }
 int64_t loomrt_artifact_count(const loomrt_artifact *a, int32_t kind) {
   if (!a || kind < 0 || kind > 2)
@@ -544,11 +607,21 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
       a->arenaBytes[k] = stageArenas[k];
       a->pointers.push_back(p);
     }
+    if (kind == LOOMRT_WEIGHT)
+      if (loomrt_status s = mapNvmeTier(*a))
+        return s;
+    int64_t nvmeAt = 0;
     for (const TensorDesc &t : a->tensors[kind]) {
       loomrt_tensor *b = nullptr;
       if (loomrt_status s = makeTensor(t.dtype, t.local, &b))
         return fail(s, format("%s '%s': %s", kindName(kind), t.name.c_str(),
                               loomrt_last_error()));
+      if (t.nvme) { // its bytes live in the NVMe tier's file instead
+        std::free(b->data);
+        b->data = static_cast<char *>(a->nvme) + nvmeAt;
+        b->ownsData = false;
+        nvmeAt += nvmeSlot(b->nbytes);
+      }
       a->buffers[kind].push_back(b);
       a->pointers.push_back(b->data);
     }

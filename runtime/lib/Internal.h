@@ -19,6 +19,9 @@ struct loomrt_tensor {
   std::vector<int64_t> shape;
   int64_t nbytes = 0;
   void *data = nullptr;
+  /// False where `data` lies in a region someone else maps (the artifact's
+  /// NVMe tier): loomrt_tensor_destroy then leaves it.
+  bool ownsData = true;
 };
 
 namespace loom::runtime {

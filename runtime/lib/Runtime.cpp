@@ -355,7 +355,8 @@ loomrt_status loomrt_tensor_create(int32_t dtype, int64_t rank,
 void loomrt_tensor_destroy(loomrt_tensor *t) {
   if (!t)
     return;
-  std::free(t->data);
+  if (t->ownsData)
+    std::free(t->data);
   delete t;
 }
 

@@ -2,7 +2,8 @@
 //---===//
 //
 // loom-run ARTIFACT --inputs A[,B...] --outputs X[,Y...] [--steps N]
-//          [--warmup N] [--timeout SECONDS] [--every-rank] [--quiet]
+//          [--warmup N] [--timeout SECONDS] [--nvme-dir DIR] [--every-rank]
+//          [--quiet]
 //
 // Loads ARTIFACT/manifest.json and program.so through libloomrt, reads each
 // rank's shard of every input (.npy or .pb, checked against the manifest's
@@ -27,7 +28,9 @@
 //   loom-run: N ranks, S steps (W warmup), step time: min A ms, median B ms,
 //   max C ms
 // where a step's time is the slowest rank's time for that step (each step
-// starts after a barrier).
+// starts after a barrier), and, when the artifact places weights on NVMe,
+//   loom-run: NVMe tier: B bytes per rank, file-backed in DIR
+// (--nvme-dir, default the artifact's directory).
 //
 //===----------------------------------------------------------------------===//
 #include "loomrt.h"
@@ -147,13 +150,14 @@ struct Options {
   bool haveOutputs = false;
   long steps = 1, warmup = 0;
   double timeout = 300;
+  std::string nvmeDir; // empty: the artifact's directory
   bool everyRank = false, quiet = false, help = false;
 };
 
 const char *usage =
     "usage: loom-run ARTIFACT --inputs A[,B...] --outputs X[,Y...]\n"
     "                [--steps N] [--warmup N] [--timeout SECONDS]\n"
-    "                [--every-rank] [--quiet]\n"
+    "                [--nvme-dir DIR] [--every-rank] [--quiet]\n"
     "Runs ARTIFACT (manifest.json + program.so) under MPI. Inputs and\n"
     "outputs are .npy or ONNX TensorProto .pb files in manifest order.\n";
 
@@ -224,6 +228,10 @@ std::string parseOptions(int argc, char **argv, Options &o) {
           ((o.timeout = strtod(v.c_str(), &end)), *end != '\0') ||
           o.timeout < 0)
         return "--timeout needs a number of seconds >= 0 (0 disables it)";
+    } else if (a == "--nvme-dir") {
+      if (!next(v) || v.empty())
+        return "--nvme-dir needs a directory";
+      o.nvmeDir = v;
     } else if (a == "--every-rank") {
       o.everyRank = true;
     } else if (a == "--quiet") {
@@ -424,7 +432,8 @@ int main(int argc, char **argv) {
   agree(err.empty(), err);
 
   // Rank count, grid, program library, buffers.
-  if (loomrt_artifact_load(a))
+  if ((!o.nvmeDir.empty() && loomrt_artifact_set_nvme_dir(a, o.nvmeDir.c_str())) ||
+      loomrt_artifact_load(a))
     err = loomrt_last_error();
   agree(err.empty(), err);
 
@@ -496,6 +505,9 @@ int main(int argc, char **argv) {
            worldSize, o.steps, o.warmup,
            *std::min_element(slowest.begin(), slowest.end()), median(slowest),
            *std::max_element(slowest.begin(), slowest.end()));
+    if (int64_t nvme = loomrt_artifact_nvme_bytes(a))
+      printf("loom-run: NVMe tier: %lld bytes per rank, file-backed in %s\n",
+             (long long)nvme, o.nvmeDir.empty() ? o.artifact.c_str() : o.nvmeDir.c_str());
     fflush(stdout);
   }
 
