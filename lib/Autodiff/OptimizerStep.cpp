@@ -188,14 +188,16 @@ LogicalResult UpdateWriter::run() {
   if (auto grids = module.getOps<shard::GridOp>(); !grids.empty())
     grid = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
 
-  // Check everything before writing anything. A plan that delays the
-  // update (ZeRO-Offload's: the forward reads parameters one update
-  // behind) trains another model than this update would.
+  // ZeRO-Offload's delayed parameter update, where the plan chose it: the
+  // device's copy of a host-updated parameter is refreshed with the host
+  // copy as this step found it, so the next step's forward reads the
+  // parameters one update behind while the CPU's update of this step
+  // overlaps it.
+  bool delayed = false;
   if (auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr))
-    if (auto delayed = plan.getAs<BoolAttr>("delayed_update"); delayed && delayed.getValue())
-      return func.emitOpError("loom-optimizer-step: the memory plan delays the parameter "
-                              "update (delayed_update), which the IR's update does not "
-                              "do; place the module without delayed-update=true");
+    if (auto d = plan.getAs<BoolAttr>("delayed_update"))
+      delayed = d.getValue();
+  // Check everything before writing anything.
   SmallVector<std::pair<unsigned, WeightOp>> gradients;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto of = func.getResultAttrOfType<StringAttr>(i, kGradientOfAttr);
@@ -331,6 +333,13 @@ LogicalResult UpdateWriter::run() {
       for (Operation &op : llvm::make_range(first, ret->getIterator()))
         if (isa<LoomDialect>(op.getDialect()) && !isa<SpillOp, WeightOp>(op))
           op.setAttr(kOnHostAttr, b.getUnitAttr());
+      if (hostCopy && delayed) {
+        // The old host copy goes up (written back before the new one
+        // replaces it).
+        updated.push_back({ReloadOp::create(b, weight, IntegerAttr()), w.getNameAttr()});
+        updated.push_back({next, hostCopy});
+        continue;
+      }
       if (hostCopy) {
         updated.push_back({next, hostCopy});
         next = ReloadOp::create(b, next, IntegerAttr());

@@ -58,3 +58,24 @@ module attributes {loom.memory_plan = {chunk_budget_bytes = 64.0 : f64, chunk_si
     return %y : tensor<2x4xf32>
   }
 }
+
+// -----
+
+// ZeRO-Offload's delayed parameter update (the plan's delayed_update): the
+// device's copy of `a` is refreshed with the host copy as this step found
+// it, written back before the new host copy, so the next step's forward
+// reads `a` one update behind while the CPU's update overlaps it.
+
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: {loom.name = "a.momentum_buffer", loom.updates = "a.momentum_buffer"}, tensor<4x4xf32> {loom.name = "a", loom.updates = "a"}, tensor<4x4xf32> {loom.name = "a.host_copy", loom.updates = "a.host_copy"})
+// CHECK: %[[HOSTA:.+]] = loom.weight state "a.host_copy" from "m.bin"[0] {loom.placement = {tier = "host"}}
+// CHECK: %[[NEWA:.+]] = loom.binary sub %[[HOSTA]], %{{.+}} {loom.on_host}
+// CHECK-NEXT: %[[UP:.+]] = loom.reload %[[HOSTA]] : tensor<4x4xf32>
+// CHECK-NEXT: return %{{.+}}, %{{.+}}, %[[UP]], %[[NEWA]] :
+module attributes {loom.memory_plan = {delayed_update = true, fits = true, placement = "parameters on the device, optimizer on the host"}} {
+  func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+    %a = loom.weight parameter "a" from "m.bin"[0] {loom.placement = {copy_offset = 128 : i64, gradient_offset = 64 : i64, offset = 0 : i64, optimizer = "host", optimizer_offset = 0 : i64, tier = "device"}} : tensor<4x4xf32>
+    %y = loom.matmul %x, %a : tensor<2x4xf32>, tensor<4x4xf32>
+    return %y : tensor<2x4xf32>
+  }
+}

@@ -14,6 +14,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -189,10 +190,24 @@ LogicalResult SpillOp::verify() {
 LogicalResult ReloadOp::verify() {
   if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
     return emitOpError("offset must be non-negative, got ") << *offset;
-  Operation *source = lookThroughShards(getSpilled()).getDefiningOp();
-  if (!isa_and_nonnull<SpillOp>(source) && !(source && source->hasAttr(kOnHostAttr)))
+  // A spilled value, a host op's result, or a tensor placement keeps off
+  // the device: the host copy a delayed update brings up as the step found
+  // it (after loom-weights-to-arguments, an entry argument whose
+  // `loom.weight` names its tier).
+  Value spilled = lookThroughShards(getSpilled());
+  Operation *source = spilled.getDefiningOp();
+  DictionaryAttr placement;
+  if (isa_and_nonnull<WeightOp>(source))
+    placement = source->getAttrOfType<DictionaryAttr>("loom.placement");
+  else if (auto arg = dyn_cast<BlockArgument>(spilled))
+    if (auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      placement = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(), "loom.weight");
+  auto tier = placement ? placement.getAs<StringAttr>("tier") : nullptr;
+  bool offDevice = tier && tier.getValue() != "device";
+  if (!isa_and_nonnull<SpillOp>(source) && !(source && source->hasAttr(kOnHostAttr)) &&
+      !offDevice)
     return emitOpError("reloads a value that neither a loom.spill nor a host op "
-                       "(loom.on_host) produced");
+                       "(loom.on_host) produced, nor a weight placed off the device");
   return success();
 }
 

@@ -245,7 +245,7 @@ func.func @spill_read_by_compute(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 // -----
 
 func.func @reload_not_spilled(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{'loom.reload' op reloads a value that neither a loom.spill nor a host op (loom.on_host) produced}}
+  // expected-error @+1 {{'loom.reload' op reloads a value that neither a loom.spill nor a host op (loom.on_host) produced, nor a weight placed off the device}}
   %y = loom.reload %x : tensor<8x8xf32>
   return %y : tensor<8x8xf32>
 }
