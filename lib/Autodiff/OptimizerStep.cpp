@@ -98,13 +98,12 @@ struct UpdatePlace {
 };
 
 UpdatePlace updatePlace(WeightOp w) {
-  auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
+  auto placement = w->getAttrOfType<DictionaryAttr>(kPlacementAttr);
   auto optimizer = placement ? placement.getAs<StringAttr>("optimizer") : nullptr;
   if (!optimizer || optimizer.getValue() == "device")
     return {};
-  auto tier = placement.getAs<StringAttr>("tier");
   return {optimizer, placement.getAs<IntegerAttr>("gradient_offset"),
-          !tier || tier.getValue() == "device"};
+          placedTier(w) == "device"};
 }
 
 /// Writes the update ops just before the function's return.
@@ -164,7 +163,7 @@ Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout,
                              initial ? initial.getFileAttr() : b.getStringAttr(""),
                              initial ? initial.getOffsetAttr() : b.getI64IntegerAttr(0));
   if (tier)
-    s->setAttr("loom.placement", b.getDictionaryAttr({b.getNamedAttr("tier", tier)}));
+    s->setAttr(kPlacementAttr, b.getDictionaryAttr({b.getNamedAttr("tier", tier)}));
   lastState = s;
   if (!layout)
     return s;

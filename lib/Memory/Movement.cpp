@@ -179,13 +179,6 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
 }
 
 namespace {
-/// The tier a weight's loom.placement puts it in ("device" without one).
-StringRef weightTier(WeightOp w) {
-  auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement");
-  auto tier = placement ? placement.getAs<StringAttr>("tier") : nullptr;
-  return tier ? tier.getValue() : "device";
-}
-
 /// `v` without the shard annotations around it.
 Value unannotated(Value v) {
   while (auto s = v.getDefiningOp<shard::ShardOp>())
@@ -304,7 +297,7 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
       auto w = v.getDefiningOp<WeightOp>();
       if (!w || !isa<CostOpInterface>(op) || op->hasAttr(kOnHostAttr))
         continue;
-      if (StringRef tier = weightTier(w); tier != "device")
+      if (StringRef tier = placedTier(w); tier != "device")
         return op->emitOpError("reads ")
                << nameOf(v) << ", placed in " << tier << " memory, without a loom.fetch";
     }
@@ -329,7 +322,7 @@ LogicalResult mlir::loom::verifyHostUpdates(func::FuncOp func) {
         // the device.
         bool hostValue = isa_and_nonnull<SpillOp>(def) ||
                          (def && def->hasAttr(kOnHostAttr)) ||
-                         (w && weightTier(w) != "device");
+                         (w && placedTier(w) != "device");
         if (!hostValue)
           return op->emitOpError("runs on the host (")
                  << kOnHostAttr << ") but reads " << describe(v)
@@ -339,7 +332,7 @@ LogicalResult mlir::loom::verifyHostUpdates(func::FuncOp func) {
       // The device reads no host result, copy or state but through a
       // reload (a streamed parameter's fetches are verifyMovement's).
       bool hostValue = isa_and_nonnull<SpillOp>(def) || (def && def->hasAttr(kOnHostAttr));
-      hostValue |= w && w.getRole() == WeightRole::state && weightTier(w) != "device";
+      hostValue |= w && w.getRole() == WeightRole::state && placedTier(w) != "device";
       if (hostValue)
         return op->emitOpError("runs on the device but reads ")
                << describe(v) << ", a host value, without a loom.reload";

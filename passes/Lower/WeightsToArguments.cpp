@@ -75,9 +75,8 @@ struct WeightsToArgumentsPass
           builder.getNamedAttr("offset", builder.getI64IntegerAttr(first.getOffset()))};
       // Memory placement's tier off the device, for the runtime (which
       // keeps NVMe's in a file).
-      if (auto placement = first->getAttrOfType<DictionaryAttr>("loom.placement"))
-        if (auto tier = placement.getAs<StringAttr>("tier"); tier && tier.getValue() != "device")
-          fields.push_back(builder.getNamedAttr("tier", tier));
+      if (StringRef tier = placedTier(first); tier != "device")
+        fields.push_back(builder.getNamedAttr("tier", builder.getStringAttr(tier)));
       SmallVector<NamedAttribute> argAttrs = {
           builder.getNamedAttr("loom.weight", builder.getDictionaryAttr(fields)),
           builder.getNamedAttr("bufferization.writable", builder.getBoolAttr(false))};

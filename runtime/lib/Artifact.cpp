@@ -15,7 +15,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -228,9 +227,6 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
   return ok();
 }
 
-/// A tensor's slot in the NVMe tier's file: its bytes, 64-byte aligned.
-int64_t nvmeSlot(int64_t bytes) { return (std::max<int64_t>(bytes, 1) + 63) / 64 * 64; }
-
 /// Maps the NVMe tier of `a`'s weights (those the manifest places on NVMe)
 /// as one shared mapping of a file in `a.nvmeDir`, unlinked at once so that
 /// nothing outlives the process: their bytes live on that file system and
@@ -239,7 +235,7 @@ loomrt_status mapNvmeTier(loomrt_artifact &a) {
   int64_t bytes = 0;
   for (const TensorDesc &t : a.tensors[LOOMRT_WEIGHT])
     if (t.nvme)
-      bytes += nvmeSlot(numel(t.local) * loomrt_dtype_size(t.dtype));
+      bytes += tensorAllocBytes(numel(t.local) * loomrt_dtype_size(t.dtype));
   if (bytes == 0)
     return ok();
   std::string dir = a.nvmeDir.empty() ? a.dir : a.nvmeDir;
@@ -613,15 +609,13 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
     int64_t nvmeAt = 0;
     for (const TensorDesc &t : a->tensors[kind]) {
       loomrt_tensor *b = nullptr;
-      if (loomrt_status s = makeTensor(t.dtype, t.local, &b))
+      // An NVMe-placed weight's bytes are its slot in the tier's file.
+      void *storage = t.nvme ? static_cast<char *>(a->nvme) + nvmeAt : nullptr;
+      if (loomrt_status s = makeTensor(t.dtype, t.local, &b, storage))
         return fail(s, format("%s '%s': %s", kindName(kind), t.name.c_str(),
                               loomrt_last_error()));
-      if (t.nvme) { // its bytes live in the NVMe tier's file instead
-        std::free(b->data);
-        b->data = static_cast<char *>(a->nvme) + nvmeAt;
-        b->ownsData = false;
-        nvmeAt += nvmeSlot(b->nbytes);
-      }
+      if (t.nvme)
+        nvmeAt += tensorAllocBytes(b->nbytes);
       a->buffers[kind].push_back(b);
       a->pointers.push_back(b->data);
     }

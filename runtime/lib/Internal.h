@@ -40,9 +40,17 @@ int64_t numel(const std::vector<int64_t> &shape);
 /// Shape as "[2, 3]".
 std::string shapeString(const int64_t *shape, int64_t rank);
 
-/// Allocates a zero-filled tensor (64-byte aligned data).
+/// The bytes a tensor of `bytes` takes in memory: a multiple of 64, at
+/// least 64.
+inline int64_t tensorAllocBytes(int64_t bytes) {
+  return bytes <= 0 ? 64 : (bytes + 63) / 64 * 64;
+}
+
+/// Allocates a zero-filled tensor (64-byte aligned data); or, given
+/// `storage` (tensorAllocBytes of zeros, 64-byte aligned, which the caller
+/// owns), makes the tensor there.
 loomrt_status makeTensor(int32_t dtype, const std::vector<int64_t> &shape,
-                         loomrt_tensor **out);
+                         loomrt_tensor **out, void *storage = nullptr);
 
 /// Grid state (set by loomrt_set_grid).
 const std::vector<int64_t> &gridShape();

@@ -97,7 +97,7 @@ std::string loom::runtime::shapeString(const int64_t *shape, int64_t rank) {
 
 loomrt_status loom::runtime::makeTensor(int32_t dtype,
                                         const std::vector<int64_t> &shape,
-                                        loomrt_tensor **out) {
+                                        loomrt_tensor **out, void *storage) {
   *out = nullptr;
   int64_t esize = loomrt_dtype_size(dtype);
   if (esize == 0)
@@ -108,23 +108,26 @@ loomrt_status loom::runtime::makeTensor(int32_t dtype,
                 "invalid tensor shape " +
                     shapeString(shape.data(), (int64_t)shape.size()));
   int64_t bytes = n * esize;
-  size_t alloc = (size_t)((bytes + 63) / 64 * 64);
-  if (alloc == 0)
-    alloc = 64;
-  void *data = std::aligned_alloc(64, alloc);
-  if (!data)
-    return fail(LOOMRT_ERR_NOMEM, format("out of memory allocating %lld bytes",
-                                         (long long)bytes));
-  std::memset(data, 0, alloc);
+  void *data = storage;
+  if (!data) {
+    size_t alloc = (size_t)tensorAllocBytes(bytes);
+    data = std::aligned_alloc(64, alloc);
+    if (!data)
+      return fail(LOOMRT_ERR_NOMEM, format("out of memory allocating %lld bytes",
+                                           (long long)bytes));
+    std::memset(data, 0, alloc);
+  }
   auto *t = new (std::nothrow) loomrt_tensor;
   if (!t) {
-    std::free(data);
+    if (!storage)
+      std::free(data);
     return fail(LOOMRT_ERR_NOMEM, "out of memory");
   }
   t->dtype = dtype;
   t->shape = shape;
   t->nbytes = bytes;
   t->data = data;
+  t->ownsData = !storage;
   *out = t;
   return ok();
 }

@@ -187,25 +187,27 @@ LogicalResult SpillOp::verify() {
   return success();
 }
 
+StringRef mlir::loom::placedTier(Value v) {
+  DictionaryAttr attrs;
+  if (auto w = v.getDefiningOp<WeightOp>())
+    attrs = w->getAttrOfType<DictionaryAttr>(kPlacementAttr);
+  else if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      attrs = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(), "loom.weight");
+  auto tier = attrs ? attrs.getAs<StringAttr>("tier") : nullptr;
+  return tier ? tier.getValue() : "device";
+}
+
 LogicalResult ReloadOp::verify() {
   if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
     return emitOpError("offset must be non-negative, got ") << *offset;
-  // A spilled value, a host op's result, or a tensor placement keeps off
-  // the device: the host copy a delayed update brings up as the step found
-  // it (after loom-weights-to-arguments, an entry argument whose
-  // `loom.weight` names its tier).
+  // A spilled value, a host op's result, or a weight placement keeps off
+  // the device (the host copy a delayed update brings up as the step found
+  // it).
   Value spilled = lookThroughShards(getSpilled());
   Operation *source = spilled.getDefiningOp();
-  DictionaryAttr placement;
-  if (isa_and_nonnull<WeightOp>(source))
-    placement = source->getAttrOfType<DictionaryAttr>("loom.placement");
-  else if (auto arg = dyn_cast<BlockArgument>(spilled))
-    if (auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
-      placement = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(), "loom.weight");
-  auto tier = placement ? placement.getAs<StringAttr>("tier") : nullptr;
-  bool offDevice = tier && tier.getValue() != "device";
   if (!isa_and_nonnull<SpillOp>(source) && !(source && source->hasAttr(kOnHostAttr)) &&
-      !offDevice)
+      placedTier(spilled) == "device")
     return emitOpError("reloads a value that neither a loom.spill nor a host op "
                        "(loom.on_host) produced, nor a weight placed off the device");
   return success();

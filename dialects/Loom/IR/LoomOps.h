@@ -51,6 +51,16 @@ namespace mlir::loom {
 /// verifyHostUpdates (loom/Memory/Movement.h) checks both sides.
 inline constexpr llvm::StringLiteral kOnHostAttr = "loom.on_host";
 
+/// What memory placement decided for a weight, on its loom.weight op:
+/// `{tier, chunk, optimizer, offsets...}` (docs/memory-placement.md).
+inline constexpr llvm::StringLiteral kPlacementAttr = "loom.placement";
+
+/// The tier memory placement keeps `v` in when it is a weight ("device",
+/// "host" or "nvme"): its op's kPlacementAttr `tier`, or, for an entry
+/// argument loom-weights-to-arguments made of one, its `loom.weight`
+/// attribute's `tier`. "device" for anything else.
+llvm::StringRef placedTier(Value v);
+
 /// Numpy broadcast of two static shapes; failure when they are incompatible.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
                                                 ArrayRef<int64_t> rhs);
