@@ -147,6 +147,19 @@ struct Unit {
   double commBytes = 0;             // largest collective's buffer
   double boundaryOut = 0;           // activation bytes crossing its end
   double sendOut = 0;               // seconds to send them to the next stage
+  /// What a stage ending after this unit adds per micro-batch: split
+  /// reductions made up to here and read after it end in all-reduces where,
+  /// with their reader in their stage, they reduce-scatter (the estimator's
+  /// rule). The forward's share, and what recomputation re-runs of it (as
+  /// `recomputable` and `recomputed`).
+  double cutForward = 0, cutRecomputable = 0, cutRecomputed[2] = {0, 0};
+
+  /// The seconds a stage ending after this unit adds per micro-batch, its
+  /// boundary's send aside: the forward's and, training, the backward's.
+  std::pair<double, double> cutSeconds(RecomputeMode mode, bool training) const {
+    double rerun = mode == RecomputeMode::Full ? cutRecomputable : cutRecomputed[regionModel(mode)];
+    return {cutForward, training ? rerun : 0.0};
+  }
 
   /// Every field, for comparing units exactly.
   auto fields() const {
@@ -154,7 +167,7 @@ struct Unit {
                     recomputed[0], recomputed[1], rerunWorkingSet[0], rerunWorkingSet[1],
                     cutBytes, segmentKept, weightBytes, paramBytes, params, shardedParamBytes,
                     shardedParams, gradSync, gradSyncZero, footprint, commBytes, boundaryOut,
-                    sendOut);
+                    sendOut, cutForward, cutRecomputable, cutRecomputed[0], cutRecomputed[1]);
   }
 };
 
@@ -495,6 +508,10 @@ private:
     std::vector<unsigned> nodeOfOp, nodeOfWeight;
     std::vector<Use> uses;
     std::vector<Crossing> crossings;
+    /// Uses that are an op result's one reader in another unit (a split
+    /// reduction there may end in a reduce-scatter): the use, and the
+    /// producer's unit.
+    std::vector<std::pair<unsigned, unsigned>> crossReaders;
     std::vector<int> weightUnit; // -1: no compute user
     /// Per op: whether its result alone carries the program onward, inside
     /// its unit (the estimator's checkpoints under full recomputation).
@@ -1293,13 +1310,12 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, const StepTerm
     Value v = lookThroughShards(co.op->getOperand(e.operand));
     const ValueModel &vm = model->valueOf(v);
     size_t np = strategyCount(*model, pn), nc = co.strategies.size();
-    // A split reduction whose one reader is in its unit may end in a
-    // reduce-scatter (reductionScatterDelta), which depends on the
-    // producer's reduction axes as well as its layout.
-    const OpModel *reducer = pn.kind == Node::Op && vm.soleReader &&
-                                     unitOfOp[pn.index] == unitOfOp[cn.index]
-                                 ? &model->ops[pn.index]
-                                 : nullptr;
+    // A split reduction with one reader may end in a reduce-scatter
+    // (reductionScatterDelta), which depends on the producer's reduction
+    // axes as well as its layout. Stages are not known yet: it is priced
+    // as if the reader were in the producer's stage, as it mostly is.
+    const OpModel *reducer =
+        pn.kind == Node::Op && vm.soleReader ? &model->ops[pn.index] : nullptr;
     // Distinct producer layouts; and, of a reducer's strategies with a
     // split reduction, distinct (layout, reduction axes).
     std::vector<unsigned> pIdx(np);
@@ -1527,66 +1543,76 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   };
   std::vector<int64_t> weightReplicas(model->weights.size(), 1);
   DenseMap<uint64_t, EdgeCost> edgeCost;
+  auto costOfUse = [&](const ProgramIndex::Use &use) -> const EdgeCost & {
+    uint64_t key = (uint64_t(use.pnode) << 40) | (uint64_t(use.result) << 32) |
+                   (uint64_t(use.cnode) << 8) | use.operand;
+    auto [it, inserted] = edgeCost.try_emplace(key);
+    EdgeCost &e = it->second;
+    if (!inserted)
+      return e;
+    const ValueModel &vm = model->values[use.value];
+    const OpModel &co = model->ops[nodes[use.cnode].index];
+    const Strategy &cs = co.strategies[choice[use.cnode]];
+    TensorLayout from = producedLayout(*model, nodes[use.pnode], choice[use.pnode], use.result);
+    TensorLayout want = model->operandLayout(co, cs, use.operand);
+    e.forward = model->reshardSeconds(model->bytesOf(vm), from, want, grid,
+                                      /*zeroSync=*/false, &e.largestStep);
+    // Priced wherever the one reader is; it applies where the reader is in
+    // the producer's stage.
+    const Node &pn = nodes[use.pnode];
+    if (vm.soleReader && pn.kind == Node::Op) {
+      const OpModel &po = model->ops[pn.index];
+      e.reduction = model->reductionScatterDelta(po, po.strategies[choice[use.pnode]], want, grid);
+    }
+    if (options.training && vm.needsGrad) {
+      TensorLayout gradFrom = want;
+      gradFrom.partialAxes = model->gradientPartialAxes(co, cs, use.operand);
+      e.backward = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid,
+                                         /*zeroSync=*/false, &e.largestStep);
+      if (vm.parameterDerived) {
+        e.zeroSync = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid,
+                                           /*zeroSync=*/true);
+        for (const ::loom::CollectiveStep &step :
+             ::loom::reshardSteps(model->bytesOf(vm), gradFrom, from,
+                                  [&](int16_t a) { return grid.axes[a]; }))
+          if (step.kind == ::loom::CollectiveKind::AllReduce)
+            e.replicas = std::max(e.replicas, grid.size(step.axes));
+      }
+    }
+    return e;
+  };
+  // Seconds of op `o`'s forward, which recomputation re-runs with it.
+  auto addForward = [](const OpModel &o, double seconds, double &forward,
+                       double &recomputable, double (&recomputed)[2]) {
+    forward += seconds;
+    if (o.hasBackward)
+      recomputable += seconds;
+    for (unsigned k = 0; k < 2; ++k)
+      if (o.region[k] >= 0)
+        recomputed[k] += seconds;
+  };
   for (const ProgramIndex::Use &use : program.uses) {
     if (!priced(use.unit))
       continue;
     const ValueModel &vm = model->values[use.value];
     const OpModel &co = model->ops[nodes[use.cnode].index];
-    uint64_t key = (uint64_t(use.pnode) << 40) | (uint64_t(use.result) << 32) |
-                   (uint64_t(use.cnode) << 8) | use.operand;
-    auto [it, inserted] = edgeCost.try_emplace(key);
+    const EdgeCost &ec = costOfUse(use);
     bool perStep = options.training && vm.needsGrad && vm.parameterDerived;
-    if (inserted) {
-      const Strategy &cs = co.strategies[choice[use.cnode]];
-      TensorLayout from = producedLayout(*model, nodes[use.pnode], choice[use.pnode], use.result);
-      TensorLayout want = model->operandLayout(co, cs, use.operand);
-      it->second.forward = model->reshardSeconds(model->bytesOf(vm), from, want, grid,
-                                                 /*zeroSync=*/false, &it->second.largestStep);
-      const Node &pn = nodes[use.pnode];
-      if (use.sameUnit && vm.soleReader && pn.kind == Node::Op) {
-        const OpModel &po = model->ops[pn.index];
-        it->second.reduction =
-            model->reductionScatterDelta(po, po.strategies[choice[use.pnode]], want, grid);
-      }
-      if (options.training && vm.needsGrad) {
-        TensorLayout gradFrom = want;
-        gradFrom.partialAxes = model->gradientPartialAxes(co, cs, use.operand);
-        it->second.backward = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid,
-                                                    /*zeroSync=*/false, &it->second.largestStep);
-        if (perStep) {
-          it->second.zeroSync = model->reshardSeconds(model->bytesOf(vm), gradFrom, from,
-                                                      grid, /*zeroSync=*/true);
-          for (const ::loom::CollectiveStep &step :
-               ::loom::reshardSteps(model->bytesOf(vm), gradFrom, from,
-                                    [&](int16_t a) { return grid.axes[a]; }))
-            if (step.kind == ::loom::CollectiveKind::AllReduce)
-              it->second.replicas = std::max(it->second.replicas, grid.size(step.axes));
-        }
-      }
-    }
-    double fwd = it->second.forward, bwd = it->second.backward;
+    double bwd = ec.backward;
     Unit &u = units[use.unit];
-    u.forward += fwd;
-    u.commBytes = std::max(u.commBytes, it->second.largestStep);
-    // A recomputed op re-runs its operands' resharding with it.
-    for (unsigned k = 0; k < 2; ++k)
-      if (co.region[k] >= 0)
-        u.recomputed[k] += fwd;
-    // The producer's reduction is part of the producer's forward.
-    if (double r = it->second.reduction) {
-      const OpModel &po = model->ops[nodes[use.pnode].index];
-      u.forward += r;
-      if (po.hasBackward)
-        u.recomputable += r;
-      for (unsigned k = 0; k < 2; ++k)
-        if (po.region[k] >= 0)
-          u.recomputed[k] += r;
-    }
+    u.commBytes = std::max(u.commBytes, ec.largestStep);
+    // Operands' resharding is part of the consumer's forward (re-run with
+    // it, as the estimator's), the producer's reduction part of the
+    // producer's (a reader in another unit is charged below).
+    addForward(co, ec.forward, u.forward, u.recomputable, u.recomputed);
+    if (ec.reduction && use.sameUnit)
+      addForward(model->ops[nodes[use.pnode].index], ec.reduction, u.forward, u.recomputable,
+                 u.recomputed);
     if (perStep) {
       u.gradSync += bwd;
-      u.gradSyncZero += it->second.zeroSync;
+      u.gradSyncZero += ec.zeroSync;
       if (use.weight >= 0)
-        weightReplicas[use.weight] = std::max(weightReplicas[use.weight], it->second.replicas);
+        weightReplicas[use.weight] = std::max(weightReplicas[use.weight], ec.replicas);
     } else {
       u.backward += bwd;
       u.backwardComm += bwd;
@@ -1612,6 +1638,23 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
   for (unsigned u = 0; u < numUnits; ++u)
     if (!priced(u))
       units[u] = units[program.unitTwin[u]];
+  // A split reduction read by its one reader in another unit: a
+  // reduce-scatter when the reader is in the producer's stage, which the
+  // producer's unit is charged; the all-reduce's extra when a stage ends
+  // between them, which every unit end between them is charged (two stage
+  // boundaries between one pair charge it twice).
+  for (auto [useIndex, producerUnit] : program.crossReaders) {
+    const ProgramIndex::Use &use = program.uses[useIndex];
+    double r = costOfUse(use).reduction;
+    if (!r)
+      continue;
+    const OpModel &po = model->ops[nodes[use.pnode].index];
+    Unit &p = units[producerUnit];
+    addForward(po, r, p.forward, p.recomputable, p.recomputed);
+    for (unsigned u = std::min(producerUnit, use.unit), end = std::max(producerUnit, use.unit);
+         u < end; ++u)
+      addForward(po, -r, units[u].cutForward, units[u].cutRecomputable, units[u].cutRecomputed);
+  }
   // Activation bytes crossing each unit boundary (for pipeline sends and
   // full-recompute checkpoints): a value lives from its unit to its last
   // reader's unit.
@@ -1677,6 +1720,9 @@ void Planner::indexProgram() {
       auto producer = def ? model->opIndex.find(def) : model->opIndex.end();
       bool sameUnit = producer != model->opIndex.end() &&
                       unitOfOp[producer->second] == unitOfOp[i];
+      if (producer != model->opIndex.end() && !sameUnit && model->valueOf(v).soleReader)
+        program.crossReaders.push_back({static_cast<unsigned>(program.uses.size()),
+                                        unitOfOp[producer->second]});
       program.uses.push_back({unitOfOp[i], pnode, res, program.nodeOfOp[i], k,
                               model->valueIndex.lookup(v), weightBehind(v), sameUnit});
     }
@@ -2295,9 +2341,10 @@ bool Planner::partitionStages(const BatchOption &option, int64_t stages,
   std::vector<::loom::plan::UnitRun> runs;
   for (size_t r = 0; r < option.numRuns(); ++r) {
     const Unit &u = option.units[option.runStart[r]];
+    auto [cutFwd, cutBwd] = u.cutSeconds(cfg.recompute, options.training);
     runs.push_back({option.runStart[r + 1] - option.runStart[r],
                     u.forward + u.backward + u.recomputeSeconds(cfg.recompute),
-                    sends * u.sendOut});
+                    sends * u.sendOut + cutFwd + cutBwd});
   }
   std::optional<StageMemoryBudget> budget;
   if (memoryAware)
@@ -2334,8 +2381,13 @@ void Planner::evaluateConfig(Config &cfg, double simulateBelow) {
     stageParams[s] += k * (cfg.zero >= 1 ? un.shardedParams : un.params);
     stageMovable[s] += k * trainingStateBytes(un, cfg);
     stageMem[s].add(un, staticBytes(un, cfg), cfg.recompute, k);
-    if (endsStage && s + 1 < static_cast<unsigned>(S))
+    if (endsStage && s + 1 < static_cast<unsigned>(S)) {
       stageSend[s] = un.sendOut;
+      auto [cutFwd, cutBwd] = un.cutSeconds(cfg.recompute, options.training);
+      stageFwd[s] += cutFwd;
+      stageBack[s] += cutBwd;
+      stageBwd[s] += cutBwd;
+    }
   });
   // ZeRO-3 gathers each stage's parameters every micro-batch; prefetch hides
   // what the stage's own compute covers; the rest is split between its
@@ -3252,15 +3304,15 @@ LogicalResult Planner::chooseAndAnnotate() {
     if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
       os << " at " << llvm::sys::path::filename(loc.getFilename().getValue()) << ":"
          << loc.getLine();
-    // What the result's one reader in the same unit wants, for a reduction
-    // that ends in a reduce-scatter.
+    // What the result's one reader in the same stage wants, for a
+    // reduction that ends in a reduce-scatter.
     std::optional<TensorLayout> readerWants;
     if (op->getNumResults() == 1 && model->valueOf(op->getResult(0)).soleReader) {
       OpOperand *use = soleReadingUse(op->getResult(0));
       auto reader = model->opIndex.find(use->getOwner());
       auto self = model->opIndex.find(op);
       if (reader != model->opIndex.end() && self != model->opIndex.end() &&
-          unitOfOp[reader->second] == unitOfOp[self->second]) {
+          cfg.stageOfUnit[unitOfOp[reader->second]] == cfg.stageOfUnit[unitOfOp[self->second]]) {
         unsigned cnode = nodeOfOp.lookup(use->getOwner());
         const OpModel &co = model->ops[nodes[cnode].index];
         readerWants = model->operandLayout(co, co.strategies[sv.choice[cnode]],
