@@ -487,14 +487,21 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     part.activationBytes = dev.activationTraffic;
     std::string where =
         P > 1 ? llvm::formatv("pipeline device {0}: ", dev.device).str() : "";
+    // Every tier short is named, so that an input too large for all of
+    // them says what each lacks.
     std::string why;
-    if (part.devicePeak > p.deviceBytes)
-      why = shortfall("device", part.devicePeak, p.deviceBytes);
-    else if (part.hostPeak > p.hostBytes)
-      why = shortfall("host", part.hostPeak, p.hostBytes);
-    else if (part.nvmeUsed > p.nvmeBytes)
-      why = shortfall("NVMe", part.nvmeUsed, p.nvmeBytes);
-    else if (!std::isfinite(part.stepSeconds))
+    auto shortIn = [&](Tier t, double need, double have) {
+      if (need <= have)
+        return;
+      double &most = c.shortBytes[static_cast<int>(t)];
+      most = std::max(most, need - have);
+      why += (why.empty() ? "" : "; ") +
+             shortfall(t == Tier::Nvme ? "NVMe" : tierName(t), need, have);
+    };
+    shortIn(Tier::Device, part.devicePeak, p.deviceBytes);
+    shortIn(Tier::Host, part.hostPeak, p.hostBytes);
+    shortIn(Tier::Nvme, part.nvmeUsed, p.nvmeBytes);
+    if (why.empty() && !std::isfinite(part.stepSeconds))
       why = whyNoTime.empty() ? "the cluster gives no rate for this tier's "
                                 "transfers or CPU optimizer"
                               : whyNoTime.str();
@@ -668,8 +675,20 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     return params == Tier::Nvme ? 2 : optimizer == Tier::Nvme ? 1 : 0;
   };
   std::string streamError;
+  double streamShort = INFINITY; // the least the device lacks for streaming
+  double smallestStaging = 0;    // the two largest chunks at the smallest size
+
   const DeviceProgram &dev0 = devices.front();
-  double streamStaging = o.training && m == 1 ? stagingOf(dev0, /*kept=*/{}) : 0;
+  // Host memory keeps the gradients for the CPU's step and either the
+  // parameters or, streamed from NVMe, two chunks of staging; NVMe holds
+  // the optimizer state placed there and parameters streamed from it.
+  auto streamedHoldings = [&](PlacementCandidate &part, bool nvmeParams, Tier optimizer,
+                              double staging) {
+    part.hostPeak = dev0.gradientBytes + (nvmeParams ? staging : dev0.parameterBytes) +
+                    (optimizer == Tier::Host ? dev0.optimizerBytes : 0);
+    part.nvmeUsed = (optimizer == Tier::Nvme ? dev0.optimizerBytes : 0) +
+                    (nvmeParams ? dev0.parameterBytes : 0);
+  };  double streamStaging = o.training && m == 1 ? stagingOf(dev0, /*kept=*/{}) : 0;
   // The step sequence of streamed parameters: forward ops, then backward
   // ops in reverse, each reading its weights' chunks.
   auto chunkProblem = [&](int64_t chunkBytes, std::vector<int> &chunkOf) {
@@ -723,10 +742,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         if (size >= dev0.parameterBytes)
           break;
       }
-    if (budget <= 0)
+    if (budget <= 0) {
       streamError = shortfall("device (activations, temporaries and gradient "
                               "staging alone)",
                               dev0.otherBytes + streamStaging, p.deviceBytes);
+      streamShort = dev0.otherBytes + streamStaging - p.deviceBytes;
+    }
     for (Tier from : {Tier::Host, Tier::Nvme})
     for (int64_t size : budget > 0 ? sizes : SmallVector<int64_t>()) {
       // From NVMe a chunk is read into a pinned host buffer and copied up,
@@ -737,6 +758,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       std::vector<int> chunkOf;
       lm::ChunkProblem cp = chunkProblem(size, chunkOf);
       cp.budgetBytes = budget;
+      if (size == sizes.front()) {
+        std::vector<int64_t> largest = cp.chunkBytes;
+        llvm::sort(largest, std::greater<int64_t>());
+        smallestStaging = 0;
+        for (size_t k = 0; k < std::min<size_t>(2, largest.size()); ++k)
+          smallestStaging += static_cast<double>(largest[k]);
+      }
       if (from == Tier::Nvme)
         cp.hostToDevice = std::min(h2d, nvmeRead);
       llvm::Expected<lm::ChunkPlan> plan = lm::planChunks(cp);
@@ -744,6 +772,17 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         std::string message = llvm::toString(plan.takeError());
         if (streamError.empty())
           streamError = "device: " + message;
+        // Short by what the step reading the most parameters at once
+        // needs beyond the budget (smaller chunks may need less).
+        double atOnce = 0;
+        for (const lm::Step &step : cp.steps) {
+          double bytes = 0;
+          for (int chunk : step.reads)
+            bytes += static_cast<double>(cp.chunkBytes[chunk]);
+          atOnce = std::max(atOnce, bytes);
+        }
+        if (atOnce > budget)
+          streamShort = std::min(streamShort, atOnce - budget);
         continue;
       }
       // Each step's time with its stalls, averaged over the plan's period.
@@ -814,8 +853,16 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     c.optimizer = o.training ? opt : Tier::Device;
     const std::optional<Streamed> &s = bestStreamed[streamVariant(from, c.optimizer)];
     if (!s) {
-      c.why = streamError;
-      c.stepSeconds = INFINITY;
+      // No schedule fits the device; what the other tiers would hold is
+      // checked all the same (staging as the smallest chunks tried).
+      PlacementCandidate part;
+      part.stepSeconds = INFINITY;
+      streamedHoldings(part, from == Tier::Nvme, c.optimizer, smallestStaging);
+      check(c, dev0, part, streamError);
+      if (c.why != streamError)
+        c.why = streamError + "; " + c.why;
+      if (std::isfinite(streamShort))
+        c.shortBytes[static_cast<int>(Tier::Device)] = streamShort;
       p.candidates.push_back(c);
       continue;
     }
@@ -826,9 +873,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     part.h2dBytes = s->plan.bytesFetched + s->refreshBytes;
     part.d2hBytes = dev0.gradientBytes;
     part.devicePeak = dev0.otherBytes + s->plan.peakBytes + streamStaging;
-    // Host memory keeps the gradients for the CPU's step and either the
-    // parameters or, streamed from NVMe, two chunks of staging; NVMe is
-    // read for every fetch and written with the updated parameters.
+    // NVMe is read for every fetch and written with the updated parameters.
     bool nvmeParams = from == Tier::Nvme;
     // Staging: the two largest chunks (a tensor over the chunk size is a
     // chunk of its own). NVMe: trainable parameters written back after
@@ -844,10 +889,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         writtenBack += entry.second.held;
         readBack += nvmeParamReads(entry.second);
       }
-    part.hostPeak = dev0.gradientBytes + (nvmeParams ? staging : dev0.parameterBytes) +
-                    (c.optimizer == Tier::Host ? dev0.optimizerBytes : 0);
-    part.nvmeUsed = (c.optimizer == Tier::Nvme ? dev0.optimizerBytes : 0) +
-                    (nvmeParams ? dev0.parameterBytes : 0);
+    streamedHoldings(part, nvmeParams, c.optimizer, staging);
     part.nvmeBytes = (c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0) +
                      (nvmeParams ? s->plan.bytesFetched + writtenBack + readBack : 0);
     check(c, dev0, part);
@@ -1393,6 +1435,39 @@ void mlir::loom::removePlacement(ModuleOp module) {
   }
 }
 
+
+/// What an infeasible input lacks, per tier: the least any placement short
+/// there is short by, and the placement closest to fitting overall.
+static void printShortfalls(llvm::raw_ostream &os, const MemoryPlacement &p) {
+  os << "  nothing fits; the least each tier is short by:\n";
+  const PlacementCandidate *closest = nullptr;
+  double closestTotal = INFINITY;
+  for (Tier t : {Tier::Device, Tier::Host, Tier::Nvme}) {
+    const PlacementCandidate *least = nullptr;
+    for (const PlacementCandidate &c : p.candidates) {
+      double bytes = c.shortBytes[static_cast<int>(t)];
+      if (bytes > 0 && (!least || bytes < least->shortBytes[static_cast<int>(t)]))
+        least = &c;
+    }
+    StringRef name = t == Tier::Nvme ? "NVMe" : tierName(t);
+    if (least)
+      os << llvm::formatv("    {0}: {1} ({2})\n", name,
+                          bytesText(least->shortBytes[static_cast<int>(t)]), least->name);
+    else
+      os << llvm::formatv("    {0}: not short in any placement\n", name);
+  }
+  for (const PlacementCandidate &c : p.candidates) {
+    double total = c.shortBytes[0] + c.shortBytes[1] + c.shortBytes[2];
+    if (total > 0 && total < closestTotal) {
+      closestTotal = total;
+      closest = &c;
+    }
+  }
+  if (closest)
+    os << llvm::formatv("  closest to fitting: {0} ({1} short over all tiers)\n",
+                        closest->name, bytesText(closestTotal));
+}
+
 void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os) {
   if (p.devices == 1)
     os << llvm::formatv("loom-place-memory: {0}, one device", p.clusterName);
@@ -1442,7 +1517,7 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
           "micro-batch per step)\n";
   const PlacementCandidate *c = p.best();
   if (!c) {
-    os << "  nothing fits\n";
+    printShortfalls(os, p);
     return;
   }
   os << llvm::formatv("  chosen: {0}: {1:F3} ms per step, {2:P1} of the "

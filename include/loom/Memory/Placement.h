@@ -156,7 +156,10 @@ struct PlacementCandidate {
   Tier activations = Tier::Device;
 
   bool feasible = false;
-  std::string why;       // when infeasible: the first tier short, by how much
+  std::string why;       // when infeasible: every tier short, by how much
+  /// Per tier (device, host, NVMe): the bytes it needs beyond the tier's
+  /// capacity on its fullest device (0: not short there, or not known).
+  double shortBytes[3] = {0, 0, 0};
   int64_t chunkBytes = 0;
   double stepSeconds = 0;
   double h2dBytes = 0, d2hBytes = 0, nvmeBytes = 0; // per step
