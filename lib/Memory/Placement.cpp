@@ -51,8 +51,10 @@ llvm::StringRef mlir::loom::tierName(Tier t) {
   return "?";
 }
 
-using namespace mlir::loom::placement;
+/// A tier as the shortfalls name it.
+static StringRef tierLabel(Tier t) { return t == Tier::Nvme ? "NVMe" : tierName(t); }
 
+using namespace mlir::loom::placement;
 
 /// Whether the backward re-runs `op`, as autodiff reads the plan once it
 /// is written: ops marked loom.recompute, and the estimator's recomputed
@@ -496,7 +498,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       double &most = c.shortBytes[static_cast<int>(t)];
       most = std::max(most, need - have);
       why += (why.empty() ? "" : "; ") +
-             shortfall(t == Tier::Nvme ? "NVMe" : tierName(t), need, have);
+             shortfall(tierLabel(t), need, have);
     };
     shortIn(Tier::Device, part.devicePeak, p.deviceBytes);
     shortIn(Tier::Host, part.hostPeak, p.hostBytes);
@@ -688,7 +690,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                     (optimizer == Tier::Host ? dev0.optimizerBytes : 0);
     part.nvmeUsed = (optimizer == Tier::Nvme ? dev0.optimizerBytes : 0) +
                     (nvmeParams ? dev0.parameterBytes : 0);
-  };  double streamStaging = o.training && m == 1 ? stagingOf(dev0, /*kept=*/{}) : 0;
+  };
+  double streamStaging = o.training && m == 1 ? stagingOf(dev0, /*kept=*/{}) : 0;
   // The step sequence of streamed parameters: forward ops, then backward
   // ops in reverse, each reading its weights' chunks.
   auto chunkProblem = [&](int64_t chunkBytes, std::vector<int> &chunkOf) {
@@ -1449,7 +1452,7 @@ static void printShortfalls(llvm::raw_ostream &os, const MemoryPlacement &p) {
       if (bytes > 0 && (!least || bytes < least->shortBytes[static_cast<int>(t)]))
         least = &c;
     }
-    StringRef name = t == Tier::Nvme ? "NVMe" : tierName(t);
+    StringRef name = tierLabel(t);
     if (least)
       os << llvm::formatv("    {0}: {1} ({2})\n", name,
                           bytesText(least->shortBytes[static_cast<int>(t)]), least->name);
