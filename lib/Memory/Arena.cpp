@@ -42,43 +42,23 @@ int64_t liveBound(const std::vector<Buffer> &buffers, int64_t alignment) {
   return peakHeld(std::move(events)).first;
 }
 
-} // namespace
+/// Buffers placed at one offset: one buffer, or a group's members.
+using Unit = std::vector<size_t>;
 
-ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
-                                      int64_t alignment) {
+/// Places `units` in the order given, each at the lowest offset free
+/// among the buffers already placed that are live at the same time as one
+/// of its members; buffers live over the whole schedule first, stacked at
+/// the bottom.
+ArenaPlan placeInOrder(const std::vector<Buffer> &buffers,
+                       const std::vector<Unit> &units, int64_t alignment) {
   ArenaPlan plan;
   plan.offsets.assign(buffers.size(), 0);
-  // Units placed at one offset: a buffer, or a group's members. A unit
-  // sorts by its largest member and its summed lifetime.
-  std::vector<std::vector<size_t>> units;
-  std::map<int, size_t> unitOfGroup;
-  for (auto [i, b] : llvm::enumerate(buffers)) {
-    if (b.group < 0) {
-      units.push_back({i});
-      continue;
-    }
-    auto [it, fresh] = unitOfGroup.try_emplace(b.group, units.size());
-    if (fresh)
-      units.emplace_back();
-    units[it->second].push_back(i);
-  }
-  auto bytesOf = [&](const std::vector<size_t> &u) {
+  auto bytesOf = [&](const Unit &u) {
     int64_t bytes = 0;
     for (size_t i : u)
       bytes = std::max(bytes, buffers[i].bytes);
     return bytes;
   };
-  auto lifetimeOf = [&](const std::vector<size_t> &u) {
-    int64_t positions = 0;
-    for (size_t i : u)
-      positions += std::max<int64_t>(0, buffers[i].end - buffers[i].start);
-    return positions;
-  };
-  llvm::stable_sort(units, [&](const auto &x, const auto &y) {
-    if (bytesOf(x) != bytesOf(y))
-      return bytesOf(x) > bytesOf(y);
-    return lifetimeOf(x) > lifetimeOf(y);
-  });
   // Placed buffers by blocks of schedule positions, so that finding those
   // live at the same time as a new one does not scan every buffer.
   int64_t first = 0, last = 1;
@@ -154,9 +134,74 @@ ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
           blocks[k].push_back(i);
     }
   }
-  plan.liveBound = liveBound(buffers, alignment);
   return plan;
 }
+
+} // namespace
+
+ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
+                                      int64_t alignment) {
+  std::vector<Unit> units;
+  std::map<int, size_t> unitOfGroup;
+  for (auto [i, b] : llvm::enumerate(buffers)) {
+    if (b.group < 0) {
+      units.push_back({i});
+      continue;
+    }
+    auto [it, fresh] = unitOfGroup.try_emplace(b.group, units.size());
+    if (fresh)
+      units.emplace_back();
+    units[it->second].push_back(i);
+  }
+  // A unit's largest member, its summed lifetime and its first start.
+  struct Key {
+    int64_t bytes = 0, lifetime = 0, start = INT64_MAX;
+  };
+  std::vector<Key> keys(units.size());
+  for (auto [u, members] : llvm::enumerate(units))
+    for (size_t i : members) {
+      const Buffer &b = buffers[i];
+      keys[u].bytes = std::max(keys[u].bytes, b.bytes);
+      keys[u].lifetime += std::max<int64_t>(0, b.end - b.start);
+      if (b.end > b.start)
+        keys[u].start = std::min(keys[u].start, b.start);
+    }
+  auto ordered = [&](auto before) {
+    std::vector<size_t> order(units.size());
+    for (size_t u = 0; u < order.size(); ++u)
+      order[u] = u;
+    llvm::stable_sort(order, [&](size_t x, size_t y) { return before(keys[x], keys[y]); });
+    std::vector<Unit> sorted;
+    for (size_t u : order)
+      sorted.push_back(units[u]);
+    return sorted;
+  };
+  // Largest first (longer lifetimes first on ties): the hardest to fit.
+  ArenaPlan plan = placeInOrder(buffers, ordered([](const Key &x, const Key &y) {
+                                  if (x.bytes != y.bytes)
+                                    return x.bytes > y.bytes;
+                                  return x.lifetime > y.lifetime;
+                                }),
+                                alignment);
+  plan.liveBound = liveBound(buffers, alignment);
+  // Where that leaves gaps over 1% of the bound, also in order of first
+  // start (larger first on ties), which for buffers of one size is
+  // interval colouring's optimal greedy. The smaller arena wins.
+  if (plan.arenaBytes > plan.liveBound + plan.liveBound / 100) {
+    ArenaPlan byStart = placeInOrder(buffers, ordered([](const Key &x, const Key &y) {
+                                       if (x.start != y.start)
+                                         return x.start < y.start;
+                                       return x.bytes > y.bytes;
+                                     }),
+                                     alignment);
+    if (byStart.arenaBytes < plan.arenaBytes) {
+      byStart.liveBound = plan.liveBound;
+      plan = std::move(byStart);
+    }
+  }
+  return plan;
+}
+
 
 llvm::Error loom::memory::checkArena(const std::vector<Buffer> &buffers,
                                      const ArenaPlan &plan, int64_t alignment) {
@@ -222,4 +267,89 @@ llvm::Error loom::memory::checkArena(const std::vector<Buffer> &buffers,
   if (plan.liveBound != liveBound(buffers, alignment))
     return fail("the plan's live bound is not the buffers' peak");
   return llvm::Error::success();
+}
+
+llvm::Expected<TierReplay> loom::memory::replayTier(
+    const std::vector<Buffer> &buffers, const ArenaPlan &plan,
+    const std::vector<BufferRead> &reads, int64_t reservedBytes,
+    int64_t capacityBytes, int64_t alignment) {
+  auto fail = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  if (plan.offsets.size() != buffers.size())
+    return fail(llvm::formatv("the plan has {0} offsets for {1} buffers",
+                              plan.offsets.size(), buffers.size()));
+  // Events in position order; at one position the frees come first, then
+  // the allocations, then the reads (a buffer live over [start, end) serves
+  // a read at `start` and not at `end`).
+  enum Kind { Free, Allocate, Read };
+  struct Event {
+    int64_t position;
+    Kind kind;
+    size_t index; // into buffers, or reads
+  };
+  std::vector<Event> events;
+  for (auto [i, b] : llvm::enumerate(buffers))
+    if (b.bytes > 0 && b.end > b.start) {
+      events.push_back({b.start, Allocate, i});
+      events.push_back({b.end, Free, i});
+    }
+  for (auto [i, r] : llvm::enumerate(reads)) {
+    for (int64_t b : r.buffers)
+      if (b < 0 || b >= static_cast<int64_t>(buffers.size()))
+        return fail(llvm::formatv("{0} names buffer {1}, but the tier has {2}",
+                                  r.what, b, buffers.size()));
+    events.push_back({r.position, Read, i});
+  }
+  llvm::stable_sort(events, [](const Event &x, const Event &y) {
+    return x.position != y.position ? x.position < y.position : x.kind < y.kind;
+  });
+
+  TierReplay replay;
+  replay.peakBytes = reservedBytes;
+  if (reservedBytes > capacityBytes)
+    replay.overflow = TierOverflow{0, reservedBytes, capacityBytes, ""};
+  std::vector<char> live(buffers.size(), 0);
+  std::multiset<std::pair<int64_t, size_t>> tops; // (offset + bytes, buffer)
+  auto topOf = [&](size_t i) {
+    return plan.offsets[i] + aligned(buffers[i].bytes, alignment);
+  };
+  for (const Event &e : events) {
+    switch (e.kind) {
+    case Free:
+      live[e.index] = 0;
+      tops.erase(tops.find({topOf(e.index), e.index}));
+      break;
+    case Allocate: {
+      live[e.index] = 1;
+      tops.insert({topOf(e.index), e.index});
+      auto [top, highest] = *tops.rbegin();
+      int64_t used = top + reservedBytes;
+      if (used > replay.peakBytes) {
+        replay.peakBytes = used;
+        replay.peakPosition = e.position;
+      }
+      if (used > capacityBytes && !replay.overflow)
+        replay.overflow =
+            TierOverflow{e.position, used, capacityBytes, buffers[highest].name};
+      break;
+    }
+    case Read: {
+      const BufferRead &r = reads[e.index];
+      ++replay.reads;
+      if (llvm::any_of(r.buffers, [&](int64_t b) { return live[b]; }))
+        break;
+      std::string where;
+      for (int64_t b : r.buffers)
+        where += llvm::formatv("{0}'{1}' live over [{2}, {3})",
+                               where.empty() ? "" : ", ", buffers[b].name,
+                               buffers[b].start, buffers[b].end)
+                     .str();
+      return fail(llvm::formatv("{0} at position {1}, but {2}", r.what,
+                                r.position,
+                                where.empty() ? "it has no buffer" : where));
+    }
+    }
+  }
+  return replay;
 }

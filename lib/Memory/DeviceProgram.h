@@ -104,6 +104,7 @@ struct DeviceProgram {
   llvm::MapVector<Operation *, HeldWeight> weights; // first-use order
   double parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0;
   double otherBytes = 0;    // activations, temporaries, comm buffers
+  double commBytes = 0;     // of those, the communication buffers
   /// Activation offload: what host memory holds, and what crosses the link
   /// each way per step.
   double hostActivationBytes = 0, activationTraffic = 0;

@@ -150,6 +150,43 @@ static IterationLayout layoutIteration(ArrayRef<OpStep> steps, bool training) {
   return layout;
 }
 
+/// What a placement's name gains for the policy it was priced under, as
+/// the placement table lists it: "params device, optimizer host" +
+/// " + selective recompute + 3 of 18 segments recomputed + ZeRO-2".
+static std::string policySuffix(RecomputeMode recompute,
+                                const ChosenSegments *recomputed,
+                                const ChosenSegments *offloaded, Tier activations,
+                                int64_t dataParallel, int zero) {
+  std::string suffix;
+  if (recompute == RecomputeMode::Full)
+    suffix += " + recompute";
+  else if (recompute == RecomputeMode::Selective)
+    suffix += " + selective recompute";
+  if (recomputed)
+    suffix += llvm::formatv(" + {0} of {1} segments recomputed", recomputed->chosen,
+                            recomputed->segments);
+  if (offloaded)
+    suffix += llvm::formatv(" + activations of {0} of {1} segments on the host",
+                            offloaded->chosen, offloaded->segments);
+  else if (activations == Tier::Host)
+    suffix += " + activations on the host";
+  if (dataParallel > 1)
+    suffix += llvm::formatv(" + ZeRO-{0}", zero);
+  return suffix;
+}
+
+namespace {
+/// A placement refused after its static memory plan's replay: the tier it
+/// overflowed, by how much, and why in words.
+struct Rejection {
+  std::string why;
+  Tier tier = Tier::Device;
+  double shortBytes = 0;
+};
+/// By the placement's full name (with its policySuffix).
+using Rejections = std::map<std::string, Rejection>;
+} // namespace
+
 /// Every placement under one activation policy (`recompute`: none,
 /// selective or full, as the estimator models it, plus the segments of
 /// `partialRecompute`; kept activations on `activations`, only those of
@@ -160,7 +197,7 @@ static IterationLayout layoutIteration(ArrayRef<OpStep> steps, bool training) {
 static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                            const PlacementOptions &o,
                                            StringRef recompute, int zero,
-                                           Tier activations,
+                                           Tier activations, const Rejections &rejected,
                                            const ChosenSegments *partialRecompute = nullptr,
                                            const ChosenSegments *partialOffload = nullptr) {
   const bool offloaded = activations == Tier::Host;
@@ -208,6 +245,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     dev.times = e.deviceTimes[d];
     const MemoryBreakdown &mem = e.deviceMemory[d].memory;
     dev.otherBytes = mem.activations + mem.temporaries + mem.commBuffers;
+    dev.commBytes = mem.commBuffers;
     dev.hostActivationBytes = e.deviceMemory[d].hostActivationBytes;
   }
   for (auto [d, dev] : llvm::enumerate(devices))
@@ -899,8 +937,20 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     p.candidates.push_back(c);
   }
 
-  for (PlacementCandidate &c : p.candidates)
+  // A placement refused in an earlier round (its static memory plan
+  // overflowed a tier, placeMemory) does not fit.
+  const std::string suffix =
+      policySuffix(*parseRecomputeMode(recompute), partialRecompute, partialOffload,
+                   activations, p.dataParallel, zero);
+  for (PlacementCandidate &c : p.candidates) {
     c.activations = activations;
+    auto refused = rejected.find(c.name + suffix);
+    if (!c.feasible || refused == rejected.end())
+      continue;
+    c.feasible = false;
+    c.why = refused->second.why;
+    c.shortBytes[static_cast<int>(refused->second.tier)] = refused->second.shortBytes;
+  }
   // The fastest feasible placement; as across policies, a later (less
   // simple) one must be faster beyond the model's resolution.
   for (auto [i, c] : llvm::enumerate(p.candidates))
@@ -1048,67 +1098,48 @@ static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
 }
 
 /// The static memory plan of the chosen placement, on each of its pipeline
-/// devices (StaticMemoryPlan.cpp).
-static LogicalResult planChosenMemory(func::FuncOp func, MemoryPlacement &p,
-                                      bool training) {
+/// devices (StaticMemoryPlan.cpp), each tier replayed against its
+/// capacity: the first overflow found, which refuses the placement where
+/// the options say so (none: it fits as planned).
+static FailureOr<std::optional<Rejection>>
+planChosenMemory(func::FuncOp func, MemoryPlacement &p, bool training) {
   const PlacementCandidate *c = p.best();
   if (!c || !p.programs)
-    return success();
+    return std::optional<Rejection>();
   const PlacedPrograms &programs = *p.programs;
+  std::optional<Rejection> first;
   for (size_t d = 0; d < programs.devices.size(); ++d) {
     FailureOr<StaticMemoryPlan> memory =
         planStaticMemory(func, p, *c, programs, d, training);
     if (failed(memory))
       return failure();
+    for (Tier t : {Tier::Device, Tier::Host, Tier::Nvme}) {
+      const std::optional<lm::TierOverflow> &over = memory->arena(t).overflow;
+      if (!over || first)
+        continue;
+      std::string device =
+          programs.sequential ? "" : llvm::formatv(" on pipeline device {0}", d).str();
+      first = Rejection{
+          llvm::formatv("its static memory plan{0} needs {1} of {2} at schedule "
+                        "position {3} ('{4}' allocated), over the tier's {5}",
+                        device, bytesText(static_cast<double>(over->bytes)),
+                        tierLabel(t), over->position, over->buffer,
+                        bytesText(static_cast<double>(over->capacity))),
+          t, static_cast<double>(over->bytes - over->capacity)};
+    }
     if (programs.sequential)
       p.memoryPlan = std::move(*memory);
     else
       p.pipelineMemoryPlans.push_back(std::move(*memory));
   }
-  return success();
+  return first;
 }
 
-FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
-                                                   const PlacementOptions &o) {
-  if (!(o.memoryFraction > 0 && o.memoryFraction <= 1))
-    return module.emitError("loom-place-memory: memory-fraction must be in "
-                            "(0, 1], not ")
-           << o.memoryFraction;
-  if (o.chunkBytes < 0)
-    return module.emitError("loom-place-memory: chunk-bytes must be >= 0");
-  if (o.zeroStages.empty())
-    return module.emitError("loom-place-memory: zero lists no ZeRO stage");
-  for (int z : o.zeroStages)
-    if (z < 0 || z > 3)
-      return module.emitError("loom-place-memory: ZeRO stage ")
-             << z << " does not exist (0, 1, 2 or 3)";
-  for (const std::string &t : o.activationTiers)
-    if (t != "device" && t != "host")
-      return module.emitError("loom-place-memory: activations go to 'device' "
-                              "or 'host', not '")
-             << t << "'";
-  if (o.activationTiers.empty())
-    return module.emitError("loom-place-memory: activations lists no tier");
-  if (!llvm::is_contained(o.activationTiers, "device") && !o.training)
-    return module.emitError("loom-place-memory: inference keeps no activations "
-                            "for a backward: activations=host has nothing to place");
-  for (const std::string &r : o.recomputeModes)
-    if (!parseRecomputeMode(r))
-      return module.emitError("loom-place-memory: unknown activation policy '")
-             << r << "' (none, selective or full)";
-  if (llvm::none_of(o.recomputeModes, [&](const std::string &r) {
-        return r == "none" || o.training;
-      }))
-    return module.emitError("loom-place-memory: no activation policy to place "
-                            "(inference keeps activations: recompute none)");
-  func::FuncOp func;
-  for (auto f : module.getOps<func::FuncOp>())
-    if (!f.isExternal() && (!func || f.getSymName() == "main"))
-      func = f;
-  if (!func)
-    return module.emitError("loom-place-memory: no function with a body");
-  removePlacement(module);
-
+/// Every placement of the module under each ZeRO stage and activation
+/// policy asked for, the fastest that fits chosen (none of `rejected`).
+static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
+                                           const PlacementOptions &o,
+                                           const Rejections &rejected) {
   // Every ZeRO stage asked for (only 0 without data parallelism), each
   // without recomputation and (training) with selective recomputation (the
   // weight-free regions re-run) and full recomputation (only the activations
@@ -1136,26 +1167,10 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     size_t offset = p.candidates.size();
     for (PlacementCandidate c : part.candidates) {
       c.recompute = recompute;
-      if (recompute == RecomputeMode::Full)
-        c.name += " + recompute";
-      else if (recompute == RecomputeMode::Selective)
-        c.name += " + selective recompute";
-      if (recomputed) {
-        c.recomputedSegments = recomputed;
-        c.name += llvm::formatv(" + {0} of {1} segments recomputed",
-                                recomputed->chosen, recomputed->segments)
-                      .str();
-      }
-      if (offloaded) {
-        c.offloadedSegments = offloaded;
-        c.name += llvm::formatv(" + activations of {0} of {1} segments on the host",
-                                offloaded->chosen, offloaded->segments)
-                      .str();
-      } else if (activations == Tier::Host) {
-        c.name += " + activations on the host";
-      }
-      if (part.dataParallel > 1)
-        c.name += llvm::formatv(" + ZeRO-{0}", zero).str();
+      c.recomputedSegments = recomputed;
+      c.offloadedSegments = offloaded;
+      c.name += policySuffix(recompute, recomputed.get(), offloaded.get(), activations,
+                             part.dataParallel, zero);
       p.candidates.push_back(std::move(c));
     }
     const PlacementCandidate *mine = p.best(), *theirs = part.best();
@@ -1197,9 +1212,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     FailureOr<std::optional<PartialEvaluation>> partial = fewestSegments(
         ranked, *shortOf, *fits, p.deviceBytes, [&](const ChosenSegments &segments) {
           return offload ? evaluate(module, func, o, policy, zero, activations,
-                                    nullptr, &segments)
+                                    rejected, nullptr, &segments)
                          : evaluate(module, func, o, policy, zero, activations,
-                                    &segments);
+                                    rejected, &segments);
         });
     if (failed(partial))
       return failure();
@@ -1238,7 +1253,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
         if (activations == Tier::Host && keptFitsAsIs)
           continue;
         FailureOr<MemoryPlacement> part =
-            evaluate(module, func, o, name, zero, activations);
+            evaluate(module, func, o, name, zero, activations, rejected);
         if (failed(part))
           return failure();
         if (const PlacementCandidate *c = part->best(); c && activations == Tier::Device)
@@ -1293,9 +1308,67 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     join(partial.placement, partial.recompute, partial.activations, partial.zero,
          offload ? nullptr : partial.segments, offload ? partial.segments : nullptr);
   }
+  return p;
+}
 
-  if (failed(planChosenMemory(func, p, o.training)))
-    return failure();
+FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
+                                                   const PlacementOptions &o) {
+  if (!(o.memoryFraction > 0 && o.memoryFraction <= 1))
+    return module.emitError("loom-place-memory: memory-fraction must be in "
+                            "(0, 1], not ")
+           << o.memoryFraction;
+  if (o.chunkBytes < 0)
+    return module.emitError("loom-place-memory: chunk-bytes must be >= 0");
+  if (o.zeroStages.empty())
+    return module.emitError("loom-place-memory: zero lists no ZeRO stage");
+  for (int z : o.zeroStages)
+    if (z < 0 || z > 3)
+      return module.emitError("loom-place-memory: ZeRO stage ")
+             << z << " does not exist (0, 1, 2 or 3)";
+  for (const std::string &t : o.activationTiers)
+    if (t != "device" && t != "host")
+      return module.emitError("loom-place-memory: activations go to 'device' "
+                              "or 'host', not '")
+             << t << "'";
+  if (o.activationTiers.empty())
+    return module.emitError("loom-place-memory: activations lists no tier");
+  if (!llvm::is_contained(o.activationTiers, "device") && !o.training)
+    return module.emitError("loom-place-memory: inference keeps no activations "
+                            "for a backward: activations=host has nothing to place");
+  for (const std::string &r : o.recomputeModes)
+    if (!parseRecomputeMode(r))
+      return module.emitError("loom-place-memory: unknown activation policy '")
+             << r << "' (none, selective or full)";
+  if (llvm::none_of(o.recomputeModes, [&](const std::string &r) {
+        return r == "none" || o.training;
+      }))
+    return module.emitError("loom-place-memory: no activation policy to place "
+                            "(inference keeps activations: recompute none)");
+  func::FuncOp func;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isExternal() && (!func || f.getSymName() == "main"))
+      func = f;
+  if (!func)
+    return module.emitError("loom-place-memory: no function with a body");
+  removePlacement(module);
+
+  // Placements whose static memory plan overflowed a tier in its replay
+  // are refused, and the choice is made again without them: each round
+  // refuses one more, so this ends when one fits or none is left.
+  Rejections rejected;
+  MemoryPlacement p;
+  for (;;) {
+    FailureOr<MemoryPlacement> placed = placeAll(module, func, o, rejected);
+    if (failed(placed))
+      return failure();
+    p = std::move(*placed);
+    FailureOr<std::optional<Rejection>> overflow = planChosenMemory(func, p, o.training);
+    if (failed(overflow))
+      return failure();
+    if (!*overflow || !o.refuseOverflow)
+      break;
+    rejected[p.best()->name] = std::move(**overflow);
+  }
   Builder b(module.getContext());
   if (const PlacementCandidate *c = p.best()) {
     if (c->recomputedSegments)
@@ -1560,15 +1633,20 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                           device, t == Tier::Nvme ? "NVMe" : tierName(t), a.buffers,
                           bytesText(a.bytes), a.fragmentation(),
                           bytesText(a.liveBound));
-      // The placement fits by the estimator's figures; an arena that does
-      // not fit its tier (gaps, or a liveness the estimator counts apart)
-      // is worth knowing before running it.
+      // What the replay found (with refuse-overflow, a plan that
+      // overflowed was refused).
       double capacity = t == Tier::Device ? p.deviceBytes
                         : t == Tier::Host ? p.hostBytes
                                           : p.nvmeBytes;
-      if (static_cast<double>(a.bytes) > capacity)
-        os << llvm::formatv(" (over the tier's {0} by {1})", bytesText(capacity),
-                            bytesText(static_cast<double>(a.bytes) - capacity));
+      os << llvm::formatv("; replayed: at most {0} held", bytesText(a.replayPeak));
+      if (a.reserved > 0)
+        os << llvm::formatv(" ({0} beside the arena)", bytesText(a.reserved));
+      os << llvm::formatv(" of the tier's {0}", bytesText(capacity));
+      if (a.overflow)
+        os << llvm::formatv(", OVER it from schedule position {0} ('{1}' allocated)",
+                            a.overflow->position, a.overflow->buffer);
+      if (a.reads > 0)
+        os << llvm::formatv(", {0} reads all present", a.reads);
       os << "\n";
     }
   }

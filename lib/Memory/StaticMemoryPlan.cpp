@@ -123,15 +123,23 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     return sequential ? F + layout.backwardAt[k] : B + size - 1 - k;
   };
   TierBuffers tiers[3];
+  // Adds a buffer; its index in its tier (-1: no bytes, no buffer).
   auto add = [&](Tier t, Owner owner, std::string name, double bytes,
-                 int64_t start, int64_t end, int group = -1) {
+                 int64_t start, int64_t end, int group = -1) -> int64_t {
     if (bytes <= 0)
-      return;
+      return -1;
     TierBuffers &tb = tiers[static_cast<int>(t)];
     tb.buffers.push_back(
         {std::move(name), static_cast<int64_t>(bytes), start, end, group});
     tb.owners.push_back(owner);
+    return static_cast<int64_t>(tb.buffers.size()) - 1;
   };
+  // For the replay's reads: each value's device buffers per task (its
+  // forward copy, and one fetched back or recomputed), and each streamed
+  // chunk's device copies.
+  using TaskKey = std::pair<int64_t, int64_t>; // (stage, micro-batch)
+  DenseMap<std::pair<Value, TaskKey>, SmallVector<int64_t, 2>> deviceCopiesOf;
+  std::vector<std::vector<int64_t>> chunkCopies(p.problem.chunkBytes.size());
   auto whole = [&](Tier t, Owner owner, std::string name, double bytes) {
     add(t, owner, std::move(name), bytes, 0, total);
   };
@@ -189,10 +197,12 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // at its end, so those two intervals are one allocation.
     auto close = [&](int chunk, int64_t end) {
       bool acrossBoundary = openedBy[chunk] < 0 || end == total;
-      add(Tier::Device, {Owner::ChunkCopy, nullptr, openedBy[chunk]},
-          llvm::formatv("chunk {0}", chunk).str(),
-          static_cast<double>(cp.chunkBytes[chunk]), since[chunk], end,
-          acrossBoundary ? chunk : -1);
+      int64_t copy = add(Tier::Device, {Owner::ChunkCopy, nullptr, openedBy[chunk]},
+                         llvm::formatv("chunk {0}", chunk).str(),
+                         static_cast<double>(cp.chunkBytes[chunk]), since[chunk],
+                         end, acrossBoundary ? chunk : -1);
+      if (copy >= 0)
+        chunkCopies[chunk].push_back(copy);
       since[chunk] = -1;
     };
     // Fetches start in issue order, each once its victims' last reads are
@@ -269,14 +279,16 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   // What some backward keeps, and which results their own op's backward
   // keeps (a softmax's, an exp's).
   DenseSet<Value> savedForBackward, savedByOwnBackward;
-  for (const OpStep &s : steps) {
-    SmallVector<Value> saved;
+  std::vector<SmallVector<Value>> savedOf(steps.size()); // per step
+  for (auto [k, s] : llvm::enumerate(steps)) {
+    SmallVector<Value> &saved = savedOf[k];
     if (auto cost = dyn_cast<CostOpInterface>(s.op); cost && s.hasBackward)
       cost.getSavedForBackward(saved);
-    for (Value v : saved) {
-      savedForBackward.insert(lookThroughShards(v));
-      if (lookThroughShards(v).getDefiningOp() == s.op)
-        savedByOwnBackward.insert(lookThroughShards(v));
+    for (Value &v : saved) {
+      v = lookThroughShards(v);
+      savedForBackward.insert(v);
+      if (v.getDefiningOp() == s.op)
+        savedByOwnBackward.insert(v);
     }
   }
   // `v` (result `result` of `op`, or function argument `result` when `op`
@@ -336,6 +348,12 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       };
       auto forward = [&](int64_t k) { return forwardAt(F, k); };
       auto backward = [&](int64_t k) { return backwardAt(F, B, size, k); };
+      SmallVector<int64_t, 2> &copies = deviceCopiesOf[{v, key}];
+      auto onDevice = [&](Owner::Kind kind, StringRef name, int64_t start, int64_t end) {
+        if (int64_t index = add(Tier::Device, owner(kind), name.str(), bytes, start, end);
+            index >= 0)
+          copies.push_back(index);
+      };
       int64_t end = forward(lastUse) + 1;
       if (returned)
         end = training ? (sequential ? F + perIteration : B + size) : forward(size - 1) + 1;
@@ -347,16 +365,15 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         const int64_t back = std::max(end, firstRead - 1);
         add(Tier::Host, owner(Owner::HostCopy), "offloaded activation", bytes,
             forward(def) + 1, back + 1);
-        add(Tier::Device, owner(Owner::Backward),
-            "offloaded activation (fetched back)", bytes, back,
-            backward(lastBackwardRead) + 1);
+        onDevice(Owner::Backward, "offloaded activation (fetched back)", back,
+                 backward(lastBackwardRead) + 1);
       } else if (kept || (training && !recomputed && lastBackwardRead < size &&
                           savedForBackward.contains(v))) {
         // (What a backward reads that is no activation, a weight's
         // transpose, is kept as well.)
         end = std::max(end, backward(lastBackwardRead) + 1);
       }
-      add(Tier::Device, owner(Owner::Forward), "activation", bytes, forward(def), end);
+      onDevice(Owner::Forward, "activation", forward(def), end);
       if (recomputed) {
         int64_t rerun;
         if (sequential) {
@@ -369,8 +386,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         // Unless a backward reads it, until the last re-run that does.
         const int64_t until =
             std::max(rerun, lastRerunRead >= 0 ? F + lastRerunRead : -1) + 1;
-        add(Tier::Device, owner(Owner::Backward), "recomputed activation", bytes,
-            rerun, savedForBackward.contains(v) ? backward(def) + 1 : until);
+        onDevice(Owner::Backward, "recomputed activation", rerun,
+                 savedForBackward.contains(v) ? backward(def) + 1 : until);
       }
     }
   };
@@ -389,7 +406,94 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
                  r < s.resultBytes.size() ? s.resultBytes[r] : 0,
                  localIndex.lookup(s.op), &s);
 
-  // Offsets per tier, each checked on its own.
+  // The replay's reads on the device, from the program rather than from
+  // the lifetimes above: each step's forward and re-run read its operands,
+  // its backward what it saves for the backward, and each of them its
+  // weights' chunks when parameters stream.
+  std::vector<lm::BufferRead> deviceReads;
+  auto describe = [](Value v) {
+    if (auto r = dyn_cast<OpResult>(v))
+      return llvm::formatv("result {0} of '{1}'", r.getResultNumber(),
+                           r.getOwner()->getName())
+          .str();
+    return llvm::formatv("argument {0}", cast<BlockArgument>(v).getArgNumber()).str();
+  };
+  auto readsOfStep = [&](int64_t k, IterationLayout::Kind kind, int64_t position,
+                         TaskKey task) {
+    const OpStep &s = steps[k];
+    StringRef phase = kind == IterationLayout::Kind::Forward  ? "forward"
+                      : kind == IterationLayout::Kind::Rerun ? "re-run"
+                                                              : "backward";
+    auto read = [&](ArrayRef<int64_t> buffers, const std::string &what) {
+      if (!buffers.empty())
+        deviceReads.push_back(
+            {position, {buffers.begin(), buffers.end()},
+             llvm::formatv("the {0} of '{1}' (step {2}) reads {3}", phase,
+                           s.op->getName(), k, what)
+                 .str()});
+    };
+    SmallVector<Value> values;
+    if (kind == IterationLayout::Kind::Backward)
+      values = savedOf[k];
+    else
+      for (Value operand : s.op->getOperands())
+        values.push_back(lookThroughShards(operand));
+    for (Value v : values)
+      if (auto found = deviceCopiesOf.find({v, task}); found != deviceCopiesOf.end())
+        read(found->second, describe(v));
+    if (c.params != Tier::Device)
+      for (WeightOp w : s.weights)
+        if (auto it = dev.weights.find(w); it != dev.weights.end()) {
+          int chunk = p.chunkOf[it - dev.weights.begin()];
+          read(chunkCopies[chunk], llvm::formatv("'{0}' in chunk {1}", w.getName(), chunk));
+        }
+  };
+  if (sequential) {
+    for (int64_t it = 0; it < iterations; ++it)
+      for (auto [j, at] : llvm::enumerate(layout.positions))
+        readsOfStep(at.step, at.kind, taskAt[{0, it}].first + static_cast<int64_t>(j),
+                    {0, it});
+  } else {
+    for (auto [key, at] : taskAt) {
+      auto [F, B] = at;
+      for (const OpStep &s : steps) {
+        if (stageOf.lookup(s.op) != key.first)
+          continue;
+        int64_t k = &s - steps.data(), local = localIndex.lookup(s.op);
+        if (F >= 0)
+          readsOfStep(k, IterationLayout::Kind::Forward, F + local, key);
+        if (training && B >= 0 && s.hasBackward)
+          readsOfStep(k, IterationLayout::Kind::Backward,
+                      B + stageSize[key.first] - 1 - local, key);
+      }
+    }
+  }
+
+  // The gradients of activations one backward step holds, its results'
+  // and its operands' (weights' gradients have buffers of their own): the
+  // most of any step.
+  DenseMap<Value, double> bytesOf(dev.receivedBytes.begin(), dev.receivedBytes.end());
+  for (auto [a, arg] : llvm::enumerate(func.getArguments()))
+    if (a < programs.argumentBytes.size())
+      bytesOf[arg] = programs.argumentBytes[a];
+  for (const OpStep &s : steps)
+    for (auto [r, v] : llvm::enumerate(s.op->getResults()))
+      if (r < s.resultBytes.size())
+        bytesOf[v] = s.resultBytes[r];
+  double activationGradientBytes = 0;
+  for (const OpStep &s : steps) {
+    if (!training || !s.hasBackward)
+      continue;
+    double held = 0;
+    for (Value v : s.op->getResults())
+      held += bytesOf.lookup(v);
+    for (Value v : s.op->getOperands())
+      held += bytesOf.lookup(lookThroughShards(v));
+    activationGradientBytes = std::max(activationGradientBytes, held);
+  }
+
+  // Offsets per tier, each checked on its own, then replayed against the
+  // tier's capacity.
   std::vector<int64_t> chunkHome(p.problem.chunkBytes.size(), -1);
   if (c.params != Tier::Device) {
     plan.fetchOffsets.assign(p.plan.fetches.size(), -1);
@@ -418,6 +522,25 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     out.bytes = arena.arenaBytes;
     out.liveBound = arena.liveBound;
     out.buffers = static_cast<int64_t>(tb.buffers.size());
+    // Beside the device arena: the communication buffers and the gradients
+    // of activations, which the arena does not hold yet (the largest
+    // backward's, its results' and operands').
+    out.reserved = t == Tier::Device
+                       ? static_cast<int64_t>(dev.commBytes + activationGradientBytes)
+                       : 0;
+    const double capacity = t == Tier::Device ? p.deviceBytes
+                            : t == Tier::Host ? p.hostBytes
+                                              : p.nvmeBytes;
+    llvm::Expected<lm::TierReplay> replay = lm::replayTier(
+        tb.buffers, arena, t == Tier::Device ? deviceReads : std::vector<lm::BufferRead>{},
+        out.reserved, static_cast<int64_t>(std::min(capacity, 9e18)));
+    if (!replay)
+      return func.emitOpError("the ")
+             << tierName(t) << " arena failed its replay: "
+             << llvm::toString(replay.takeError());
+    out.replayPeak = replay->peakBytes;
+    out.reads = replay->reads;
+    out.overflow = replay->overflow;
     for (auto [k, owner] : llvm::enumerate(tb.owners)) {
       int64_t offset = arena.offsets[k];
       switch (owner.kind) {

@@ -40,6 +40,7 @@ struct LoomPlaceMemoryPass
     o.delayedUpdate = delayedUpdate;
     o.partialRecompute = partialRecompute;
     o.partialOffload = partialOffload;
+    o.refuseOverflow = refuseOverflow;
     auto sched = ::loom::parsePipelineSchedule(schedule);
     if (!sched) {
       module.emitError("loom-place-memory: unknown schedule '")

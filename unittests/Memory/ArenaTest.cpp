@@ -4,7 +4,9 @@
 // live together stack; alignment; a group of intervals at one offset), the
 // checker catching an overlap and a split group, and a property test: on
 // random lifetimes (some grouped) every plan checks clean and never beats
-// the live bound; the mean and worst fragmentation are printed.
+// the live bound; the mean and worst fragmentation are printed. The
+// replay: its peak, the first overflow's position and buffer, and a read
+// outside its buffers' lifetimes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,6 +90,55 @@ TEST(Arena, GroupSharesOneOffsetAcrossTheBoundary) {
   ASSERT_TRUE(!!e);
   EXPECT_NE(llvm::toString(std::move(e)).find("one allocation (group 7) at two offsets"),
             std::string::npos);
+}
+
+TEST(ArenaReplay, PeakAndReadsOnAPlanThatFits) {
+  // a [0, 4) and b [1, 3) stack; c [3, 5) reuses b's bytes.
+  std::vector<Buffer> buffers = {
+      {"a", 1024, 0, 4}, {"b", 512, 1, 3}, {"c", 512, 3, 5}};
+  ArenaPlan plan = assignOffsets(buffers);
+  std::vector<BufferRead> reads = {{1, {1}, "r1"}, {2, {0, 1}, "r2"},
+                                   {4, {1, 2}, "r4"}};
+  llvm::Expected<TierReplay> r =
+      replayTier(buffers, plan, reads, /*reserved=*/256, /*capacity=*/2048);
+  ASSERT_TRUE(!!r) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->peakBytes, 1024 + 512 + 256);
+  EXPECT_EQ(r->peakPosition, 1);
+  EXPECT_EQ(r->reads, 3);
+  EXPECT_FALSE(r->overflow);
+}
+
+TEST(ArenaReplay, OverflowNamesThePositionAndTheBuffer) {
+  std::vector<Buffer> buffers = {
+      {"a", 1024, 0, 4}, {"b", 512, 1, 3}, {"c", 512, 3, 5}};
+  ArenaPlan plan = assignOffsets(buffers);
+  llvm::Expected<TierReplay> r = replayTier(buffers, plan, {}, 256, 1536);
+  ASSERT_TRUE(!!r) << llvm::toString(r.takeError());
+  ASSERT_TRUE(r->overflow.has_value());
+  EXPECT_EQ(r->overflow->position, 1);
+  EXPECT_EQ(r->overflow->bytes, 1792);
+  EXPECT_EQ(r->overflow->buffer, "b");
+  // What the tier holds beside the arena counts from the start.
+  r = replayTier(buffers, plan, {}, 4096, 1536);
+  ASSERT_TRUE(!!r) << llvm::toString(r.takeError());
+  ASSERT_TRUE(r->overflow.has_value());
+  EXPECT_EQ(r->overflow->position, 0);
+}
+
+TEST(ArenaReplay, AReadOutsideItsBuffersLifetimeFails) {
+  // A buffer is live over [start, end): a read at its end finds it gone.
+  std::vector<Buffer> buffers = {{"a", 1024, 0, 2}, {"a again", 1024, 4, 6}};
+  ArenaPlan plan = assignOffsets(buffers);
+  llvm::Expected<TierReplay> r =
+      replayTier(buffers, plan, {{2, {0, 1}, "backward of 'x' reads 'a'"}},
+                 0, 1 << 20);
+  ASSERT_FALSE(!!r);
+  EXPECT_EQ(llvm::toString(r.takeError()),
+            "backward of 'x' reads 'a' at position 2, but 'a' live over [0, "
+            "2), 'a again' live over [4, 6)");
+  r = replayTier(buffers, plan, {{1, {5}, "r"}}, 0, 1 << 20);
+  ASSERT_FALSE(!!r);
+  EXPECT_EQ(llvm::toString(r.takeError()), "r names buffer 5, but the tier has 2");
 }
 
 /// Random schedules: up to 60 buffers over 100 positions; with `grouped`,

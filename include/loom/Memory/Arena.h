@@ -4,7 +4,9 @@
 // buffer is live over an interval of schedule positions and gets a fixed
 // offset in one arena per memory tier, so that no two buffers live at the
 // same time overlap. The arena's size is compared with the bound no
-// assignment can beat: the most bytes live at any one position.
+// assignment can beat: the most bytes live at any one position. A plan is
+// then replayed against its tier's capacity, event by event, with the
+// reads the program makes (replayTier).
 // Plain C++ on LLVMSupport, no MLIR.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +17,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,49 @@ ArenaPlan assignOffsets(const std::vector<Buffer> &buffers,
 /// names both buffers.
 llvm::Error checkArena(const std::vector<Buffer> &buffers,
                        const ArenaPlan &plan, int64_t alignment = 256);
+
+/// A read at schedule position `position` of a value that lives in one of
+/// `buffers` (indices into the tier's buffers: its forward copy, a copy
+/// fetched back, a re-run's): one of them must be live there.
+struct BufferRead {
+  int64_t position = 0;
+  std::vector<int64_t> buffers;
+  std::string what; // "forward of 'loom.matmul' reads result 0 of 'loom.relu'"
+};
+
+/// The first position where a tier holds more than its capacity: the
+/// highest byte in use there (plus what the tier holds beside the arena)
+/// and the buffer allocated up to it.
+struct TierOverflow {
+  int64_t position = 0, bytes = 0, capacity = 0;
+  std::string buffer;
+};
+
+/// What replaying one tier's plan found.
+struct TierReplay {
+  int64_t peakBytes = 0;     // highest byte in use at once, plus `reserved`
+  int64_t peakPosition = 0;
+  int64_t reads = 0;         // reads checked
+  std::optional<TierOverflow> overflow;
+};
+
+/// Replays one tier of a static memory plan event by event, as a runtime
+/// holding it would: at each schedule position the buffers whose lifetime
+/// ended are freed and those starting there take their bytes at their
+/// offsets, and the reads at that position are served. A read that finds
+/// none of its buffers live is an error naming the read and where its
+/// buffers are live (the plan would hand the op bytes that are not there).
+/// The tier's use is the highest byte any live buffer reaches plus
+/// `reservedBytes` (what the tier holds beside the arena: the device's
+/// temporaries and communication buffers); the first position where that
+/// exceeds `capacityBytes` is returned as the overflow, not an error, so
+/// that the placement can be refused and another chosen.
+llvm::Expected<TierReplay> replayTier(const std::vector<Buffer> &buffers,
+                                      const ArenaPlan &plan,
+                                      const std::vector<BufferRead> &reads,
+                                      int64_t reservedBytes,
+                                      int64_t capacityBytes,
+                                      int64_t alignment = 256);
 
 } // namespace loom::memory
 

@@ -15,6 +15,7 @@
 
 #include "loom/Cost/Pipeline.h"
 #include "loom/Cost/Recompute.h"
+#include "loom/Memory/Arena.h"
 #include "loom/Memory/ChunkSchedule.h"
 #include "loom/Memory/Movement.h"
 #include "loom/Memory/UpdatePipeline.h"
@@ -65,6 +66,12 @@ struct PlacementOptions {
   /// device, or offloaded to host memory (device, host). Offload is priced
   /// only where keeping them leaves the device short or slower.
   std::vector<std::string> activationTiers = {"device", "host"};
+  /// A placement whose static memory plan overflows a tier when replayed
+  /// (replayTier) is refused and the choice made again without it;
+  /// otherwise the overflow is reported. Off by default: the arena's
+  /// liveness exceeds the estimator's figures the placement checks in
+  /// some programs (docs/memory-placement.md, "The static memory plan").
+  bool refuseOverflow = false;
   /// The pipeline schedule of a pipelined plan (as for the estimator).
   ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
   int64_t kfkbGroup = 2; // k of kFkB
@@ -74,9 +81,15 @@ enum class Tier { Device, Host, Nvme };
 llvm::StringRef tierName(Tier t);
 
 /// One tier's arena (Arena.h): its size against the most bytes live at one
-/// schedule position, which no assignment can beat.
+/// schedule position, which no assignment can beat, and what replaying it
+/// against the tier's capacity found (replayTier).
 struct TierArena {
   int64_t bytes = 0, liveBound = 0, buffers = 0;
+  /// The replay: the most the tier holds at once (the arena's highest byte
+  /// in use plus what the tier holds beside it), the reads it served, and
+  /// the first position the tier's capacity is exceeded, if any.
+  int64_t replayPeak = 0, reads = 0, reserved = 0;
+  std::optional<::loom::memory::TierOverflow> overflow;
   /// Buffers no op or weight owns (staging, ZeRO-3's gathered weights).
   struct Scratch {
     std::string id;
