@@ -27,6 +27,10 @@ int64_t aligned(int64_t bytes, int64_t alignment) {
   return (bytes + alignment - 1) / alignment * alignment;
 }
 
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
 bool overlapInTime(const Buffer &a, const Buffer &b) {
   return a.start < b.end && b.start < a.end;
 }
@@ -45,12 +49,13 @@ int64_t liveBound(const std::vector<Buffer> &buffers, int64_t alignment) {
 /// Buffers placed at one offset: one buffer, or a group's members.
 using Unit = std::vector<size_t>;
 
-/// Places `units` in the order given, each at the lowest offset free
-/// among the buffers already placed that are live at the same time as one
-/// of its members; buffers live over the whole schedule first, stacked at
-/// the bottom.
+/// Places `units` in `order` (indices into them), each at the lowest
+/// offset free among the buffers already placed that are live at the same
+/// time as one of its members; buffers live over the whole schedule first,
+/// stacked at the bottom.
 ArenaPlan placeInOrder(const std::vector<Buffer> &buffers,
-                       const std::vector<Unit> &units, int64_t alignment) {
+                       const std::vector<Unit> &units,
+                       const std::vector<size_t> &order, int64_t alignment) {
   ArenaPlan plan;
   plan.offsets.assign(buffers.size(), 0);
   auto bytesOf = [&](const Unit &u) {
@@ -78,7 +83,8 @@ ArenaPlan placeInOrder(const std::vector<Buffer> &buffers,
   // the bottom, and the rest is placed above them.
   int64_t floor = 0;
   std::vector<bool> permanent(units.size(), false);
-  for (auto [u, members] : llvm::enumerate(units)) {
+  for (size_t u : order) {
+    const Unit &members = units[u];
     const Buffer &b = buffers[members.front()];
     if (members.size() == 1 && b.bytes > 0 && b.start <= first && b.end >= last) {
       permanent[u] = true;
@@ -87,7 +93,8 @@ ArenaPlan placeInOrder(const std::vector<Buffer> &buffers,
     }
   }
   plan.arenaBytes = floor;
-  for (auto [u, members] : llvm::enumerate(units)) {
+  for (size_t u : order) {
+    const Unit &members = units[u];
     int64_t size = aligned(bytesOf(members), alignment);
     if (size == 0 || permanent[u])
       continue; // never live (offset 0, takes no room), or placed above
@@ -171,13 +178,10 @@ ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
     for (size_t u = 0; u < order.size(); ++u)
       order[u] = u;
     llvm::stable_sort(order, [&](size_t x, size_t y) { return before(keys[x], keys[y]); });
-    std::vector<Unit> sorted;
-    for (size_t u : order)
-      sorted.push_back(units[u]);
-    return sorted;
+    return order;
   };
   // Largest first (longer lifetimes first on ties): the hardest to fit.
-  ArenaPlan plan = placeInOrder(buffers, ordered([](const Key &x, const Key &y) {
+  ArenaPlan plan = placeInOrder(buffers, units, ordered([](const Key &x, const Key &y) {
                                   if (x.bytes != y.bytes)
                                     return x.bytes > y.bytes;
                                   return x.lifetime > y.lifetime;
@@ -188,7 +192,7 @@ ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
   // start (larger first on ties), which for buffers of one size is
   // interval colouring's optimal greedy. The smaller arena wins.
   if (plan.arenaBytes > plan.liveBound + plan.liveBound / 100) {
-    ArenaPlan byStart = placeInOrder(buffers, ordered([](const Key &x, const Key &y) {
+    ArenaPlan byStart = placeInOrder(buffers, units, ordered([](const Key &x, const Key &y) {
                                        if (x.start != y.start)
                                          return x.start < y.start;
                                        return x.bytes > y.bytes;
@@ -202,12 +206,8 @@ ArenaPlan loom::memory::assignOffsets(const std::vector<Buffer> &buffers,
   return plan;
 }
 
-
 llvm::Error loom::memory::checkArena(const std::vector<Buffer> &buffers,
                                      const ArenaPlan &plan, int64_t alignment) {
-  auto fail = [](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-  };
   if (plan.offsets.size() != buffers.size())
     return fail(llvm::formatv("the plan has {0} offsets for {1} buffers",
                               plan.offsets.size(), buffers.size()));
@@ -273,9 +273,6 @@ llvm::Expected<TierReplay> loom::memory::replayTier(
     const std::vector<Buffer> &buffers, const ArenaPlan &plan,
     const std::vector<BufferRead> &reads, int64_t reservedBytes,
     int64_t capacityBytes, int64_t alignment) {
-  auto fail = [](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-  };
   if (plan.offsets.size() != buffers.size())
     return fail(llvm::formatv("the plan has {0} offsets for {1} buffers",
                               plan.offsets.size(), buffers.size()));

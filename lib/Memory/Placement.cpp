@@ -530,7 +530,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // Every tier short is named, so that an input too large for all of
     // them says what each lacks.
     std::string why;
-    auto shortIn = [&](Tier t, double need, double have) {
+    auto shortIn = [&](Tier t, double need) {
+      const double have = p.capacity(t);
       if (need <= have)
         return;
       double &most = c.shortBytes[static_cast<int>(t)];
@@ -538,9 +539,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       why += (why.empty() ? "" : "; ") +
              shortfall(tierLabel(t), need, have);
     };
-    shortIn(Tier::Device, part.devicePeak, p.deviceBytes);
-    shortIn(Tier::Host, part.hostPeak, p.hostBytes);
-    shortIn(Tier::Nvme, part.nvmeUsed, p.nvmeBytes);
+    shortIn(Tier::Device, part.devicePeak);
+    shortIn(Tier::Host, part.hostPeak);
+    shortIn(Tier::Nvme, part.nvmeUsed);
     if (why.empty() && !std::isfinite(part.stepSeconds))
       why = whyNoTime.empty() ? "the cluster gives no rate for this tier's "
                                 "transfers or CPU optimizer"
@@ -1635,13 +1636,10 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                           bytesText(a.liveBound));
       // What the replay found (with refuse-overflow, a plan that
       // overflowed was refused).
-      double capacity = t == Tier::Device ? p.deviceBytes
-                        : t == Tier::Host ? p.hostBytes
-                                          : p.nvmeBytes;
       os << llvm::formatv("; replayed: at most {0} held", bytesText(a.replayPeak));
       if (a.reserved > 0)
         os << llvm::formatv(" ({0} beside the arena)", bytesText(a.reserved));
-      os << llvm::formatv(" of the tier's {0}", bytesText(capacity));
+      os << llvm::formatv(" of the tier's {0}", bytesText(p.capacity(t)));
       if (a.overflow)
         os << llvm::formatv(", OVER it from schedule position {0} ('{1}' allocated)",
                             a.overflow->position, a.overflow->buffer);

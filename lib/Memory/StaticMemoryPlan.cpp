@@ -528,12 +528,10 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     out.reserved = t == Tier::Device
                        ? static_cast<int64_t>(dev.commBytes + activationGradientBytes)
                        : 0;
-    const double capacity = t == Tier::Device ? p.deviceBytes
-                            : t == Tier::Host ? p.hostBytes
-                                              : p.nvmeBytes;
+    // (Capped below int64_t's range: a preset may give a tier no limit.)
     llvm::Expected<lm::TierReplay> replay = lm::replayTier(
         tb.buffers, arena, t == Tier::Device ? deviceReads : std::vector<lm::BufferRead>{},
-        out.reserved, static_cast<int64_t>(std::min(capacity, 9e18)));
+        out.reserved, static_cast<int64_t>(std::min(p.capacity(t), 9e18)));
     if (!replay)
       return func.emitOpError("the ")
              << tierName(t) << " arena failed its replay: "

@@ -233,6 +233,10 @@ struct MemoryPlacement {
   const PlacementCandidate *best() const {
     return chosen < 0 ? nullptr : &candidates[chosen];
   }
+  /// A tier's capacity per device.
+  double capacity(Tier t) const {
+    return t == Tier::Device ? deviceBytes : t == Tier::Host ? hostBytes : nvmeBytes;
+  }
   /// The chosen placement's rates (0 when nothing fits).
   double samplesPerSecond() const { return perStep(globalBatch); }
   double modelTflopsPerDevice() const {
