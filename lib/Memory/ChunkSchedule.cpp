@@ -23,6 +23,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace loom::memory;
@@ -106,10 +107,15 @@ private:
 /// leaves the end state in `resident`.
 /// An iteration is `perIteration` steps of `reads` (which may hold several
 /// iterations laid end to end).
+/// With `pinned`, those chunks are never evicted, and every other chunk is
+/// dead once its next use is past the iteration's end (a one-iteration
+/// plan holds nothing but the pinned chunks for the next iteration's
+/// sake).
 std::vector<Fetch> beladyIteration(const ChunkProblem &p,
                                    const std::vector<std::vector<int>> &reads,
                                    const NextUse &next, int perIteration,
-                                   std::set<int> &resident) {
+                                   std::set<int> &resident,
+                                   const std::set<int> *pinned = nullptr) {
   std::vector<Fetch> fetches;
   double used = 0;
   for (int c : resident)
@@ -126,14 +132,23 @@ std::vector<Fetch> beladyIteration(const ChunkProblem &p,
         int victim = -1;
         double furthest = -1;
         for (int v : resident) {
-          if (llvm::is_contained(r, v))
+          if (llvm::is_contained(r, v) || (pinned && pinned->count(v)))
             continue;
           double d = next.after(v, step);
-          // Wholly rewritten before its next use: dead.
-          if (std::floor((step + d) / perIteration) > step / perIteration &&
-              static_cast<size_t>(v) < p.staleBytes.size() &&
-              p.staleBytes[v] >= static_cast<double>(p.chunkBytes[v]))
+          // Wholly rewritten before its next use, or not carried over by a
+          // one-iteration plan: dead.
+          bool crosses = std::floor((step + d) / perIteration) > step / perIteration;
+          if (crosses && (pinned || (static_cast<size_t>(v) < p.staleBytes.size() &&
+                                     p.staleBytes[v] >= static_cast<double>(p.chunkBytes[v]))))
             d = std::numeric_limits<double>::infinity();
+          // A one-iteration plan drops the dead chunk read longest ago
+          // (one carried in and not read yet first), so that it ends with
+          // the last chunks read whatever it started with.
+          if (pinned && d == furthest && std::isinf(d) && victim >= 0) {
+            if (next.lastUpTo(v, step) < next.lastUpTo(victim, step))
+              victim = v;
+            continue;
+          }
           if (d > furthest || (d == furthest && v > victim)) {
             furthest = d;
             victim = v;
@@ -204,6 +219,134 @@ ChunkProblem loom::memory::unrolled(const ChunkProblem &p, int iterations) {
   return u;
 }
 
+namespace {
+
+/// The plan of Belady's rule over `iterations` iterations from `resident`
+/// (a steady state: they end with what they start with), its fetches timed
+/// and its peak counted; per-iteration figures averaged over the period.
+ChunkPlan periodPlan(const ChunkProblem &problem, int iterations,
+                     std::set<int> resident, const std::set<int> *pinned = nullptr) {
+  ChunkProblem p = unrolled(problem, iterations);
+  std::vector<std::vector<int>> reads = distinctReads(p);
+  NextUse next(reads, p.chunkBytes.size());
+  ChunkPlan plan;
+  plan.iterations = iterations;
+  plan.residentAtStart.assign(resident.begin(), resident.end());
+  const int perIteration = static_cast<int>(problem.steps.size());
+  plan.fetches = beladyIteration(p, reads, next, perIteration, resident, pinned);
+  for (const Fetch &f : plan.fetches)
+    plan.bytesFetched += p.chunkBytes[f.chunk];
+  timeIteration(p, next, perIteration, plan);
+  plan.bytesFetched /= iterations;
+  plan.iterationSeconds /= iterations;
+  plan.computeSeconds /= iterations;
+  plan.stallSeconds /= iterations;
+  // Peak: reserved bytes after each fetch starts (evictions first).
+  double used = 0;
+  for (int c : plan.residentAtStart)
+    used += p.chunkBytes[c];
+  plan.peakBytes = used;
+  for (const Fetch &f : plan.fetches) {
+    for (int v : f.evicts)
+      used -= p.chunkBytes[v];
+    used += p.chunkBytes[f.chunk];
+    plan.peakBytes = std::max(plan.peakBytes, used);
+  }
+  return plan;
+}
+
+/// A plan of one iteration keeping `pinned` on the device throughout and
+/// streaming the other chunks through the rest of the budget. It starts
+/// with the pinned chunks and those the iteration ends with (the last
+/// fetched, carried until the next iteration evicts them for others), so
+/// Belady's rule is repeated until that set settles. None where it does
+/// not, or the streamed chunks do not fit beside the pinned ones.
+std::optional<ChunkPlan> pinnedPlan(const ChunkProblem &problem,
+                                    const std::vector<std::vector<int>> &reads,
+                                    const std::set<int> &pinned) {
+  NextUse next(reads, problem.chunkBytes.size());
+  const int perIteration = static_cast<int>(problem.steps.size());
+  std::set<int> start = pinned;
+  constexpr int kRounds = 8;
+  for (int round = 0; round < kRounds; ++round) {
+    std::set<int> resident = start;
+    beladyIteration(problem, reads, next, perIteration, resident, &pinned);
+    if (resident != start) {
+      start = std::move(resident);
+      continue;
+    }
+    ChunkPlan plan = periodPlan(problem, 1, start, &pinned);
+    if (plan.peakBytes > problem.budgetBytes * (1 + 1e-12))
+      return std::nullopt; // a step's streamed chunks did not fit
+    return plan;
+  }
+  return std::nullopt;
+}
+
+/// The fastest plan of period one (fewer bytes on ties): Belady's rule
+/// with the first `j` chunks pinned, for every `j` that leaves room to
+/// stream the rest (on a grid of about 32, refined around the best, when
+/// there are many). Chunks read by more steps are pinned first, then those
+/// read earlier: they would stall the iteration's start otherwise.
+std::optional<ChunkPlan> bestPinnedPlan(const ChunkProblem &problem,
+                                        const std::vector<std::vector<int>> &reads) {
+  const size_t chunks = problem.chunkBytes.size();
+  std::vector<int> readers(chunks, 0), firstRead(chunks, INT32_MAX);
+  for (auto [k, r] : llvm::enumerate(reads))
+    for (int c : r) {
+      ++readers[c];
+      firstRead[c] = std::min(firstRead[c], static_cast<int>(k));
+    }
+  std::vector<int> order;
+  for (size_t c = 0; c < chunks; ++c)
+    if (readers[c])
+      order.push_back(static_cast<int>(c));
+  llvm::stable_sort(order, [&](int a, int b) {
+    return readers[a] != readers[b] ? readers[a] > readers[b]
+                                    : firstRead[a] < firstRead[b];
+  });
+  // The most that may be pinned within the budget.
+  size_t most = 0;
+  for (double bytes = 0; most < order.size(); ++most) {
+    bytes += static_cast<double>(problem.chunkBytes[order[most]]);
+    if (bytes > problem.budgetBytes)
+      break;
+  }
+  std::map<size_t, std::optional<ChunkPlan>> tried;
+  auto attempt = [&](size_t j) -> const std::optional<ChunkPlan> & {
+    auto [it, fresh] = tried.try_emplace(j);
+    if (fresh)
+      it->second = pinnedPlan(problem, reads, std::set<int>(order.begin(), order.begin() + j));
+    return it->second;
+  };
+  auto better = [](const ChunkPlan &a, const ChunkPlan &b) {
+    return a.iterationSeconds != b.iterationSeconds
+               ? a.iterationSeconds < b.iterationSeconds
+               : a.bytesFetched < b.bytesFetched;
+  };
+  const size_t stride = std::max<size_t>(1, (most + 1) / 32);
+  std::optional<size_t> best;
+  auto consider = [&](size_t j) {
+    if (j > most)
+      return;
+    const std::optional<ChunkPlan> &plan = attempt(j);
+    if (plan && (!best || better(*plan, *tried[*best])))
+      best = j;
+  };
+  for (size_t j = 0; j <= most; j += stride)
+    consider(j);
+  if (best && stride > 1) {
+    size_t around = *best;
+    for (size_t j = around > stride ? around - stride : 0; j <= around + stride; ++j)
+      consider(j);
+  }
+  if (!best)
+    return std::nullopt;
+  return tried[*best];
+}
+
+} // namespace
+
 llvm::Expected<ChunkPlan> loom::memory::planChunks(const ChunkProblem &problem) {
   std::vector<std::vector<int>> reads = distinctReads(problem);
   if (llvm::Error e = validate(problem, reads))
@@ -230,36 +373,20 @@ llvm::Expected<ChunkPlan> loom::memory::planChunks(const ChunkProblem &problem) 
                       static_cast<int>(problem.steps.size()), resident);
     }
   }
-  ChunkProblem p = unrolled(problem, iterations);
-  reads = distinctReads(p);
-  NextUse next(reads, p.chunkBytes.size());
-  ChunkPlan plan;
-  plan.iterations = iterations;
-  plan.residentAtStart.assign(resident.begin(), resident.end());
-  plan.fetches = beladyIteration(
-      p, reads, next, static_cast<int>(problem.steps.size()), resident);
-  if (!plan.fetches.empty() && p.hostToDevice <= 0)
+  ChunkPlan plan = periodPlan(problem, iterations, resident);
+  if (iterations > 1 && problem.singleIteration) {
+    std::optional<ChunkPlan> pinned = bestPinnedPlan(problem, reads);
+    if (!pinned)
+      return fail(llvm::formatv(
+          "Belady's rule cycles through {0} iterations, and no plan of one "
+          "iteration (some chunks kept on the device, the rest streamed) fits "
+          "the device budget of {1:F0} bytes",
+          iterations, problem.budgetBytes));
+    plan = std::move(*pinned);
+  }
+  if (!plan.fetches.empty() && problem.hostToDevice <= 0)
     return fail("chunks must move but the host-to-device bandwidth is not "
                 "positive");
-  for (const Fetch &f : plan.fetches)
-    plan.bytesFetched += p.chunkBytes[f.chunk];
-  timeIteration(p, next, static_cast<int>(problem.steps.size()), plan);
-  plan.bytesFetched /= iterations;
-  plan.iterationSeconds /= iterations;
-  plan.computeSeconds /= iterations;
-  plan.stallSeconds /= iterations;
-  // Peak: reserved bytes after each fetch starts (evictions first).
-  std::set<int> on(plan.residentAtStart.begin(), plan.residentAtStart.end());
-  double used = 0;
-  for (int c : on)
-    used += p.chunkBytes[c];
-  plan.peakBytes = used;
-  for (const Fetch &f : plan.fetches) {
-    for (int v : f.evicts)
-      used -= p.chunkBytes[v];
-    used += p.chunkBytes[f.chunk];
-    plan.peakBytes = std::max(plan.peakBytes, used);
-  }
   return plan;
 }
 

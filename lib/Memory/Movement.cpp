@@ -9,6 +9,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <limits>
+#include <map>
 #include <optional>
 
 using namespace mlir;
@@ -216,6 +217,8 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
   double onDevice = 0;
   DenseSet<Value> released;
   DenseMap<Value, Value> liveCopyOf; // fetched source -> its live copy
+  // The chunks the step starts with (`carried`) and their copies' offsets.
+  std::map<int64_t, int64_t> carriedAt;
   auto nameOf = [](Value v) -> std::string {
     if (auto w = v.getDefiningOp<WeightOp>())
       return ("weight '" + w.getName() + "'").str();
@@ -265,6 +268,8 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
                  << copyAt[chunk] + chunkBytes[chunk] << ")";
         }
       }
+      if (f.getCarried())
+        carriedAt[chunk] = copyAt[chunk];
       if (liveWeights[chunk]++ == 0)
         onDevice += static_cast<double>(chunkBytes[chunk]);
       if (onDevice > budgetBytes * (1 + 1e-9))
@@ -303,7 +308,34 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
     }
     return WalkResult::advance();
   });
-  return failure(walk.wasInterrupted());
+  if (walk.wasInterrupted())
+    return failure();
+  // The step runs again as written, so it must end with the chunks its
+  // `carried` fetches say it starts with, where they say. A training
+  // forward whose backward's movement is still to be written
+  // (--loom-autodiff) is not the whole step yet.
+  bool pending = false;
+  func.walk([&](Operation *op) {
+    pending |= op->hasAttr(kBackwardMovementAttr) || op->hasAttr(kRerunMovementAttr);
+  });
+  if (pending)
+    return success();
+  for (auto [chunk, live] : llvm::enumerate(liveWeights)) {
+    auto carried = carriedAt.find(static_cast<int64_t>(chunk));
+    if (live > 0 && carried == carriedAt.end())
+      return func.emitOpError("ends with chunk ")
+             << chunk << " on the device, which its next run does not start "
+             << "with (no loom.fetch of it is carried), so the step cannot repeat";
+    if (live == 0 && carried != carriedAt.end())
+      return func.emitOpError("starts with chunk ")
+             << chunk << " on the device (carried) but releases it, so the "
+             << "next run would find it absent";
+    if (live > 0 && carried->second != copyAt[chunk])
+      return func.emitOpError("ends with chunk ")
+             << chunk << " at offset " << copyAt[chunk]
+             << ", but its next run starts with it at " << carried->second;
+  }
+  return success();
 }
 
 LogicalResult mlir::loom::verifyHostUpdates(func::FuncOp func) {

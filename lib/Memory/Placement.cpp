@@ -183,8 +183,18 @@ struct Rejection {
   Tier tier = Tier::Device;
   double shortBytes = 0;
 };
-/// By the placement's full name (with its policySuffix).
-using Rejections = std::map<std::string, Rejection>;
+/// The placements refused so far, by full name (with its policySuffix),
+/// and, per policy, the most gradient and optimizer state bytes a split of
+/// the optimizer may keep on a device: a refused split's, less what its
+/// replay found the device short by. The next split under that policy
+/// keeps less (at least one tensor fewer) rather than being given up.
+struct Rejections {
+  std::map<std::string, Rejection> byName;
+  std::map<std::string, double> splitCap;
+  /// Per policy, how much less device memory streamed parameters' chunk
+  /// schedules get after refusals (what the refused ones' replays lacked).
+  std::map<std::string, double> streamShort;
+};
 } // namespace
 
 /// Every placement under one activation policy (`recompute`: none,
@@ -329,6 +339,17 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   p.devices = e.devices;
   p.pipelineDevices = P;
   p.dataParallel = e.dataParallel;
+  // How this evaluation's placements are named, and the most state a split
+  // of the optimizer may keep on a device after refusals under it.
+  const std::string suffix =
+      policySuffix(*parseRecomputeMode(recompute), partialRecompute, partialOffload,
+                   activations, p.dataParallel, zero);
+  const double splitCap = rejected.splitCap.count(suffix)
+                              ? rejected.splitCap.find(suffix)->second
+                              : INFINITY;
+  const double streamRefused = rejected.streamShort.count(suffix)
+                                   ? rejected.streamShort.find(suffix)->second
+                                   : 0;
   p.microBatches = m;
   p.zeroStage = zero;
   const ::loom::ClusterSpec &cluster = e.cluster;
@@ -676,13 +697,15 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       }
       double room = p.deviceBytes - dev.otherBytes - dev.parameterBytes -
                     dev.gatherBuffer();
+      double cap = splitCap;
       size_t i = 0;
       for (; i < t; ++i) {
         const HeldWeight &w = *trainable[i].second;
         double state = w.gradient() + w.state();
-        if (state > room - stagingFrom[i])
+        if (state > room - stagingFrom[i] || state > cap)
           break;
         room -= state;
+        cap -= state;
         kept.insert(trainable[i].first);
       }
       partial |= i < t;
@@ -739,6 +762,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     for (auto &entry : dev0.weights)
       sizes.push_back(static_cast<int64_t>(entry.second.bytes));
     chunkOf = lm::groupIntoChunks(sizes, chunkBytes, cp.chunkBytes);
+    // The IR holds one iteration's fetches and releases.
+    cp.singleIteration = true;
     // The host updates every trainable parameter between iterations, so
     // their bytes start each iteration stale on the device.
     if (o.training) {
@@ -774,7 +799,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     return cp;
   };
   if (streamable) {
-    double budget = p.deviceBytes - dev0.otherBytes - streamStaging;
+    double budget = p.deviceBytes - dev0.otherBytes - streamStaging - streamRefused;
     SmallVector<int64_t> sizes;
     if (o.chunkBytes > 0)
       sizes.push_back(o.chunkBytes);
@@ -940,13 +965,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
 
   // A placement refused in an earlier round (its static memory plan
   // overflowed a tier, placeMemory) does not fit.
-  const std::string suffix =
-      policySuffix(*parseRecomputeMode(recompute), partialRecompute, partialOffload,
-                   activations, p.dataParallel, zero);
   for (PlacementCandidate &c : p.candidates) {
     c.activations = activations;
-    auto refused = rejected.find(c.name + suffix);
-    if (!c.feasible || refused == rejected.end())
+    auto refused = rejected.byName.find(c.name + suffix);
+    if (!c.feasible || refused == rejected.byName.end())
       continue;
     c.feasible = false;
     c.why = refused->second.why;
@@ -1170,8 +1192,9 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       c.recompute = recompute;
       c.recomputedSegments = recomputed;
       c.offloadedSegments = offloaded;
-      c.name += policySuffix(recompute, recomputed.get(), offloaded.get(), activations,
-                             part.dataParallel, zero);
+      c.policy = policySuffix(recompute, recomputed.get(), offloaded.get(), activations,
+                              part.dataParallel, zero);
+      c.name += c.policy;
       p.candidates.push_back(std::move(c));
     }
     const PlacementCandidate *mine = p.best(), *theirs = part.best();
@@ -1357,6 +1380,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   // are refused, and the choice is made again without them: each round
   // refuses one more, so this ends when one fits or none is left.
   Rejections rejected;
+  std::vector<std::string> refusals;
   MemoryPlacement p;
   for (;;) {
     FailureOr<MemoryPlacement> placed = placeAll(module, func, o, rejected);
@@ -1368,8 +1392,35 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       return failure();
     if (!*overflow || !o.refuseOverflow)
       break;
-    rejected[p.best()->name] = std::move(**overflow);
+    // A split of the optimizer is tried again with that much less of its
+    // state on the device.
+    const PlacementCandidate &refused = *p.best();
+    if (!refused.deviceOptimizerWeights.empty() && (*overflow)->tier == Tier::Device) {
+      double kept = 0;
+      for (const DeviceProgram &dev : p.programs->devices) {
+        double onDevice = 0;
+        for (auto &[op, w] : dev.weights)
+          if (refused.deviceOptimizerWeights.contains(op))
+            onDevice += w.gradient() + w.state();
+        kept = std::max(kept, onDevice);
+      }
+      double &cap = rejected.splitCap.try_emplace(refused.policy, INFINITY).first->second;
+      cap = std::min(cap, kept - (*overflow)->shortBytes);
+    }
+    // Streamed parameters are planned again on a smaller budget (by at
+    // least a megabyte, so that the schedule changes).
+    const bool streamed = refused.params != Tier::Device;
+    if (streamed && (*overflow)->tier == Tier::Device)
+      rejected.streamShort[refused.policy] +=
+          std::max((*overflow)->shortBytes, double(1 << 20));
+    refusals.push_back(refused.name + ": " + (*overflow)->why);
+    // (The successor of a split or a streamed schedule keeps its name, so
+    // those are refused by their cap and budget, not by name.)
+    if ((refused.deviceOptimizerWeights.empty() && !streamed) ||
+        (*overflow)->tier != Tier::Device)
+      rejected.byName[refused.name] = std::move(**overflow);
   }
+  p.refusals = std::move(refusals);
   Builder b(module.getContext());
   if (const PlacementCandidate *c = p.best()) {
     if (c->recomputedSegments)
@@ -1592,6 +1643,8 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
   if (p.devices > 1 || p.microBatches > 1)
     os << "  (parameters are streamed in chunks only in one-device programs of one "
           "micro-batch per step)\n";
+  for (const std::string &refusal : p.refusals)
+    os << "  refused after its replay: " << refusal << "\n";
   const PlacementCandidate *c = p.best();
   if (!c) {
     printShortfalls(os, p);

@@ -74,10 +74,10 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
     Option<"partialOffload", "partial-offload", "bool", "true",
            "Where offloading every kept activation is what makes a "
            "placement fit, also try offloading only the first segments'">,
-    Option<"refuseOverflow", "refuse-overflow", "bool", "false",
+    Option<"refuseOverflow", "refuse-overflow", "bool", "true",
            "Refuse a placement whose static memory plan, replayed against "
            "the tiers' capacities, overflows one, and choose again without "
-           "it (default: report the overflow in the table)">,
+           "it (false: keep it and report the overflow in the table)">,
     Option<"table", "table", "std::string", "\"-\"",
            "Write the readable table here ('-' = stderr, 'none' = nowhere)">,
   ];

@@ -2,13 +2,83 @@
 
 // Streamed movement as --loom-place-memory writes it, checked from the IR
 // alone against loom.memory_plan's chunk sizes and budget. First a correct
-// schedule: chunk 0 carried in, released after its last read to make room
-// for chunk 1.
+// schedule: chunk 0 fetched, released after its last read to make room for
+// chunk 1, which is released in turn: the step ends with nothing on the
+// device, as it starts.
 module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 256.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d0 : tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d1 = loom.fetch %w1 chunk 1 : tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d1 : tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// The step runs again as written, so it ends with the chunks its carried
+// fetches start with: here chunk 0, read first, stays.
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 512.0 : f64}} {
   func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
     %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
     %d0 = loom.fetch %w0 chunk 0 carried : tensor<8x8xf32>
     %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d1 = loom.fetch %w1 chunk 1 : tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d1 : tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// A step ending with a chunk it does not start with.
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 512.0 : f64}} {
+  // expected-error @+1 {{ends with chunk 1 on the device, which its next run does not start with (no loom.fetch of it is carried), so the step cannot repeat}}
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d1 = loom.fetch %w1 chunk 1 : tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// A step starting with a chunk it releases: the next run would read it
+// absent (a plan whose resident set cycles over several iterations).
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 256.0 : f64}} {
+  // expected-error @+1 {{starts with chunk 0 on the device (carried) but releases it, so the next run would find it absent}}
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d0 : tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d1 = loom.fetch %w1 chunk 1 : tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// A training forward whose backward's movement --loom-autodiff has still to
+// write is not the whole step: what it ends with is not checked yet.
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 256.0 : f64}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 {loom.backward_movement = {release = array<i64: 1>, fetch = array<i64: 0>, at = array<i64>}} : tensor<2x8xf32>, tensor<8x8xf32>
     loom.release %d0 : tensor<8x8xf32>
     %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
     %d1 = loom.fetch %w1 chunk 1 : tensor<8x8xf32>
@@ -124,7 +194,8 @@ module {
 // -----
 
 // Offsets in the device arena (loom.memory_plan's arenas): chunk 1's copy
-// may take chunk 0's bytes once chunk 0 is released.
+// may take chunk 0's bytes once chunk 0 is released; chunk 0 is fetched
+// back to where the next run expects it.
 module attributes {loom.memory_plan = {arenas = {device = {bytes = 512 : i64, live_bound = 512 : i64}}, chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 512.0 : f64}} {
   func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
     %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
@@ -134,6 +205,27 @@ module attributes {loom.memory_plan = {arenas = {device = {bytes = 512 : i64, li
     loom.release %d0 : tensor<8x8xf32>
     %d1 = loom.fetch %w1 chunk 1 at 256 : tensor<8x8xf32>
     %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d1 : tensor<8x8xf32>
+    %e0 = loom.fetch %w0 chunk 0 at 256 : tensor<8x8xf32>
+    return %z : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// ... and not elsewhere.
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 512 : i64, live_bound = 512 : i64}}, chunk_sizes = array<i64: 256, 256>, chunk_budget_bytes = 512.0 : f64}} {
+  // expected-error @+1 {{ends with chunk 0 at offset 0, but its next run starts with it at 256}}
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host"}} : tensor<8x8xf32>
+    %w1 = loom.weight parameter "w1" from "m.bin"[256] {loom.placement = {chunk = 1 : i64, tier = "host"}} : tensor<8x8xf32>
+    %d0 = loom.fetch %w0 chunk 0 carried at 256 : tensor<8x8xf32>
+    %y = loom.matmul %x, %d0 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d0 : tensor<8x8xf32>
+    %d1 = loom.fetch %w1 chunk 1 at 256 : tensor<8x8xf32>
+    %z = loom.matmul %y, %d1 : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %d1 : tensor<8x8xf32>
+    %e0 = loom.fetch %w0 chunk 0 at 0 : tensor<8x8xf32>
     return %z : tensor<2x8xf32>
   }
 }

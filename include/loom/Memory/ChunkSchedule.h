@@ -52,6 +52,11 @@ struct ChunkProblem {
   /// Training: the host rewrites its copies at each iteration boundary, so
   /// no fetch for an iteration may start before that iteration does.
   bool fetchWithinIteration = false;
+  /// The plan must repeat every iteration (period one): the program holds
+  /// one iteration, which a runtime runs again as written. Where Belady's
+  /// rule cycles through several, some chunks are kept on the device
+  /// throughout and the rest streamed (the fastest such plan).
+  bool singleIteration = false;
 };
 
 /// A fetch of `chunk` for step `forStep`, evicting `evicts` to make room.

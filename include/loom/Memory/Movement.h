@@ -90,8 +90,10 @@ LogicalResult writeMovement(func::FuncOp func, const MovementSchedule &schedule)
 /// fetch. Fetches with an `at` offset must all have one; a chunk's copy
 /// then spans its chunk size from its first fetched weight's offset, holds
 /// its other weights' offsets, lies inside `arenaBytes` (when >= 0) and
-/// shares no byte with another live chunk's copy. Errors name the op and
-/// the weight.
+/// shares no byte with another live chunk's copy. A whole step (no
+/// backward movement left for --loom-autodiff to write) must end with the
+/// chunks its `carried` fetches start with, at their offsets, so that it
+/// runs again as written. Errors name the op and the weight.
 LogicalResult verifyMovement(func::FuncOp func, llvm::ArrayRef<int64_t> chunkBytes,
                              double budgetBytes, int64_t arenaBytes = -1);
 

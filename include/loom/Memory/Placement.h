@@ -67,11 +67,12 @@ struct PlacementOptions {
   /// only where keeping them leaves the device short or slower.
   std::vector<std::string> activationTiers = {"device", "host"};
   /// A placement whose static memory plan overflows a tier when replayed
-  /// (replayTier) is refused and the choice made again without it;
-  /// otherwise the overflow is reported. Off by default: the arena's
-  /// liveness exceeds the estimator's figures the placement checks in
-  /// some programs (docs/memory-placement.md, "The static memory plan").
-  bool refuseOverflow = false;
+  /// (replayTier) is refused and the choice made again without it (a split
+  /// of the optimizer, with less of it on the device); otherwise the
+  /// overflow is only reported. The arena's liveness can exceed the
+  /// estimator's figures the placement checks (docs/memory-placement.md,
+  /// "The static memory plan").
+  bool refuseOverflow = true;
   /// The pipeline schedule of a pipelined plan (as for the estimator).
   ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
   int64_t kfkbGroup = 2; // k of kFkB
@@ -153,6 +154,7 @@ struct ChosenSegments {
 /// One way of placing the model state, priced.
 struct PlacementCandidate {
   std::string name;      // e.g. "params device, optimizer host"
+  std::string policy;    // the part of `name` naming its policy (policySuffix)
   Tier params = Tier::Device, optimizer = Tier::Device;
   /// The weights whose gradients and optimizer state stay on the device
   /// when `optimizer` is not the device: whole tensors in first-use order
@@ -229,6 +231,10 @@ struct MemoryPlacement {
   /// their replicas, and those kept whole ("name: why").
   int zeroShardedWeights = 0;
   std::vector<std::string> zeroKeptWhole;
+  /// The placements refused after their static memory plans' replays, in
+  /// the order refused ("name: why"); a refused split of the optimizer is
+  /// followed by one keeping less of it on the device.
+  std::vector<std::string> refusals;
 
   const PlacementCandidate *best() const {
     return chosen < 0 ? nullptr : &candidates[chosen];
