@@ -182,6 +182,7 @@ struct Rejection {
   std::string why;
   Tier tier = Tier::Device;
   double shortBytes = 0;
+  size_t device = 0; // the pipeline device whose plan overflowed
 };
 /// The placements refused so far, by full name (with its policySuffix),
 /// and, per policy, the most gradient and optimizer state bytes a split of
@@ -191,6 +192,8 @@ struct Rejection {
 struct Rejections {
   std::map<std::string, Rejection> byName;
   std::map<std::string, double> splitCap;
+  /// Per policy, the least a refused split kept on its overflowing device.
+  std::map<std::string, double> splitKept;
   /// Per policy, how much less device memory streamed parameters' chunk
   /// schedules get after refusals (what the refused ones' replays lacked).
   std::map<std::string, double> streamShort;
@@ -1148,7 +1151,7 @@ planChosenMemory(func::FuncOp func, MemoryPlacement &p, bool training) {
                         device, bytesText(static_cast<double>(over->bytes)),
                         tierLabel(t), over->position, over->buffer,
                         bytesText(static_cast<double>(over->capacity))),
-          t, static_cast<double>(over->bytes - over->capacity)};
+          t, static_cast<double>(over->bytes - over->capacity), d};
     }
     if (programs.sequential)
       p.memoryPlan = std::move(*memory);
@@ -1395,17 +1398,21 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     // A split of the optimizer is tried again with that much less of its
     // state on the device.
     const PlacementCandidate &refused = *p.best();
+    bool splitShrinks = true;
     if (!refused.deviceOptimizerWeights.empty() && (*overflow)->tier == Tier::Device) {
+      // What the split kept on the device that overflowed. A weight held
+      // by two devices (a tied embedding) is kept on both when the first
+      // keeps it, so the cap may not lower what the second keeps: a split
+      // keeping no less there than one refused before is refused by name.
       double kept = 0;
-      for (const DeviceProgram &dev : p.programs->devices) {
-        double onDevice = 0;
-        for (auto &[op, w] : dev.weights)
-          if (refused.deviceOptimizerWeights.contains(op))
-            onDevice += w.gradient() + w.state();
-        kept = std::max(kept, onDevice);
-      }
+      for (auto &[op, w] : p.programs->devices[(*overflow)->device].weights)
+        if (refused.deviceOptimizerWeights.contains(op))
+          kept += w.gradient() + w.state();
       double &cap = rejected.splitCap.try_emplace(refused.policy, INFINITY).first->second;
       cap = std::min(cap, kept - (*overflow)->shortBytes);
+      auto [least, fresh] = rejected.splitKept.try_emplace(refused.policy, kept);
+      splitShrinks = fresh || kept < least->second;
+      least->second = std::min(least->second, kept);
     }
     // Streamed parameters are planned again on a smaller budget (by at
     // least a megabyte, so that the schedule changes).
@@ -1417,7 +1424,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     // (The successor of a split or a streamed schedule keeps its name, so
     // those are refused by their cap and budget, not by name.)
     if ((refused.deviceOptimizerWeights.empty() && !streamed) ||
-        (*overflow)->tier != Tier::Device)
+        (*overflow)->tier != Tier::Device || !splitShrinks)
       rejected.byName[refused.name] = std::move(**overflow);
   }
   p.refusals = std::move(refusals);
