@@ -17,6 +17,7 @@
 #include "Sweep.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -527,8 +528,145 @@ loom::memory::residentAtIterationStarts(const ChunkProblem &problem,
   return starts;
 }
 
+namespace {
+
+/// The most bytes of whole chunks that fit in `budget`: a chunk plan never
+/// holds more, so the byte bound may use it as its budget. Sums of up to
+/// kMaxSubsetSums distinct values are tracked; past that, the budget.
+constexpr size_t kMaxSubsetSums = 1 << 14;
+double wholeChunkBudget(const std::vector<int64_t> &chunkBytes, double budget) {
+  std::vector<int64_t> sums = {0};
+  for (int64_t bytes : chunkBytes) {
+    size_t before = sums.size();
+    for (size_t i = 0; i < before; ++i)
+      if (static_cast<double>(sums[i] + bytes) <= budget)
+        sums.push_back(sums[i] + bytes);
+    llvm::sort(sums);
+    sums.erase(std::unique(sums.begin(), sums.end()), sums.end());
+    if (sums.size() > kMaxSubsetSums)
+      return budget;
+  }
+  return static_cast<double>(sums.back());
+}
+
+/// Chunk c's bytes the host rewrites at an iteration boundary.
+double staleBytesOf(const ChunkProblem &p, size_t c) {
+  return c < p.staleBytes.size()
+             ? std::clamp(p.staleBytes[c], 0.0, static_cast<double>(p.chunkBytes[c]))
+             : 0.0;
+}
+
+/// How far past a step a resident chunk is next needed (infinity: it is
+/// dead), and whether its stale bytes are dead before then (the host
+/// rewrites them at a boundary first).
+struct Need {
+  double distance;
+  bool staleDead;
+};
+
+/// One iteration of Belady's rule on bytes. Chunk c's resident bytes are
+/// `valid[c]` that stay valid across the iteration boundary (at most the
+/// chunk less its stale bytes) and `stale[c]` that the host rewrites
+/// there; `used` is their sum. Room is made from the bytes needed
+/// furthest ahead (`need`), part of a chunk if need be; dead stale bytes
+/// go first (Belady's rule with invalidations: a page dead before its next
+/// use is the best victim). Returns the bytes fetched.
+double bytesIteration(const ChunkProblem &p, const std::vector<std::vector<int>> &reads,
+                      double budget, std::vector<double> &valid,
+                      std::vector<double> &stale, double &used,
+                      llvm::function_ref<Need(int chunk, int step)> need) {
+  double fetched = 0;
+  for (auto [i, r] : llvm::enumerate(reads)) {
+    int step = static_cast<int>(i);
+    double missing = 0;
+    for (int c : r)
+      missing += p.chunkBytes[c] - valid[c] - stale[c];
+    fetched += missing;
+    double over = used + missing - budget;
+    while (over > 1e-9) {
+      int victim = -1;
+      bool deadBytes = false;
+      double furthest = -1;
+      for (size_t v = 0; v < valid.size(); ++v) {
+        if (valid[v] + stale[v] <= 0 || llvm::is_contained(r, static_cast<int>(v)))
+          continue;
+        Need n = need(static_cast<int>(v), step);
+        bool dead = n.staleDead && stale[v] > 0;
+        double d = dead ? std::numeric_limits<double>::infinity() : n.distance;
+        if (d > furthest) {
+          furthest = d;
+          victim = static_cast<int>(v);
+          deadBytes = dead;
+        }
+      }
+      if (victim < 0)
+        break;
+      // A live victim gives its stale bytes after its valid ones: both
+      // are read again before the boundary.
+      double &pool = deadBytes || valid[victim] <= 0 ? stale[victim] : valid[victim];
+      double take = std::min(over, pool);
+      pool -= take;
+      used -= take;
+      over -= take;
+    }
+    for (int c : r) {
+      used += p.chunkBytes[c] - valid[c] - stale[c];
+      stale[c] = staleBytesOf(p, c);
+      valid[c] = p.chunkBytes[c] - stale[c];
+    }
+  }
+  return fetched;
+}
+
+/// Chunks up to which oneIterationLowerBound tries every boundary set.
+constexpr size_t kMaxBoundaryChunks = 12;
+
+/// A lower bound on the bytes per iteration of plans of one iteration
+/// (ChunkProblem::singleIteration). Such a plan starts and ends with the
+/// same whole chunks S on the device; for each S that fits, Belady's rule
+/// on bytes from S (less its stale bytes) with S needed again at the end
+/// moves the least, so the least over every S bounds the plan. A chunk not
+/// in S is dead after its last read. Exhaustive, so only up to
+/// kMaxBoundaryChunks chunks (0 past that: no bound).
+double oneIterationLowerBound(const ChunkProblem &p,
+                              const std::vector<std::vector<int>> &reads,
+                              const NextUse &next, double budget) {
+  size_t chunks = p.chunkBytes.size(), n = reads.size();
+  if (chunks > kMaxBoundaryChunks)
+    return 0;
+  double best = std::numeric_limits<double>::infinity();
+  for (uint32_t mask = 0; mask < (1u << chunks); ++mask) {
+    auto inS = [&](size_t c) { return (mask >> c) & 1u; };
+    std::vector<double> valid(chunks, 0), stale(chunks, 0);
+    double used = 0, whole = 0;
+    for (size_t c = 0; c < chunks; ++c)
+      if (inS(c)) {
+        whole += p.chunkBytes[c];
+        valid[c] = p.chunkBytes[c] - staleBytesOf(p, c);
+        used += valid[c];
+      }
+    if (whole > budget)
+      continue;
+    double fetched = bytesIteration(p, reads, budget, valid, stale, used,
+                                    [&](int v, int step) -> Need {
+      double d = next.after(v, step);
+      if (step + d < static_cast<double>(n))
+        return {d, false};
+      return {inS(v) ? static_cast<double>(n) - step
+                     : std::numeric_limits<double>::infinity(),
+              false};
+    });
+    for (size_t c = 0; c < chunks; ++c)
+      if (inS(c))
+        fetched += p.chunkBytes[c] - valid[c] - stale[c];
+    best = std::min(best, fetched);
+  }
+  return std::isfinite(best) ? best : 0;
+}
+
+} // namespace
+
 double loom::memory::fetchLowerBound(const ChunkProblem &p) {
-  const std::vector<double> &staleBytes = p.staleBytes;
   std::vector<std::vector<int>> reads = distinctReads(p);
   if (llvm::Error e = validate(p, reads)) {
     llvm::consumeError(std::move(e));
@@ -536,23 +674,14 @@ double loom::memory::fetchLowerBound(const ChunkProblem &p) {
   }
   size_t chunks = p.chunkBytes.size(), n = reads.size();
   NextUse next(reads, chunks);
-  // Belady on bytes. Chunk c's resident bytes are `valid[c]` that stay
-  // valid across the iteration boundary (at most the chunk less its stale
-  // bytes) and `stale[c]` that the host rewrites there. Room is made from
-  // the bytes whose next use is furthest, part of a chunk if need be;
-  // stale bytes whose next use is past the boundary are dead and go first
-  // (Belady's rule with invalidations: a page dead before its next use is
-  // the best victim).
-  auto staleOf = [&](size_t c) {
-    return c < staleBytes.size()
-               ? std::clamp(staleBytes[c], 0.0,
-                            static_cast<double>(p.chunkBytes[c]))
-               : 0.0;
-  };
+  const double budget = wholeChunkBudget(p.chunkBytes, p.budgetBytes);
+  // Belady on bytes over iterations until the state repeats; stale bytes
+  // whose next use is past the boundary are dead.
   std::vector<double> valid(chunks, 0), stale(chunks, 0);
   std::map<std::vector<double>, int> seen;
   std::vector<double> traffic; // per round
   double used = 0;
+  double anyPeriod = -1;
   for (int round = 0; round <= kMaxPeriod; ++round) {
     // What the host updated since is no longer on the device.
     for (size_t c = 0; c < chunks; ++c) {
@@ -565,62 +694,28 @@ double loom::memory::fetchLowerBound(const ChunkProblem &p) {
       double sum = 0;
       for (int r = it->second; r < round; ++r)
         sum += traffic[r];
-      return sum / (round - it->second);
+      anyPeriod = sum / (round - it->second);
+      break;
     }
-    double fetched = 0;
-    for (auto [i, r] : llvm::enumerate(reads)) {
-      int step = static_cast<int>(i);
-      double need = 0;
-      for (int c : r)
-        need += p.chunkBytes[c] - valid[c] - stale[c];
-      fetched += need;
-      double over = used + need - p.budgetBytes;
-      while (over > 1e-9) {
-        int victim = -1;
-        bool deadBytes = false;
-        double furthest = -1;
-        for (size_t v = 0; v < chunks; ++v) {
-          if (valid[v] + stale[v] <= 0 ||
-              llvm::is_contained(r, static_cast<int>(v)))
-            continue;
-          double d = next.after(static_cast<int>(v), step);
-          bool wraps = step + d >= static_cast<double>(n);
-          bool dead = wraps && stale[v] > 0;
-          if (dead)
-            d = std::numeric_limits<double>::infinity();
-          if (d > furthest) {
-            furthest = d;
-            victim = static_cast<int>(v);
-            deadBytes = dead;
-          }
-        }
-        if (victim < 0)
-          break;
-        double &pool = deadBytes || valid[victim] <= 0 ? stale[victim]
-                                                       : valid[victim];
-        // A live victim gives its stale bytes after its valid ones: both
-        // are read again before the boundary.
-        double take = std::min(over, pool);
-        pool -= take;
-        used -= take;
-        over -= take;
-      }
-      for (int c : r) {
-        used += p.chunkBytes[c] - valid[c] - stale[c];
-        stale[c] = staleOf(c);
-        valid[c] = p.chunkBytes[c] - stale[c];
-      }
-    }
-    traffic.push_back(fetched);
+    traffic.push_back(bytesIteration(p, reads, budget, valid, stale, used,
+                                     [&](int v, int step) -> Need {
+      double d = next.after(v, step);
+      return {d, step + d >= static_cast<double>(n)};
+    }));
   }
-  // No exact period (rounding in partial evictions): any plan that repeats
-  // with traffic T per iteration, started from an empty device, would move
-  // at most budget + K T over K iterations, and the byte rule moves the
-  // least: T >= (its K-iteration traffic - budget) / K.
-  double sum = 0;
-  for (double t : traffic)
-    sum += t;
-  return std::max(0.0, (sum - p.budgetBytes) / traffic.size());
+  if (anyPeriod < 0) {
+    // No exact period (rounding in partial evictions): any plan that
+    // repeats with traffic T per iteration, started from an empty device,
+    // would move at most budget + K T over K iterations, and the byte rule
+    // moves the least: T >= (its K-iteration traffic - budget) / K.
+    double sum = 0;
+    for (double t : traffic)
+      sum += t;
+    anyPeriod = std::max(0.0, (sum - budget) / traffic.size());
+  }
+  if (!p.singleIteration)
+    return anyPeriod;
+  return std::max(anyPeriod, oneIterationLowerBound(p, reads, next, budget));
 }
 
 std::vector<int>

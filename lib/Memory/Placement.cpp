@@ -1075,7 +1075,7 @@ constexpr int kMaxPartialProbes = 6;
 /// falls about linearly with the segments chosen (repeated layers), so
 /// probes alternate between interpolating the peaks against `deviceBytes`
 /// and halving the bracket, at most kMaxPartialProbes of them; none if no
-/// probe fits.
+/// probe of fewer than all segments fits (all of them is `all` itself).
 static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
     ArrayRef<RecomputeSegment> ranked, const PlacementCandidate &none,
     const PlacementCandidate &all, double deviceBytes,
@@ -1086,12 +1086,11 @@ static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
   };
   const PlacementKind target(all);
   const int64_t n = static_cast<int64_t>(ranked.size());
-  // `all` stands in for all n segments until a probe fits.
+  // `all` stands for all n segments, and fits.
   Probe lo{0, none.devicePeak}, hi{n, all.devicePeak};
-  bool hiFits = false;
   std::optional<PartialEvaluation> found;
   for (int probe = 0; probe < kMaxPartialProbes; ++probe) {
-    const int64_t top = hiFits ? hi.segments - 1 : hi.segments;
+    const int64_t top = hi.segments - 1;
     if (top <= lo.segments)
       break;
     int64_t k = (lo.segments + hi.segments + 1) / 2;
@@ -1114,7 +1113,6 @@ static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
       break;
     if (c->feasible) {
       hi = {k, c->devicePeak};
-      hiFits = true;
       found = PartialEvaluation{std::move(*placed), std::move(segments)};
     } else {
       lo = {k, c->devicePeak};

@@ -141,7 +141,8 @@ TEST(ChunkSchedule, RandomProblemsReplayAndRespectTheBound) {
   // Cycling plans with no plan of one iteration, and the slowest of those
   // found against the cycling plan's iteration.
   int noSingle = 0;
-  double worstSingle = 1;
+  double worstSingle = 1, worstSingleBytes = 1, worstSingleAnyPeriod = 1;
+  int singleEqual = 0, singleEqualAtBound = 0;
   for (int seed = 0; seed < 300; ++seed) {
     std::uniform_int_distribution<int> chunkCount(1, 12), stepCount(1, 30);
     int n = chunkCount(rng);
@@ -168,8 +169,10 @@ TEST(ChunkSchedule, RandomProblemsReplayAndRespectTheBound) {
       p.steps.push_back(std::move(step));
     }
     std::uniform_real_distribution<double> slack(0, 20 * MB);
-    p.budgetBytes = std::max(largestStep, 4 * MB) + (equal ? 4 * MB * (seed % 5)
-                                                          : slack(rng));
+    // Equal chunks get budgets of whole chunks and budgets between them
+    // (which a chunk plan cannot fill).
+    p.budgetBytes = std::max(largestStep, 4 * MB) +
+                    (equal ? 4 * MB * (seed % 5) + 1.3 * MB * (seed % 3) : slack(rng));
     p.hostToDevice = std::uniform_real_distribution<double>(1e9, 30e9)(rng);
     p.linkLatency = 1e-5;
     llvm::Expected<ChunkPlan> plan = planChunks(p);
@@ -218,9 +221,20 @@ TEST(ChunkSchedule, RandomProblemsReplayAndRespectTheBound) {
         EXPECT_EQ(single->iterations, 1) << "seed " << seed;
         if (llvm::Error e = simulateChunks(once, *single))
           FAIL() << "seed " << seed << ": " << llvm::toString(std::move(e));
-        EXPECT_LE(bound, single->bytesFetched + 1) << "seed " << seed;
+        // Its own bound (plans of one iteration) lies between the bound for
+        // any period and what it moves.
+        double onceBound = fetchLowerBound(once);
+        EXPECT_LE(onceBound, single->bytesFetched + 1) << "seed " << seed;
+        EXPECT_GE(onceBound + 1, bound) << "seed " << seed;
         EXPECT_LE(single->peakBytes, p.budgetBytes) << "seed " << seed;
         worstSingle = std::max(worstSingle, single->iterationSeconds / plan->iterationSeconds);
+        worstSingleBytes = std::max(worstSingleBytes, single->bytesFetched / onceBound);
+        if (equal) {
+          ++singleEqual;
+          singleEqualAtBound += single->bytesFetched <= onceBound + 1;
+        }
+        worstSingleAnyPeriod =
+            std::max(worstSingleAnyPeriod, single->bytesFetched / bound);
       }
     }
     EXPECT_LE(bound, plan->bytesFetched + 1) << "seed " << seed;
@@ -271,8 +285,12 @@ TEST(ChunkSchedule, RandomProblemsReplayAndRespectTheBound) {
          "iteration, %d of them refused under training's rule\n", periodic,
          refusedAcrossBoundary);
   printf("one-iteration plans for them: %d found, %d none; the slowest "
-         "%.3fx the cycling plan's iteration\n", periodic - noSingle, noSingle,
-         worstSingle);
+         "%.3fx the cycling plan's iteration; moving at most %.3fx the bound "
+         "for one iteration (%.3fx the bound for any period)\n",
+         periodic - noSingle, noSingle, worstSingle, worstSingleBytes,
+         worstSingleAnyPeriod);
+  printf("of those with equal chunks, %d of %d move exactly the bound for one "
+         "iteration\n", singleEqualAtBound, singleEqual);
   EXPECT_LT(noSingle, periodic);
 }
 
@@ -305,6 +323,13 @@ TEST(ChunkSchedule, CyclicReadsGetAPlanOfOneIteration) {
   EXPECT_EQ(plan->residentAtStart, (std::vector<int>{0, 3, 4, 5}));
   EXPECT_DOUBLE_EQ(plan->bytesFetched, 3 * MB);
   EXPECT_DOUBLE_EQ(cycling->bytesFetched, 2.4 * MB);
+  // No plan of one iteration moves less: starting and ending with any four
+  // chunks, the other two are fetched and two of the four fetched back.
+  // The cycling plan's 2.4 is the bound only for plans of any period.
+  EXPECT_DOUBLE_EQ(fetchLowerBound(p), 3 * MB);
+  ChunkProblem anyPeriod = p;
+  anyPeriod.singleIteration = false;
+  EXPECT_DOUBLE_EQ(fetchLowerBound(anyPeriod), 2.4 * MB);
   EXPECT_NEAR(plan->stallSeconds, 0.5e-3, 1e-12);
   EXPECT_NEAR(cycling->stallSeconds, 1.2e-3, 1e-12);
   EXPECT_LE(plan->peakBytes, p.budgetBytes);

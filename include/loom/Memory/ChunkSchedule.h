@@ -119,11 +119,15 @@ std::vector<std::vector<int>> residentAtIterationStarts(const ChunkProblem &prob
 /// A lower bound on the average host-to-device bytes per iteration of any
 /// repeating plan: Belady's rule on bytes rather than chunks (a chunk plan is
 /// also a byte plan, and for equal pages the rule moves the least), in its
-/// steady state. With equal chunks, a budget that is a whole number of
-/// them and no stale bytes, it is exactly what planChunks moves. With stale
-/// bytes, each
-/// iteration starts with at most the rest of each chunk valid on the
-/// device, and the bound counts re-sending them.
+/// steady state, under the most bytes of whole chunks the budget holds (all
+/// a chunk plan can use). With equal chunks and no stale bytes, it is
+/// exactly what planChunks moves. With stale bytes, each iteration starts
+/// with at most the rest of each chunk valid on the device, and the bound
+/// counts re-sending them. With `singleIteration`, also a bound on plans of
+/// one iteration alone, which may move more than a cycling plan: the least,
+/// over every set of whole chunks the iteration could start and end with,
+/// of Belady's rule on bytes from that set back to it (exhaustive, so only
+/// up to 12 chunks; past that, the bound for any period).
 double fetchLowerBound(const ChunkProblem &problem);
 
 /// Groups `tensorBytes` (in first-use order) into chunks of at most

@@ -12,7 +12,7 @@ shard.shard ops, e.g. from `--loom-plan`) is dropped first, so `single` turns
 a planned module back into the one-device program.
 
 A PLAN names the grid's axes, major to minor, each a kind and a size joined
-by 'x': `dp4`, `tp2`, `dp2xtp4`, `sp8`, `ep4`, `dp2xep2`, or `single` (no grid,
+by 'x': `dp4`, `tp2`, `dp2xtp4`, `sp8`, `ep4`, `dp2xep2`, `pp2xdp2xtp2xep2`, or `single` (no grid,
 only the weight paths rewritten). What each kind of axis splits:
 
   dp  every input's dim 0 (the batch)
@@ -25,6 +25,11 @@ only the weight paths rewritten). What each kind of axis splits:
   ep  the expert dimension (dim 0) of every stacked expert weight; GShard's
       expert axis is data-parallel for every other op, so it also splits
       every input's dim 0 (after any dp axis)
+  pp  pipeline stages: the grid gets `loom.pipeline_axis`, and the weights
+      of decoder layer i (named `layers.i.`) `loom.stage = i * pp / layers`;
+      every other op takes the latest stage of its operands, and a weight
+      outside the layers (embeddings, the final norm, LM head) its first
+      reader's, as the cost model assigns them
 
 Every other weight (embeddings, norms, routers, LM head) is annotated
 replicated. Activations are left to sharding propagation, except around a
@@ -76,9 +81,9 @@ def parse_plan(plan):
         return []
     axes = []
     for part in plan.split("x"):
-        m = re.fullmatch(r"(dp|sp|tp|ep)(\d+)", part)
+        m = re.fullmatch(r"(dp|sp|tp|ep|pp)(\d+)", part)
         if not m:
-            sys.exit(f"annotate_plans.py: bad plan '{plan}' (axes like dp2, tp4, sp2, ep4 joined by x)")
+            sys.exit(f"annotate_plans.py: bad plan '{plan}' (axes like dp2, tp4, sp2, ep4, pp2 joined by x)")
         axes.append((m.group(1), int(m.group(2))))
     kinds = [k for k, _ in axes]
     if len(set(kinds)) != len(kinds):
@@ -208,6 +213,17 @@ def expert_exchange(line, renames, out, shard, ep, batch):
     return line
 
 
+LAYER_WEIGHT_RE = re.compile(r'\s*' + VALUE + r' = loom\.weight \w+ "layers\.(\d+)\.')
+
+
+def with_stage(attrs, stage):
+    """A weight's attribute text (` ` or ` {...} `) with loom.stage added."""
+    entry = f"loom.stage = {stage} : i64"
+    if "{" not in attrs:
+        return f" {{{entry}}} "
+    return attrs.replace("{", "{" + entry + ", ", 1)
+
+
 def rename(line, renames):
     if not renames:
         return line
@@ -255,6 +271,12 @@ def annotate(lines, axes, weights_dir, entry):
     kinds = [k for k, _ in axes]
     ep = kinds.index("ep") if "ep" in kinds else None
     batch = [i for i, k in enumerate(kinds) if k in ("dp", "ep")]
+    pp = kinds.index("pp") if "pp" in kinds else None
+    stages = axes[pp][1] if pp is not None else 1
+    layers = 1 + max([int(m.group(1)) for line in lines
+                      for m in [LAYER_WEIGHT_RE.match(line)] if m], default=-1)
+    if stages > 1 and layers % stages:
+        sys.exit(f"annotate_plans.py: {layers} decoder layers do not divide into pp{stages} stages")
 
     for i, line in enumerate(lines):
         func = FUNC_RE.match(line)
@@ -263,8 +285,9 @@ def annotate(lines, axes, weights_dir, entry):
             renames = {}
             if axes and in_entry and not grid_written:
                 names = ", ".join('"%s"' % k for k, _ in axes)
+                pipeline = f", loom.pipeline_axis = {pp} : i64" if pp is not None else ""
                 out.append(f"{func.group(1)}shard.grid @plan(shape = {grid}) "
-                           f"{{loom.axis_names = [{names}]}}")
+                           f"{{loom.axis_names = [{names}]{pipeline}}}")
                 grid_written = True
             out.append(line)
             if axes and in_entry:
@@ -283,6 +306,9 @@ def annotate(lines, axes, weights_dir, entry):
             indent, value, role, name, path, offset, rest, ty = weight.groups()
             if not os.path.isabs(path):
                 path = os.path.abspath(os.path.join(weights_dir, path))
+            layer = re.match(r"layers\.(\d+)\.", name)
+            if axes and in_entry and stages > 1 and layer:
+                rest = with_stage(rest, int(layer.group(1)) * stages // layers)
             out.append(f'{indent}{value} = loom.weight {role} "{name}" from "{path}"{offset}{rest}: {ty}')
             if axes and in_entry:
                 shape = tensor_shape(ty)
