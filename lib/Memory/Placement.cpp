@@ -34,6 +34,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -970,6 +971,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // overflowed a tier, placeMemory) does not fit.
   for (PlacementCandidate &c : p.candidates) {
     c.activations = activations;
+    c.policy = suffix;
     auto refused = rejected.byName.find(c.name + suffix);
     if (!c.feasible || refused == rejected.byName.end())
       continue;
@@ -1076,10 +1078,15 @@ constexpr int kMaxPartialProbes = 6;
 /// probes alternate between interpolating the peaks against `deviceBytes`
 /// and halving the bracket, at most kMaxPartialProbes of them; none if no
 /// probe of fewer than all segments fits (all of them is `all` itself).
+/// A probe that fits by the estimator and is its evaluation's choice is
+/// replayed (`replayedPeak`: the device peak its static memory plan
+/// overflows with, or none if it fits); one refused there counts as not
+/// fitting, so the bisection moves on within this search.
 static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
     ArrayRef<RecomputeSegment> ranked, const PlacementCandidate &none,
     const PlacementCandidate &all, double deviceBytes,
-    function_ref<FailureOr<MemoryPlacement>(const ChosenSegments &)> evaluateWith) {
+    function_ref<FailureOr<MemoryPlacement>(const ChosenSegments &)> evaluateWith,
+    function_ref<FailureOr<std::optional<double>>(MemoryPlacement &)> replayedPeak) {
   struct Probe {
     int64_t segments;
     double peak;
@@ -1105,17 +1112,40 @@ static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
     for (auto [rank, s] : llvm::enumerate(ranked.take_front(k)))
       for (Operation *op : s.ops)
         segments->ops[op] = static_cast<int64_t>(rank);
+    // A segment's checkpoint re-runs with it too, unless a chosen segment
+    // reads it (the one after it, which re-runs from it, so it is kept).
+    SmallVector<std::pair<Operation *, int64_t>> checkpoints;
+    for (auto [rank, s] : llvm::enumerate(ranked.take_front(k))) {
+      if (!s.checkpoint)
+        continue;
+      bool readByChosen = false;
+      for (Value r : s.checkpoint->getResults())
+        forEachReader(r, [&](Operation *user) {
+          readByChosen |= segments->ops.count(user) > 0;
+        });
+      if (!readByChosen)
+        checkpoints.push_back({s.checkpoint, static_cast<int64_t>(rank)});
+    }
+    for (auto [op, rank] : checkpoints)
+      segments->ops[op] = rank;
     FailureOr<MemoryPlacement> placed = evaluateWith(*segments);
     if (failed(placed))
       return failure();
     const PlacementCandidate *c = placementOf(*placed, target);
     if (!c)
       break;
-    if (c->feasible) {
+    std::optional<double> overflowing;
+    if (c->feasible && c == placed->best()) {
+      FailureOr<std::optional<double>> replayed = replayedPeak(*placed);
+      if (failed(replayed))
+        return failure();
+      overflowing = *replayed;
+    }
+    if (c->feasible && !overflowing) {
       hi = {k, c->devicePeak};
       found = PartialEvaluation{std::move(*placed), std::move(segments)};
     } else {
-      lo = {k, c->devicePeak};
+      lo = {k, overflowing.value_or(c->devicePeak)};
     }
   }
   return found;
@@ -1159,11 +1189,43 @@ planChosenMemory(func::FuncOp func, MemoryPlacement &p, bool training) {
   return first;
 }
 
+/// Replays a partial search's probe (its evaluation's choice) where
+/// placeMemory would refuse it by name: the device peak its static memory
+/// plan overflows with (the tier's capacity where another tier
+/// overflowed), the refusal recorded as placeMemory records its own; none
+/// if it fits. Splits of the optimizer and streamed schedules are left to
+/// placeMemory, which shrinks them instead.
+static FailureOr<std::optional<double>> replayProbe(func::FuncOp func,
+                                                    const PlacementOptions &o,
+                                                    MemoryPlacement &placed,
+                                                    Rejections &rejected,
+                                                    std::vector<std::string> &refusals) {
+  const PlacementCandidate *c = placed.best();
+  if (!o.refuseOverflow || !c || !c->deviceOptimizerWeights.empty() ||
+      c->params != Tier::Device)
+    return std::optional<double>();
+  FailureOr<std::optional<Rejection>> overflow = planChosenMemory(func, placed, o.training);
+  // The plans were made for this check only (placeMemory plans the winner).
+  placed.memoryPlan.reset();
+  placed.pipelineMemoryPlans.clear();
+  if (failed(overflow))
+    return failure();
+  if (!*overflow)
+    return std::optional<double>();
+  std::string name = c->name + c->policy;
+  refusals.push_back(name + ": " + (*overflow)->why);
+  double peak = (*overflow)->tier == Tier::Device ? placed.deviceBytes + (*overflow)->shortBytes
+                                                  : placed.deviceBytes;
+  rejected.byName[name] = std::move(**overflow);
+  return std::optional<double>(peak);
+}
+
 /// Every placement of the module under each ZeRO stage and activation
 /// policy asked for, the fastest that fits chosen (none of `rejected`).
 static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
                                            const PlacementOptions &o,
-                                           const Rejections &rejected) {
+                                           Rejections &rejected,
+                                           std::vector<std::string> &refusals) {
   // Every ZeRO stage asked for (only 0 without data parallelism), each
   // without recomputation and (training) with selective recomputation (the
   // weight-free regions re-run) and full recomputation (only the activations
@@ -1235,12 +1297,14 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       return success();
     StringRef policy = recomputeModeName(recompute);
     FailureOr<std::optional<PartialEvaluation>> partial = fewestSegments(
-        ranked, *shortOf, *fits, p.deviceBytes, [&](const ChosenSegments &segments) {
+        ranked, *shortOf, *fits, p.deviceBytes,
+        [&](const ChosenSegments &segments) {
           return offload ? evaluate(module, func, o, policy, zero, activations,
                                     rejected, nullptr, &segments)
                          : evaluate(module, func, o, policy, zero, activations,
                                     rejected, &segments);
-        });
+        },
+        [&](MemoryPlacement &placed) { return replayProbe(func, o, placed, rejected, refusals); });
     if (failed(partial))
       return failure();
     if (*partial) {
@@ -1291,9 +1355,20 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
         }
         if (activations == Tier::Device) {
           kept = pricedOf(*part);
-          segments = part->recomputeSegments;
-          if (recompute == RecomputeMode::Selective)
-            ranked = part->recomputeSegments;
+          // Offload takes each segment's kept activations, its checkpoint's
+          // too; recomputation the segments whose re-run frees something.
+          segments.clear();
+          for (RecomputeSegment s : part->recomputeSegments) {
+            if (s.checkpoint)
+              s.ops.push_back(std::exchange(s.checkpoint, nullptr));
+            segments.push_back(std::move(s));
+          }
+          if (recompute == RecomputeMode::Selective) {
+            ranked.emplace();
+            for (const RecomputeSegment &s : part->recomputeSegments)
+              if (!s.ops.empty() && s.freedBytes > 0)
+                ranked->push_back(s);
+          }
           if (recompute != RecomputeMode::None)
             priced[recompute == RecomputeMode::Full] = pricedOf(*part);
         }
@@ -1384,7 +1459,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   std::vector<std::string> refusals;
   MemoryPlacement p;
   for (;;) {
-    FailureOr<MemoryPlacement> placed = placeAll(module, func, o, rejected);
+    FailureOr<MemoryPlacement> placed = placeAll(module, func, o, rejected, refusals);
     if (failed(placed))
       return failure();
     p = std::move(*placed);

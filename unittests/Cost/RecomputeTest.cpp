@@ -80,14 +80,26 @@ TEST_F(RecomputeTest, SegmentsAreBlocksBetweenCutPoints) {
   SmallVector<RecomputeSegment> segments = rankRecomputeSegments(func, facts(), none);
   ASSERT_EQ(segments.size(), 3u);
   for (const RecomputeSegment &s : segments) {
-    ASSERT_EQ(s.ops.size(), 4u);
     EXPECT_TRUE(isa<MatmulOp>(s.ops.front()));
-    EXPECT_TRUE(isa<BinaryOp>(s.ops.back()));
     EXPECT_GT(s.flops, 0);
   }
-  // The first two free their block's output too (the next block's up
-  // projection keeps it); the last one's output is read by nothing's
-  // backward, so it frees less and ranks last. Equal ratios go in program
+  // The first two blocks end at a cut: their residual add's result is the
+  // next block's checkpoint, apart from the ops (the next block's up
+  // projection keeps it, so offloading moves its bytes). The last block's
+  // add ends the program and stays among its ops; its result is read by
+  // nothing's backward.
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(segments[k].ops.size(), 3u);
+    EXPECT_TRUE(isa<MatmulOp>(segments[k].ops.back()));
+    ASSERT_TRUE(segments[k].checkpoint);
+    EXPECT_TRUE(isa<BinaryOp>(segments[k].checkpoint));
+    EXPECT_GT(segments[k].checkpointBytes, 0);
+  }
+  ASSERT_EQ(segments[2].ops.size(), 4u);
+  EXPECT_TRUE(isa<BinaryOp>(segments[2].ops.back()));
+  EXPECT_FALSE(segments[2].checkpoint);
+  // Each frees its up projection's and activation's outputs; the last
+  // re-runs its add as well, so it ranks last. Equal ratios go in program
   // order.
   auto blockOf = [&](const RecomputeSegment &s) {
     for (auto [i, op] : llvm::enumerate(func.getBody().front().getOperations()))
@@ -98,26 +110,36 @@ TEST_F(RecomputeTest, SegmentsAreBlocksBetweenCutPoints) {
   EXPECT_LT(blockOf(segments[0]), blockOf(segments[1]));
   EXPECT_LT(blockOf(segments[1]), blockOf(segments[2]));
   EXPECT_EQ(segments[0].freedBytes, segments[1].freedBytes);
-  EXPECT_LT(segments[2].freedBytes, segments[0].freedBytes);
+  EXPECT_EQ(segments[2].freedBytes, segments[0].freedBytes);
+  EXPECT_GT(segments[2].flops, segments[0].flops);
 }
 
 TEST_F(RecomputeTest, EqualMarksJoinDifferentMarksDoNot) {
   RecomputeRegions none = selectRecomputation(func, RecomputeMode::None, facts());
   SmallVector<RecomputeSegment> segments = rankRecomputeSegments(func, facts(), none);
   ASSERT_EQ(segments.size(), 3u);
+  // Two blocks marked apart (their checkpoint kept, as placement marks
+  // consecutive segments), and the same with block 0's checkpoint marked
+  // like the rest: one connected run.
   DenseMap<Operation *, int64_t> apart, together;
   for (int64_t k = 0; k < 2; ++k)
     for (Operation *op : segments[k].ops) {
       apart[op] = k;
       together[op] = 0;
     }
+  together[segments[0].checkpoint] = 0;
+  Value checkpoint = segments[0].checkpoint->getResult(0);
   RecomputeRegions two = selectRecomputation(func, RecomputeMode::None, facts(&apart));
   EXPECT_EQ(two.numRegions, 2u);
-  EXPECT_EQ(two.regionOf.size(), 8u);
+  EXPECT_EQ(two.regionOf.size(), 6u);
   // Each re-runs from its own checkpoint: the input, then block 0's output.
   EXPECT_TRUE(two.keptInputs.contains(func.getArgument(0)));
-  EXPECT_TRUE(two.keptInputs.contains(segments[0].ops.back()->getResult(0)));
+  EXPECT_TRUE(two.keptInputs.contains(checkpoint));
   RecomputeRegions one = selectRecomputation(func, RecomputeMode::None, facts(&together));
   EXPECT_EQ(one.numRegions, 1u);
-  EXPECT_FALSE(one.keptInputs.contains(segments[0].ops.back()->getResult(0)));
+  EXPECT_FALSE(one.keptInputs.contains(checkpoint));
+  // Equal marks on ops not connected by def-use stay apart: without the
+  // checkpoint between them, the two blocks are two regions.
+  together.erase(segments[0].checkpoint);
+  EXPECT_EQ(selectRecomputation(func, RecomputeMode::None, facts(&together)).numRegions, 2u);
 }

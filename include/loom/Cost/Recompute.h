@@ -76,19 +76,32 @@ struct RecomputeRegions {
 /// from the checkpoint before it.
 struct RecomputeSegment {
   /// The ops a mark would recompute (those with a backward producing
-  /// activations), in program order.
+  /// activations), in program order; not `checkpoint`.
   llvm::SmallVector<Operation *> ops;
+  /// The stretch's last op where its result alone carries the program
+  /// onward: the next stretch's checkpoint. Where the next stretch is
+  /// recomputed too, it is kept, so each re-runs on its own where the
+  /// backward reaches this op (recomputed, it would have to re-run for the
+  /// next stretch's re-run, and consecutive recomputed stretches would all
+  /// re-run at the last one and be held until their own backward); where
+  /// not, it re-runs with its stretch. Offloading the stretch's kept
+  /// activations moves its result too. Null where there is none.
+  Operation *checkpoint = nullptr;
   /// What recomputing it frees: the activations its ops produce that some
   /// backward reads and `base` does not already recompute (IR types).
   double freedBytes = 0;
+  /// The same of `checkpoint`'s results (what offload moves beside them).
+  double checkpointBytes = 0;
   /// Its forward FLOPs, re-run in the backward.
   double flops = 0;
 };
 
 /// `func`'s segments in the order partial recomputation takes them (the
 /// most bytes freed per FLOP re-run first, Checkmate's greedy order; equal
-/// ratios, as in repeated layers, in program order), leaving out those
-/// that free nothing. `base`: the regions the policy already recomputes.
+/// ratios, as in repeated layers, in program order; those whose
+/// recomputation frees nothing last), leaving out those neither
+/// recomputing nor offloading frees anything from. `base`: the regions
+/// the policy already recomputes.
 llvm::SmallVector<RecomputeSegment>
 rankRecomputeSegments(func::FuncOp func, const RecomputeFacts &facts,
                       const RecomputeRegions &base);
