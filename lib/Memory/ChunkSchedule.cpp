@@ -73,6 +73,13 @@ llvm::Error validate(const ChunkProblem &p,
   return llvm::Error::success();
 }
 
+/// Chunk c's bytes the host rewrites at an iteration boundary.
+double staleBytesOf(const ChunkProblem &p, size_t c) {
+  return c < p.staleBytes.size()
+             ? std::clamp(p.staleBytes[c], 0.0, static_cast<double>(p.chunkBytes[c]))
+             : 0.0;
+}
+
 /// Steps until chunk c is next read after step i, cyclically (1..n), or
 /// infinity if never.
 class NextUse {
@@ -139,8 +146,8 @@ std::vector<Fetch> beladyIteration(const ChunkProblem &p,
           // Wholly rewritten before its next use, or not carried over by a
           // one-iteration plan: dead.
           bool crosses = std::floor((step + d) / perIteration) > step / perIteration;
-          if (crosses && (pinned || (static_cast<size_t>(v) < p.staleBytes.size() &&
-                                     p.staleBytes[v] >= static_cast<double>(p.chunkBytes[v]))))
+          if (crosses &&
+              (pinned || staleBytesOf(p, v) >= static_cast<double>(p.chunkBytes[v])))
             d = std::numeric_limits<double>::infinity();
           // A one-iteration plan drops the dead chunk read longest ago
           // (one carried in and not read yet first), so that it ends with
@@ -547,13 +554,6 @@ double wholeChunkBudget(const std::vector<int64_t> &chunkBytes, double budget) {
       return budget;
   }
   return static_cast<double>(sums.back());
-}
-
-/// Chunk c's bytes the host rewrites at an iteration boundary.
-double staleBytesOf(const ChunkProblem &p, size_t c) {
-  return c < p.staleBytes.size()
-             ? std::clamp(p.staleBytes[c], 0.0, static_cast<double>(p.chunkBytes[c]))
-             : 0.0;
 }
 
 /// How far past a step a resident chunk is next needed (infinity: it is

@@ -176,6 +176,14 @@ static std::string policySuffix(RecomputeMode recompute,
   return suffix;
 }
 
+/// Whether a refused placement is followed by a smaller one of its kind
+/// rather than refused by name: a split of the optimizer (keeping less of
+/// it on the device) or streamed parameters (on a smaller budget). Their
+/// successors keep the name.
+static bool shrinksWhenRefused(const PlacementCandidate &c) {
+  return !c.deviceOptimizerWeights.empty() || c.params != Tier::Device;
+}
+
 namespace {
 /// A placement refused after its static memory plan's replay: the tier it
 /// overflowed, by how much, and why in words.
@@ -348,12 +356,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   const std::string suffix =
       policySuffix(*parseRecomputeMode(recompute), partialRecompute, partialOffload,
                    activations, p.dataParallel, zero);
-  const double splitCap = rejected.splitCap.count(suffix)
-                              ? rejected.splitCap.find(suffix)->second
-                              : INFINITY;
-  const double streamRefused = rejected.streamShort.count(suffix)
-                                   ? rejected.streamShort.find(suffix)->second
-                                   : 0;
+  auto under = [&](const std::map<std::string, double> &perPolicy, double otherwise) {
+    auto it = perPolicy.find(suffix);
+    return it == perPolicy.end() ? otherwise : it->second;
+  };
+  const double splitCap = under(rejected.splitCap, INFINITY);
+  const double streamRefused = under(rejected.streamShort, 0);
   p.microBatches = m;
   p.zeroStage = zero;
   const ::loom::ClusterSpec &cluster = e.cluster;
@@ -972,7 +980,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   for (PlacementCandidate &c : p.candidates) {
     c.activations = activations;
     c.policy = suffix;
-    auto refused = rejected.byName.find(c.name + suffix);
+    c.name += suffix;
+    auto refused = rejected.byName.find(c.name);
     if (!c.feasible || refused == rejected.byName.end())
       continue;
     c.feasible = false;
@@ -1201,8 +1210,7 @@ static FailureOr<std::optional<double>> replayProbe(func::FuncOp func,
                                                     Rejections &rejected,
                                                     std::vector<std::string> &refusals) {
   const PlacementCandidate *c = placed.best();
-  if (!o.refuseOverflow || !c || !c->deviceOptimizerWeights.empty() ||
-      c->params != Tier::Device)
+  if (!o.refuseOverflow || !c || shrinksWhenRefused(*c))
     return std::optional<double>();
   FailureOr<std::optional<Rejection>> overflow = planChosenMemory(func, placed, o.training);
   // The plans were made for this check only (placeMemory plans the winner).
@@ -1212,11 +1220,10 @@ static FailureOr<std::optional<double>> replayProbe(func::FuncOp func,
     return failure();
   if (!*overflow)
     return std::optional<double>();
-  std::string name = c->name + c->policy;
-  refusals.push_back(name + ": " + (*overflow)->why);
+  refusals.push_back(c->name + ": " + (*overflow)->why);
   double peak = (*overflow)->tier == Tier::Device ? placed.deviceBytes + (*overflow)->shortBytes
                                                   : placed.deviceBytes;
-  rejected.byName[name] = std::move(**overflow);
+  rejected.byName[c->name] = std::move(**overflow);
   return std::optional<double>(peak);
 }
 
@@ -1243,21 +1250,18 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
   SmallVector<int> stages(o.zeroStages.begin(), o.zeroStages.end());
   llvm::sort(stages);
   stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
-  // Every placement of an evaluation joins the list, named for its policy.
-  // Placements are tried simplest first (lower ZeRO stage, less
-  // recomputation): a later one must be faster beyond the model's
+  // Every placement of an evaluation joins the list (named for its policy
+  // by evaluate). Placements are tried simplest first (lower ZeRO stage,
+  // less recomputation): a later one must be faster beyond the model's
   // resolution to replace an earlier one.
-  auto join = [&](MemoryPlacement &part, RecomputeMode recompute, Tier activations,
-                  int zero, std::shared_ptr<const ChosenSegments> recomputed = nullptr,
+  auto join = [&](MemoryPlacement &part, RecomputeMode recompute, int zero,
+                  std::shared_ptr<const ChosenSegments> recomputed = nullptr,
                   std::shared_ptr<const ChosenSegments> offloaded = nullptr) {
     size_t offset = p.candidates.size();
     for (PlacementCandidate c : part.candidates) {
       c.recompute = recompute;
       c.recomputedSegments = recomputed;
       c.offloadedSegments = offloaded;
-      c.policy = policySuffix(recompute, recomputed.get(), offloaded.get(), activations,
-                              part.dataParallel, zero);
-      c.name += c.policy;
       p.candidates.push_back(std::move(c));
     }
     const PlacementCandidate *mine = p.best(), *theirs = part.best();
@@ -1390,7 +1394,7 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
                                 /*offload=*/true)))
             return failure();
         }
-        join(*part, recompute, activations, zero);
+        join(*part, recompute, zero);
       }
     }
     // Where full recomputation's fastest placement does not fit under
@@ -1405,7 +1409,7 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
   // stage to win.
   for (PartialEvaluation &partial : partials) {
     bool offload = partial.activations == Tier::Host;
-    join(partial.placement, partial.recompute, partial.activations, partial.zero,
+    join(partial.placement, partial.recompute, partial.zero,
          offload ? nullptr : partial.segments, offload ? partial.segments : nullptr);
   }
   return p;
@@ -1496,8 +1500,8 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     refusals.push_back(refused.name + ": " + (*overflow)->why);
     // (The successor of a split or a streamed schedule keeps its name, so
     // those are refused by their cap and budget, not by name.)
-    if ((refused.deviceOptimizerWeights.empty() && !streamed) ||
-        (*overflow)->tier != Tier::Device || !splitShrinks)
+    if (!shrinksWhenRefused(refused) || (*overflow)->tier != Tier::Device ||
+        !splitShrinks)
       rejected.byName[refused.name] = std::move(**overflow);
   }
   p.refusals = std::move(refusals);
