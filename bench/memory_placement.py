@@ -32,6 +32,7 @@ LAYERSxHIDDEN` places that one model per setup instead of searching.
 
 Usage: bench/memory_placement.py [--setups a,b] [--seq 1024]
        [--micro-batch 4] [--loom-opt PATH] [--model 295x2048]
+       [--widths 5120,6144] [--max-layers 512]
        [--place-options "partial-recompute=false"]
 """
 
@@ -156,6 +157,8 @@ def main():
     ap.add_argument("--max-layers", type=int, default=512)
     ap.add_argument("--loom-opt", default=os.path.join(ROOT, "build", "bin", "loom-opt"))
     ap.add_argument("--model", help="LAYERSxHIDDEN: place this model only")
+    ap.add_argument("--widths", help="comma-separated hidden sizes to search (default: all of "
+                    + "/".join(str(h) for h, _ in WIDTHS) + ")")
     ap.add_argument("--place-options", default="",
                     help="more --loom-place-memory options, e.g. partial-recompute=false")
     args = ap.parse_args()
@@ -184,7 +187,14 @@ def main():
                 seconds.append(best["seconds"])
                 if not best["fits"]:
                     best = None
-            for hidden, heads in WIDTHS if not only else []:
+            widths = WIDTHS
+            if args.widths:
+                wanted = [int(w) for w in args.widths.split(",")]
+                widths = [(h, n) for h, n in WIDTHS if h in wanted]
+                if len(widths) != len(wanted):
+                    sys.exit("--widths takes hidden sizes from %s, not '%s'"
+                             % ("/".join(str(h) for h, _ in WIDTHS), args.widths))
+            for hidden, heads in widths if not only else []:
                 def run(layers):
                     r = place(args.loom_opt, cluster_path, DTYPE.get(setup, "bf16"),
                               hidden, heads, layers, args, tmp, dp=dp)

@@ -52,6 +52,12 @@ std::vector<std::vector<int>> distinctReads(const ChunkProblem &p) {
 
 llvm::Error validate(const ChunkProblem &p,
                      const std::vector<std::vector<int>> &reads) {
+  if (!p.transferSeconds.empty() && p.transferSeconds.size() != p.chunkBytes.size())
+    return fail(llvm::formatv("{0} chunks but {1} transfer times",
+                              p.chunkBytes.size(), p.transferSeconds.size()));
+  for (auto [i, seconds] : llvm::enumerate(p.transferSeconds))
+    if (!(seconds >= 0) || !std::isfinite(seconds))
+      return fail(llvm::formatv("chunk {0}'s fetch takes {1} s", i, seconds));
   for (auto [i, bytes] : llvm::enumerate(p.chunkBytes))
     if (bytes <= 0)
       return fail(llvm::formatv("chunk {0} has {1} bytes", i, bytes));
@@ -203,8 +209,7 @@ void timeIteration(const ChunkProblem &p, const NextUse &next,
           start = std::max(start, stepEnd[last]);
       }
       fetch.start = start;
-      fetch.end = start + p.linkLatency +
-                  p.chunkBytes[fetch.chunk] / p.hostToDevice;
+      fetch.end = start + fetchSeconds(p, fetch.chunk);
       linkFree = fetch.end;
       ready = std::max(ready, fetch.end);
     }
@@ -218,6 +223,12 @@ void timeIteration(const ChunkProblem &p, const NextUse &next,
 }
 
 } // namespace
+
+double loom::memory::fetchSeconds(const ChunkProblem &p, int chunk) {
+  if (!p.transferSeconds.empty())
+    return p.transferSeconds[chunk];
+  return p.linkLatency + static_cast<double>(p.chunkBytes[chunk]) / p.hostToDevice;
+}
 
 ChunkProblem loom::memory::unrolled(const ChunkProblem &p, int iterations) {
   ChunkProblem u = p;
@@ -392,7 +403,8 @@ llvm::Expected<ChunkPlan> loom::memory::planChunks(const ChunkProblem &problem) 
           iterations, problem.budgetBytes));
     plan = std::move(*pinned);
   }
-  if (!plan.fetches.empty() && problem.hostToDevice <= 0)
+  if (!plan.fetches.empty() && problem.hostToDevice <= 0 &&
+      problem.transferSeconds.empty())
     return fail("chunks must move but the host-to-device bandwidth is not "
                 "positive");
   return plan;
@@ -428,8 +440,7 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
       return fail(llvm::formatv("fetch {0} brings chunk {1} for step {2}, "
                                 "which does not read it",
                                 k, f.chunk, f.forStep));
-    double expectedEnd =
-        f.start + p.linkLatency + p.chunkBytes[f.chunk] / p.hostToDevice;
+    double expectedEnd = f.start + fetchSeconds(p, f.chunk);
     if (f.start + 1e-12 < linkFree || std::abs(f.end - expectedEnd) > 1e-9)
       return fail(llvm::formatv("fetch {0} (chunk {1}) overlaps the previous "
                                 "transfer or does not take its bytes' time",

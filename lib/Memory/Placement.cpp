@@ -257,7 +257,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // Offloaded activations would share the host-to-device link with the
   // chunks' fetches in the backward, which the chunk schedule does not
   // model, so they are not combined.
-  const bool streamable = e.devices == 1 && m == 1 && !annotated && !offloaded;
+  // With PlacementOptions::streamSharded, a data-parallel program of one
+  // micro-batch under ZeRO-3 streams its parameters in shards too
+  // (priced and replayed; its movement is not written to the IR).
+  const bool streamedInShards = o.streamSharded && o.training && zero >= 3 &&
+                                e.devices > 1 && P == 1 && m == 1 && !offloaded;
+  const bool streamable =
+      (e.devices == 1 && m == 1 && !annotated && !offloaded) || streamedInShards;
 
   // Each pipeline device's steps in program order (the ops the estimator
   // costed), with the weights each reads.
@@ -348,6 +354,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   MemoryPlacement p;
   p.clusterName = e.clusterName;
   p.delayedUpdate = o.delayedUpdate;
+  p.streamSharded = o.streamSharded;
   p.devices = e.devices;
   p.pipelineDevices = P;
   p.dataParallel = e.dataParallel;
@@ -455,7 +462,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          const llvm::DenseSet<Operation *> &kept, Tier away,
                          double deviceUpdate, bool barrier,
                          llvm::function_ref<double(size_t)> uploadOf,
-                         Tier params = Tier::Device) {
+                         Tier params = Tier::Device, bool keptGoDown = false) {
     int64_t n = static_cast<int64_t>(dev.steps.size());
     auto forwardIndex = [&](int64_t i) {
       return framed ? 1 + i : dev.layout.forwardAt[i];
@@ -482,29 +489,47 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // Offloaded activations come back up the link during the backward;
     // the uploads follow them.
     up.uploadsAfterLastStep = barrier || offloaded;
+    // An updated shard is all-gathered as far as it is uploaded: whole for
+    // resident parameters, not at all for a streamed chunk not left on the
+    // device (its next fetch gathers it).
+    auto gatherOf = [](const HeldWeight &h, double uploadBytes) {
+      return h.offloaded() > 0 ? h.facts.gatherSeconds * uploadBytes / h.offloaded() : 0;
+    };
     DenseMap<Operation *, int> tensorOf;
     for (auto [i, entry] : llvm::enumerate(dev.weights)) {
       auto w = cast<WeightOp>(entry.first);
       const HeldWeight &h = entry.second;
-      if (!h.trainable || kept.contains(entry.first))
+      if (!h.trainable)
         continue;
-      bool fromNvme = params == Tier::Nvme;
-      double seconds = hostUpdateSeconds(h.state(), away, fromNvme ? h.held : 0,
-                                         fromNvme ? nvmeParamReads(h) : 0);
-      if (!std::isfinite(seconds)) {
-        priced.why = "the cluster gives no rate for this tier's CPU optimizer";
-        return priced;
+      // A weight in `kept` is updated on the device. With `keptGoDown`
+      // (streamed parameters, whose home copies are on the host) its new
+      // shard goes down after its gradient's reduction, taken to leave as
+      // the reduction ends, before the device's update: optimistic by that
+      // update's time at most. A chunk left on the device is refreshed from
+      // the home copy as the chunk schedule counts it (shard and gather).
+      const bool onDevice = kept.contains(entry.first);
+      if (onDevice && !keptGoDown)
+        continue;
+      double seconds = 0;
+      if (!onDevice) {
+        bool fromNvme = params == Tier::Nvme;
+        seconds = hostUpdateSeconds(h.state(), away, fromNvme ? h.held : 0,
+                                    fromNvme ? nvmeParamReads(h) : 0);
+        if (!std::isfinite(seconds)) {
+          priced.why = "the cluster gives no rate for this tier's CPU optimizer";
+          return priced;
+        }
+        tensorOf[w] = static_cast<int>(up.tensors.size());
       }
-      tensorOf[w] = static_cast<int>(up.tensors.size());
       lm::OffloadedTensor t;
       t.name = w.getName().str();
       t.readyAfterStep =
           static_cast<int>(backwardIndex(firstReader.lookup(w)));
-      t.gradientBytes = h.offloaded();
+      t.gradientBytes = onDevice ? h.held : h.offloaded();
       t.updateSeconds = seconds;
       t.uploadBytes = uploadOf(i);
       t.reduceSeconds = h.facts.reduceSeconds;
-      t.gatherSeconds = h.facts.gatherSeconds;
+      t.gatherSeconds = gatherOf(h, t.uploadBytes);
       up.tensors.push_back(t);
       priced.d2hBytes += t.gradientBytes;
       priced.h2dBytes += t.uploadBytes;
@@ -739,16 +764,16 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     std::vector<int> chunkOf;
     lm::ChunkProblem problem;
     lm::ChunkPlan plan;
-    double stepSeconds = INFINITY, refreshBytes = 0;
+    double stepSeconds = INFINITY, refreshBytes = 0, d2hBytes = 0;
     std::optional<lm::UpdateTimeline> update;
   };
   // Where streamed parameters and the optimizer live: parameters on the
   // host with the optimizer there or on NVMe, or (ZeRO-Infinity) both on
   // NVMe, each fetch staged through pinned host memory. Indexed by
   // streamVariant.
-  std::optional<Streamed> bestStreamed[3];
-  auto streamVariant = [](Tier params, Tier optimizer) {
-    return params == Tier::Nvme ? 2 : optimizer == Tier::Nvme ? 1 : 0;
+  std::optional<Streamed> bestStreamed[4];
+  auto streamVariant = [](Tier params, Tier optimizer, bool split = false) {
+    return split ? 3 : params == Tier::Nvme ? 2 : optimizer == Tier::Nvme ? 1 : 0;
   };
   std::string streamError;
   double streamShort = INFINITY; // the least the device lacks for streaming
@@ -810,6 +835,58 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     cp.linkLatency = cluster.host.linkLatency;
     return cp;
   };
+  // Streamed in ZeRO-3 shards, a chunk's home copy is this device's shard
+  // of it (what it uploads), and a fetch uploads that, then all-gathers the
+  // chunk from the other replicas into its device copy. The two are
+  // charged in sequence on one link, which is pessimistic where the
+  // gathers run over NVLink beside the next upload.
+  auto shardBytesOf = [&](const lm::ChunkProblem &cp, const std::vector<int> &chunkOf) {
+    std::vector<double> shard(cp.chunkBytes.size(), 0);
+    for (auto [i, entry] : llvm::enumerate(dev0.weights))
+      shard[chunkOf[i]] += entry.second.held;
+    return shard;
+  };
+  auto shardTransfers = [&](const lm::ChunkProblem &cp, const std::vector<int> &chunkOf) {
+    std::vector<double> seconds = shardBytesOf(cp, chunkOf);
+    for (double &s : seconds)
+      s = cp.linkLatency + s / cp.hostToDevice;
+    for (auto [i, entry] : llvm::enumerate(dev0.weights))
+      if (entry.second.held < entry.second.bytes)
+        seconds[chunkOf[i]] += entry.second.facts.gatherSeconds;
+    return seconds;
+  };
+  // Where host memory cannot hold every streamed shard with its gradient
+  // and optimizer state, the first weights (in first-use order) keep their
+  // gradients and state on the device, as many as cover the excess, and
+  // are updated there; their chunks get that much less of the device
+  // (PatrickStar keeps optimizer state on the GPU as its margin allows).
+  // A margin of 1% of the host covers the arena's alignment.
+  llvm::DenseSet<Operation *> streamKept;
+  double streamKeptBytes = 0, streamKeptShare = 0;
+  // (Only for shards: one-device streaming keeps its optimizer whole on
+  // one tier, as before; splitting it there is not priced yet.)
+  if (streamedInShards) {
+    double excess = dev0.gradientBytes + dev0.parameterBytes + dev0.optimizerBytes +
+                    dev0.hostActivationBytes - 0.99 * p.hostBytes;
+    double trainable = 0, keptTrainable = 0;
+    for (auto &[op, w] : dev0.weights) {
+      if (!w.trainable)
+        continue;
+      trainable += w.bytes;
+      if (streamKeptBytes >= excess)
+        continue;
+      streamKept.insert(op);
+      streamKeptBytes += w.gradient() + w.state();
+      keptTrainable += w.bytes;
+    }
+    // Keeping every weight's state is not streaming with the optimizer
+    // on the host.
+    if (keptTrainable >= trainable)
+      streamKept.clear();
+    streamKeptShare = trainable > 0 && !streamKept.empty() ? keptTrainable / trainable : 0;
+    if (streamKept.empty())
+      streamKeptBytes = 0;
+  }
   if (streamable) {
     double budget = p.deviceBytes - dev0.otherBytes - streamStaging - streamRefused;
     SmallVector<int64_t> sizes;
@@ -834,109 +911,137 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       // the rate.
       if (from == Tier::Nvme && !(nvmeRead > 0 && p.nvmeBytes > 0))
         break;
-      std::vector<int> chunkOf;
-      lm::ChunkProblem cp = chunkProblem(size, chunkOf);
-      cp.budgetBytes = budget;
-      if (size == sizes.front()) {
-        std::vector<int64_t> largest = cp.chunkBytes;
-        llvm::sort(largest, std::greater<int64_t>());
-        smallestStaging = 0;
-        for (size_t k = 0; k < std::min<size_t>(2, largest.size()); ++k)
-          smallestStaging += static_cast<double>(largest[k]);
-      }
-      if (from == Tier::Nvme)
-        cp.hostToDevice = std::min(h2d, nvmeRead);
-      llvm::Expected<lm::ChunkPlan> plan = lm::planChunks(cp);
-      if (!plan) {
-        std::string message = llvm::toString(plan.takeError());
-        if (streamError.empty())
-          streamError = "device: " + message;
-        // Short by what the step reading the most parameters at once
-        // needs beyond the budget (smaller chunks may need less).
-        double atOnce = 0;
-        for (const lm::Step &step : cp.steps) {
-          double bytes = 0;
-          for (int chunk : step.reads)
-            bytes += static_cast<double>(cp.chunkBytes[chunk]);
-          atOnce = std::max(atOnce, bytes);
-        }
-        if (atOnce > budget)
-          streamShort = std::min(streamShort, atOnce - budget);
-        continue;
-      }
-      // Each step's time with its stalls, averaged over the plan's period.
-      const std::vector<double> &ends = plan->stepEnds;
-      size_t perIteration = cp.steps.size();
-      std::vector<double> stepSeconds(perIteration, 0);
-      for (auto [k, end] : llvm::enumerate(ends))
-        stepSeconds[k % perIteration] +=
-            (end - (k ? ends[k - 1] : 0)) / plan->iterations;
-      // Each chunk's share of the period's iteration boundaries at which
-      // it is on the device: its trainable bytes are uploaded again there.
-      std::vector<double> residentShare(cp.chunkBytes.size(), 0);
-      for (const std::vector<int> &on : lm::residentAtIterationStarts(cp, *plan))
-        for (int chunk : on)
-          residentShare[chunk] += 1.0 / plan->iterations;
-      for (Tier tier : {Tier::Host, Tier::Nvme}) {
-        // Inference has no optimizer; with parameters on NVMe, neither is
-        // it kept in host memory.
-        if (!o.training && tier == Tier::Nvme)
+      for (bool split : {false, true}) {
+        if (split && (from != Tier::Host || streamKept.empty() ||
+                      budget - streamKeptBytes <= 0))
           break;
-        if (o.training && from == Tier::Nvme && tier == Tier::Host)
-          continue;
-        Streamed candidate;
-        if (o.training) {
-          PricedUpdate u = priceUpdate(
-              dev0, stepSeconds, /*framed=*/false, /*kept=*/{}, tier,
-              /*deviceUpdate=*/0, /*barrier=*/true,
-              [&](size_t i) {
-                return residentShare[chunkOf[i]] *
-                       (dev0.weights.begin() + i)->second.bytes;
-              },
-              from);
-          if (!u.timeline) {
-            if (streamError.empty())
-              streamError = u.why;
-            continue;
-          }
-          candidate.stepSeconds = u.timeline->stepSeconds;
-          candidate.refreshBytes = u.h2dBytes;
-          candidate.update = u.timeline;
-        } else {
-          candidate.stepSeconds = plan->iterationSeconds;
+        std::vector<int> chunkOf;
+        lm::ChunkProblem cp = chunkProblem(size, chunkOf);
+        cp.budgetBytes = split ? budget - streamKeptBytes : budget;
+        if (size == sizes.front() && !split) {
+          std::vector<int64_t> largest = cp.chunkBytes;
+          llvm::sort(largest, std::greater<int64_t>());
+          smallestStaging = 0;
+          for (size_t k = 0; k < std::min<size_t>(2, largest.size()); ++k)
+            smallestStaging += static_cast<double>(largest[k]);
         }
-        std::optional<Streamed> &best =
-            bestStreamed[streamVariant(from, o.training ? tier : Tier::Device)];
-        if (best && candidate.stepSeconds >= best->stepSeconds)
+        if (from == Tier::Nvme)
+          cp.hostToDevice = std::min(h2d, nvmeRead);
+        if (streamedInShards)
+          cp.transferSeconds = shardTransfers(cp, chunkOf);
+        llvm::Expected<lm::ChunkPlan> plan = lm::planChunks(cp);
+        if (!plan) {
+          std::string message = llvm::toString(plan.takeError());
+          if (streamError.empty())
+            streamError = "device: " + message;
+          // Short by what the step reading the most parameters at once
+          // needs beyond the budget (smaller chunks may need less).
+          double atOnce = 0;
+          for (const lm::Step &step : cp.steps) {
+            double bytes = 0;
+            for (int chunk : step.reads)
+              bytes += static_cast<double>(cp.chunkBytes[chunk]);
+            atOnce = std::max(atOnce, bytes);
+          }
+          if (atOnce > budget && !split)
+            streamShort = std::min(streamShort, atOnce - budget);
           continue;
-        candidate.size = size;
-        candidate.chunkOf = chunkOf;
-        candidate.problem = cp;
-        candidate.plan = *plan;
-        best = std::move(candidate);
+        }
+        // Each step's time with its stalls, averaged over the plan's period.
+        const std::vector<double> &ends = plan->stepEnds;
+        size_t perIteration = cp.steps.size();
+        std::vector<double> stepSeconds(perIteration, 0);
+        for (auto [k, end] : llvm::enumerate(ends))
+          stepSeconds[k % perIteration] +=
+              (end - (k ? ends[k - 1] : 0)) / plan->iterations;
+        // Each chunk's share of the period's iteration boundaries at which
+        // it is on the device: its trainable bytes are uploaded again there.
+        std::vector<double> residentShare(cp.chunkBytes.size(), 0);
+        for (const std::vector<int> &on :
+             lm::residentAtIterationStarts(cp, *plan))
+          for (int chunk : on)
+            residentShare[chunk] += 1.0 / plan->iterations;
+        for (Tier tier : {Tier::Host, Tier::Nvme}) {
+          // Inference has no optimizer; with parameters on NVMe, neither is
+          // it kept in host memory.
+          if (!o.training && tier == Tier::Nvme)
+            break;
+          if (o.training && from == Tier::Nvme && tier == Tier::Host)
+            continue;
+          if (split && tier != Tier::Host)
+            break;
+          Streamed candidate;
+          if (o.training) {
+            const llvm::DenseSet<Operation *> noneKept;
+            PricedUpdate u = priceUpdate(
+                dev0, stepSeconds, /*framed=*/false,
+                split ? streamKept : noneKept, tier,
+                /*deviceUpdate=*/
+                    split ? streamKeptShare * dev0.times.optimizerStep : 0,
+                /*barrier=*/true,
+                [&](size_t i) {
+                  return residentShare[chunkOf[i]] *
+                         (dev0.weights.begin() + i)->second.offloaded();
+                },
+                from, /*keptGoDown=*/split);
+            if (!u.timeline) {
+              if (streamError.empty())
+                streamError = u.why;
+              continue;
+            }
+            candidate.stepSeconds = u.timeline->stepSeconds;
+            candidate.refreshBytes = u.h2dBytes;
+            candidate.d2hBytes = u.d2hBytes;
+            candidate.update = u.timeline;
+          } else {
+            candidate.stepSeconds = plan->iterationSeconds;
+          }
+          std::optional<Streamed> &best = bestStreamed[streamVariant(
+              from, o.training ? tier : Tier::Device, split)];
+          if (best && candidate.stepSeconds >= best->stepSeconds)
+            continue;
+          candidate.size = size;
+          candidate.chunkOf = chunkOf;
+          candidate.problem = cp;
+          candidate.plan = *plan;
+          best = std::move(candidate);
+        }
       }
     }
   }
-  const std::pair<Tier, Tier> streamedTiers[] = {
-      {Tier::Host, Tier::Host}, {Tier::Host, Tier::Nvme}, {Tier::Nvme, Tier::Nvme}};
-  for (auto [from, opt] : streamedTiers) {
+  const std::tuple<Tier, Tier, bool> streamedTiers[] = {{Tier::Host, Tier::Host, false},
+                                                        {Tier::Host, Tier::Nvme, false},
+                                                        {Tier::Nvme, Tier::Nvme, false},
+                                                        {Tier::Host, Tier::Host, true}};
+  for (auto [from, opt, split] : streamedTiers) {
     if (!streamable)
       break;
     if (!o.training && from == Tier::Host && opt == Tier::Nvme)
       continue; // inference: one candidate per parameter tier
+    if (split && streamKept.empty())
+      continue;
     PlacementCandidate c;
     std::string params = from == Tier::Nvme ? "parameters streamed from NVMe"
                                             : "parameters streamed";
-    c.name = o.training ? params + ", optimizer on the " + tierName(opt).str() : params;
+    c.name = !o.training ? params
+             : split     ? llvm::formatv("{0}, optimizer {1:F0}% device / {2}", params,
+                                         streamKeptShare * 100, tierName(opt))
+                           .str()
+                         : params + ", optimizer on the " + tierName(opt).str();
     c.params = from;
     c.optimizer = o.training ? opt : Tier::Device;
-    const std::optional<Streamed> &s = bestStreamed[streamVariant(from, c.optimizer)];
+    if (split)
+      c.deviceOptimizerWeights = streamKept;
+    const std::optional<Streamed> &s =
+        bestStreamed[streamVariant(from, c.optimizer, split)];
     if (!s) {
       // No schedule fits the device; what the other tiers would hold is
       // checked all the same (staging as the smallest chunks tried).
       PlacementCandidate part;
       part.stepSeconds = INFINITY;
       streamedHoldings(part, from == Tier::Nvme, c.optimizer, smallestStaging);
+      if (split)
+        part.hostPeak -= streamKeptBytes;
       check(c, dev0, part, streamError);
       if (c.why != streamError)
         c.why = streamError + "; " + c.why;
@@ -949,8 +1054,14 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     PlacementCandidate part;
     part.stepSeconds = s->stepSeconds;
     part.update = s->update;
-    part.h2dBytes = s->plan.bytesFetched + s->refreshBytes;
-    part.d2hBytes = dev0.gradientBytes;
+    // Over the host link: each fetch's home copy (the device's shard,
+    // streamed in ZeRO-3 shards), then the refresh of resident chunks.
+    std::vector<double> home = shardBytesOf(s->problem, s->chunkOf);
+    double uploaded = 0;
+    for (const lm::Fetch &f : s->plan.fetches)
+      uploaded += home[f.chunk] / s->plan.iterations;
+    part.h2dBytes = uploaded + s->refreshBytes;
+    part.d2hBytes = s->d2hBytes;
     part.devicePeak = dev0.otherBytes + s->plan.peakBytes + streamStaging;
     // NVMe is read for every fetch and written with the updated parameters.
     bool nvmeParams = from == Tier::Nvme;
@@ -969,8 +1080,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         readBack += nvmeParamReads(entry.second);
       }
     streamedHoldings(part, nvmeParams, c.optimizer, staging);
+    // Split: the kept gradients and state move from the host to the device.
+    if (split) {
+      part.hostPeak -= streamKeptBytes;
+      part.devicePeak += streamKeptBytes;
+    }
     part.nvmeBytes = (c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0) +
-                     (nvmeParams ? s->plan.bytesFetched + writtenBack + readBack : 0);
+                     (nvmeParams ? uploaded + writtenBack + readBack : 0);
     check(c, dev0, part);
     p.candidates.push_back(c);
   }
@@ -999,7 +1115,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   std::shared_ptr<PlacedPrograms> programs;
   if (const PlacementCandidate *c = p.best()) {
     if (c->params != Tier::Device) {
-      const Streamed &s = *bestStreamed[streamVariant(c->params, c->optimizer)];
+      const Streamed &s = *bestStreamed[streamVariant(
+          c->params, c->optimizer, !c->deviceOptimizerWeights.empty())];
       p.problem = s.problem;
       p.plan = s.plan;
       p.chunkOf = s.chunkOf;
@@ -1012,7 +1129,15 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       if (llvm::Error err = lm::simulateChunks(p.problem, p.plan))
         return func.emitOpError("the chunk schedule failed its replay: ")
                << llvm::toString(std::move(err));
-      p.lowerBoundH2D = lm::fetchLowerBound(p.problem);
+      // Every chunk fetched moves at least this share of its bytes over
+      // the link (all of them, unless it is streamed in ZeRO-3 shards).
+      double share = 1;
+      std::vector<double> home = shardBytesOf(p.problem, p.chunkOf);
+      for (auto [chunk, bytes] : llvm::enumerate(p.problem.chunkBytes))
+        if (streamedInShards)
+          share = std::min(share, home[chunk] / static_cast<double>(bytes));
+      p.lowerBoundH2D = share * lm::fetchLowerBound(p.problem);
+      p.streamedInShards = streamedInShards;
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
@@ -1274,6 +1399,7 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       p.forwardOps = std::move(part.forwardOps);
       p.backwardSteps = std::move(part.backwardSteps);
       p.lowerBoundH2D = part.lowerBoundH2D;
+      p.streamedInShards = part.streamedInShards;
       p.programs = std::move(part.programs);
       p.weights = std::move(part.weights);
       p.stateShards = std::move(part.stateShards);
@@ -1475,8 +1601,13 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     // A split of the optimizer is tried again with that much less of its
     // state on the device.
     const PlacementCandidate &refused = *p.best();
+    // Streamed parameters are planned again on a smaller budget (by at
+    // least a megabyte, so that the schedule changes); a split of their
+    // optimizer keeps what host memory needs it to.
+    const bool streamed = refused.params != Tier::Device;
     bool splitShrinks = true;
-    if (!refused.deviceOptimizerWeights.empty() && (*overflow)->tier == Tier::Device) {
+    if (!streamed && !refused.deviceOptimizerWeights.empty() &&
+        (*overflow)->tier == Tier::Device) {
       // What the split kept on the device that overflowed. A weight held
       // by two devices (a tied embedding) is kept on both when the first
       // keeps it, so the cap may not lower what the second keeps: a split
@@ -1491,9 +1622,6 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       splitShrinks = fresh || kept < least->second;
       least->second = std::min(least->second, kept);
     }
-    // Streamed parameters are planned again on a smaller budget (by at
-    // least a megabyte, so that the schedule changes).
-    const bool streamed = refused.params != Tier::Device;
     if (streamed && (*overflow)->tier == Tier::Device)
       rejected.streamShort[refused.policy] +=
           std::max((*overflow)->shortBytes, double(1 << 20));
@@ -1575,7 +1703,10 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       p.zeroShardedWeights = z.weights;
       p.zeroKeptWhole = std::move(z.kept);
     }
-    if (c->params != Tier::Device) {
+    // Streamed in ZeRO-3 shards, a fetch would upload the shard and gather
+    // the chunk: the partitioned program's movement, which is not written
+    // yet (loom.memory_plan says movement_written = false).
+    if (c->params != Tier::Device && !p.streamedInShards) {
       MovementSchedule schedule{p.weights,  p.chunkOf,  p.forwardOps,
                                 p.backwardSteps, &p.problem, &p.plan};
       if (p.memoryPlan) {
@@ -1626,6 +1757,8 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
                                        b.getDenseI64ArrayAttr(p.problem.chunkBytes)));
       summary.push_back(b.getNamedAttr("chunk_budget_bytes",
                                        b.getF64FloatAttr(p.problem.budgetBytes)));
+      if (p.streamedInShards)
+        summary.push_back(b.getNamedAttr("movement_written", b.getBoolAttr(false)));
     }
   }
   module->setAttr(kMemoryPlanAttr, b.getDictionaryAttr(summary));
@@ -1724,9 +1857,13 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
       os << ", chunks of " << bytesText(c.chunkBytes);
     os << "\n";
   }
-  if (p.devices > 1 || p.microBatches > 1)
+  if (p.streamSharded && (p.pipelineDevices > 1 || p.microBatches > 1))
+    os << "  (parameters are streamed in chunks only in programs of one pipeline "
+          "device and one micro-batch per step)\n";
+  else if (!p.streamSharded && (p.devices > 1 || p.microBatches > 1))
     os << "  (parameters are streamed in chunks only in one-device programs of one "
-          "micro-batch per step)\n";
+          "micro-batch per step; stream-sharded=true prices ZeRO-3 shards streamed "
+          "over data parallelism)\n";
   for (const std::string &refusal : p.refusals)
     os << "  refused after its replay: " << refusal << "\n";
   const PlacementCandidate *c = p.best();

@@ -38,6 +38,7 @@ struct LoomPlaceMemoryPass
     o.memoryFraction = memoryFraction;
     o.chunkBytes = chunkBytes;
     o.delayedUpdate = delayedUpdate;
+    o.streamSharded = streamSharded;
     o.partialRecompute = partialRecompute;
     o.partialOffload = partialOffload;
     o.refuseOverflow = refuseOverflow;

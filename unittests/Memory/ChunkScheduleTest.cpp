@@ -92,6 +92,40 @@ TEST(ChunkSchedule, FastLinkHidesTransfersSlowLinkBoundsTheStep) {
   expectReplays(slow, slowPlan);
 }
 
+TEST(ChunkSchedule, TransferTimesPerChunkSetTheLink) {
+  // Streamed in ZeRO-3 shards over 8 replicas, a 1 MB chunk's fetch is an
+  // eighth of it over the host link plus an all-gather: 2 ms each here,
+  // whatever the link's bandwidth says. Ten fetches back to back bound the
+  // iteration at 20 ms; the bytes moved are the same as over the link.
+  ChunkProblem p = sweep(8, MB, 3 * MB, 1e-3, 10e9);
+  p.transferSeconds.assign(8, 2e-3);
+  ChunkPlan plan = planOrFail(p);
+  EXPECT_EQ(plan.fetches.size(), 10u);
+  EXPECT_DOUBLE_EQ(plan.bytesFetched, 10 * MB);
+  EXPECT_GE(plan.iterationSeconds, 10 * 2e-3);
+  for (const Fetch &f : plan.fetches)
+    EXPECT_NEAR(f.end - f.start, 2e-3, 1e-12);
+  expectReplays(p, plan);
+  // The simulator times each fetch by its own chunk's entry.
+  ChunkProblem other = p;
+  other.transferSeconds[plan.fetches.front().chunk] = 1e-3;
+  llvm::Error mistimed = simulateChunks(other, plan);
+  EXPECT_TRUE(static_cast<bool>(mistimed));
+  llvm::consumeError(std::move(mistimed));
+  // A list of the wrong length, or a negative time, is refused.
+  ChunkProblem shortList = p;
+  shortList.transferSeconds.pop_back();
+  llvm::Expected<ChunkPlan> refused = planChunks(shortList);
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("8 chunks but 7 transfer times"),
+            std::string::npos);
+  ChunkProblem negative = p;
+  negative.transferSeconds[3] = -1;
+  llvm::Expected<ChunkPlan> alsoRefused = planChunks(negative);
+  ASSERT_FALSE(static_cast<bool>(alsoRefused));
+  llvm::consumeError(alsoRefused.takeError());
+}
+
 TEST(ChunkSchedule, StepLargerThanBudgetIsAnError) {
   ChunkProblem p = sweep(2, MB, 3 * MB, 1e-3, 10e9);
   p.steps.push_back({"attention", 1e-3, {0, 1}});

@@ -57,7 +57,17 @@ struct ChunkProblem {
   /// rule cycles through several, some chunks are kept on the device
   /// throughout and the rest streamed (the fastest such plan).
   bool singleIteration = false;
+  /// Per chunk (empty: the link alone), the seconds one fetch of it takes.
+  /// Streaming ZeRO-3 shards over data-parallel replicas, a fetch uploads
+  /// the device's shard and all-gathers the chunk, which one bandwidth
+  /// cannot say; the link is still one resource, busy for that long.
+  std::vector<double> transferSeconds;
 };
+
+/// How long one fetch of `chunk` holds the link: its entry in
+/// `transferSeconds`, or the link's latency plus its bytes at
+/// `hostToDevice`.
+double fetchSeconds(const ChunkProblem &problem, int chunk);
 
 /// A fetch of `chunk` for step `forStep`, evicting `evicts` to make room.
 struct Fetch {

@@ -48,6 +48,13 @@ struct PlacementOptions {
   /// one update behind, so the CPU's step overlaps a whole device
   /// iteration. Changes the training semantics; resident parameters only.
   bool delayedUpdate = false;
+  /// Also price streamed parameters in data-parallel programs of one
+  /// micro-batch under ZeRO-3: each device's shard of a chunk lives on the
+  /// host, and a fetch uploads it and all-gathers the chunk (PatrickStar,
+  /// ZeRO-Infinity). Such a placement is planned and replayed, but its
+  /// fetches are not written to the IR (the partitioned program's movement
+  /// is not done yet), so it is off unless asked for.
+  bool streamSharded = false;
   /// ZeRO stages to consider over the data-parallel replicas (each one is
   /// priced; only stage 0 without data parallelism).
   std::vector<int> zeroStages = {0, 1, 2, 3};
@@ -203,6 +210,7 @@ struct MemoryPlacement {
   /// FLOPs), for the placed plan's throughput.
   double modelFlops = 0, globalBatch = 0, peakFlopsPerDevice = 0;
   bool delayedUpdate = false; // as asked; resident placements take it
+  bool streamSharded = false; // as asked (PlacementOptions::streamSharded)
   std::vector<PlacementCandidate> candidates; // in the order tried
   int chosen = -1;                            // index, -1 = nothing fits
   // The chosen candidate's chunk schedule (parameters streamed only).
@@ -216,6 +224,9 @@ struct MemoryPlacement {
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
   double lowerBoundH2D = 0; // bytes per step, for the chosen placement
+  /// The chosen placement streams parameters in ZeRO-3 shards
+  /// (PlacementOptions::streamSharded): its fetches are not in the IR.
+  bool streamedInShards = false;
   /// The chosen placement's buffers at fixed offsets in each tier, for a
   /// program on one pipeline device whose micro-batches run one after
   /// another (written to the IR).
