@@ -22,6 +22,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::loom::placement {
 
@@ -121,6 +122,18 @@ struct DeviceProgram {
   DeviceTimes times;
   double padding = 0;       // waiting for the pipeline's last device
 };
+
+/// Per chunk, what its home copy (host or NVMe) holds of `dev`'s weights
+/// (`chunkOf[i]` is weight i's chunk): the parameters `dev` holds, which
+/// streamed in ZeRO-3 shards is its shard of each.
+inline std::vector<double> chunkHomeBytes(const DeviceProgram &dev,
+                                          llvm::ArrayRef<int> chunkOf, size_t chunks) {
+  std::vector<double> home(chunks, 0);
+  for (auto [i, entry] : llvm::enumerate(dev.weights))
+    if (i < chunkOf.size())
+      home[chunkOf[i]] += entry.second.held;
+  return home;
+}
 
 /// An evaluation's pipeline devices, kept with its chosen placement for
 /// the static memory plan.

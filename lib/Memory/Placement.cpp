@@ -452,6 +452,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // the device's iteration: with `framed`, an idle lead-in before its first
   // forward, its forward steps, the rest of the pipeline schedule, its
   // backward steps and a tail; otherwise forward then backward steps.
+  // `params`: where the parameters live (streamed from the host or NVMe,
+  // the weights in `kept` send their updated shards down to them).
   struct PricedUpdate {
     double h2dBytes = 0, d2hBytes = 0;
     std::optional<lm::UpdateTimeline> timeline;
@@ -462,7 +464,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          const llvm::DenseSet<Operation *> &kept, Tier away,
                          double deviceUpdate, bool barrier,
                          llvm::function_ref<double(size_t)> uploadOf,
-                         Tier params = Tier::Device, bool keptGoDown = false) {
+                         Tier params = Tier::Device) {
     int64_t n = static_cast<int64_t>(dev.steps.size());
     auto forwardIndex = [&](int64_t i) {
       return framed ? 1 + i : dev.layout.forwardAt[i];
@@ -501,14 +503,14 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       const HeldWeight &h = entry.second;
       if (!h.trainable)
         continue;
-      // A weight in `kept` is updated on the device. With `keptGoDown`
-      // (streamed parameters, whose home copies are on the host) its new
+      // A weight in `kept` is updated on the device. Its parameters
+      // streamed (`params` off the device, their home copies there), its new
       // shard goes down after its gradient's reduction, taken to leave as
       // the reduction ends, before the device's update: optimistic by that
       // update's time at most. A chunk left on the device is refreshed from
       // the home copy as the chunk schedule counts it (shard and gather).
       const bool onDevice = kept.contains(entry.first);
-      if (onDevice && !keptGoDown)
+      if (onDevice && params == Tier::Device)
         continue;
       double seconds = 0;
       if (!onDevice) {
@@ -783,10 +785,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // Host memory keeps the gradients for the CPU's step and either the
   // parameters or, streamed from NVMe, two chunks of staging; NVMe holds
   // the optimizer state placed there and parameters streamed from it.
+  // `keptOnDevice`: the gradients and state a split keeps on the device.
   auto streamedHoldings = [&](PlacementCandidate &part, bool nvmeParams, Tier optimizer,
-                              double staging) {
+                              double staging, double keptOnDevice) {
     part.hostPeak = dev0.gradientBytes + (nvmeParams ? staging : dev0.parameterBytes) +
-                    (optimizer == Tier::Host ? dev0.optimizerBytes : 0);
+                    (optimizer == Tier::Host ? dev0.optimizerBytes : 0) - keptOnDevice;
     part.nvmeUsed = (optimizer == Tier::Nvme ? dev0.optimizerBytes : 0) +
                     (nvmeParams ? dev0.parameterBytes : 0);
   };
@@ -840,14 +843,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // chunk from the other replicas into its device copy. The two are
   // charged in sequence on one link, which is pessimistic where the
   // gathers run over NVLink beside the next upload.
-  auto shardBytesOf = [&](const lm::ChunkProblem &cp, const std::vector<int> &chunkOf) {
-    std::vector<double> shard(cp.chunkBytes.size(), 0);
-    for (auto [i, entry] : llvm::enumerate(dev0.weights))
-      shard[chunkOf[i]] += entry.second.held;
-    return shard;
-  };
   auto shardTransfers = [&](const lm::ChunkProblem &cp, const std::vector<int> &chunkOf) {
-    std::vector<double> seconds = shardBytesOf(cp, chunkOf);
+    std::vector<double> seconds = chunkHomeBytes(dev0, chunkOf, cp.chunkBytes.size());
     for (double &s : seconds)
       s = cp.linkLatency + s / cp.hostToDevice;
     for (auto [i, entry] : llvm::enumerate(dev0.weights))
@@ -881,11 +878,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     }
     // Keeping every weight's state is not streaming with the optimizer
     // on the host.
-    if (keptTrainable >= trainable)
+    if (keptTrainable >= trainable) {
       streamKept.clear();
-    streamKeptShare = trainable > 0 && !streamKept.empty() ? keptTrainable / trainable : 0;
-    if (streamKept.empty())
       streamKeptBytes = 0;
+    } else {
+      streamKeptShare = keptTrainable / trainable;
+    }
   }
   if (streamable) {
     double budget = p.deviceBytes - dev0.otherBytes - streamStaging - streamRefused;
@@ -983,7 +981,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                   return residentShare[chunkOf[i]] *
                          (dev0.weights.begin() + i)->second.offloaded();
                 },
-                from, /*keptGoDown=*/split);
+                from);
             if (!u.timeline) {
               if (streamError.empty())
                 streamError = u.why;
@@ -1039,9 +1037,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       // checked all the same (staging as the smallest chunks tried).
       PlacementCandidate part;
       part.stepSeconds = INFINITY;
-      streamedHoldings(part, from == Tier::Nvme, c.optimizer, smallestStaging);
-      if (split)
-        part.hostPeak -= streamKeptBytes;
+      streamedHoldings(part, from == Tier::Nvme, c.optimizer, smallestStaging,
+                       split ? streamKeptBytes : 0);
       check(c, dev0, part, streamError);
       if (c.why != streamError)
         c.why = streamError + "; " + c.why;
@@ -1056,7 +1053,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     part.update = s->update;
     // Over the host link: each fetch's home copy (the device's shard,
     // streamed in ZeRO-3 shards), then the refresh of resident chunks.
-    std::vector<double> home = shardBytesOf(s->problem, s->chunkOf);
+    std::vector<double> home = chunkHomeBytes(dev0, s->chunkOf, s->problem.chunkBytes.size());
     double uploaded = 0;
     for (const lm::Fetch &f : s->plan.fetches)
       uploaded += home[f.chunk] / s->plan.iterations;
@@ -1079,12 +1076,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         writtenBack += entry.second.held;
         readBack += nvmeParamReads(entry.second);
       }
-    streamedHoldings(part, nvmeParams, c.optimizer, staging);
     // Split: the kept gradients and state move from the host to the device.
-    if (split) {
-      part.hostPeak -= streamKeptBytes;
+    streamedHoldings(part, nvmeParams, c.optimizer, staging, split ? streamKeptBytes : 0);
+    if (split)
       part.devicePeak += streamKeptBytes;
-    }
     part.nvmeBytes = (c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0) +
                      (nvmeParams ? uploaded + writtenBack + readBack : 0);
     check(c, dev0, part);
@@ -1132,12 +1127,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       // Every chunk fetched moves at least this share of its bytes over
       // the link (all of them, unless it is streamed in ZeRO-3 shards).
       double share = 1;
-      std::vector<double> home = shardBytesOf(p.problem, p.chunkOf);
-      for (auto [chunk, bytes] : llvm::enumerate(p.problem.chunkBytes))
-        if (streamedInShards)
+      if (streamedInShards) {
+        std::vector<double> home = chunkHomeBytes(dev0, p.chunkOf, p.problem.chunkBytes.size());
+        for (auto [chunk, bytes] : llvm::enumerate(p.problem.chunkBytes))
           share = std::min(share, home[chunk] / static_cast<double>(bytes));
+      }
       p.lowerBoundH2D = share * lm::fetchLowerBound(p.problem);
-      p.streamedInShards = streamedInShards;
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
@@ -1399,7 +1394,6 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       p.forwardOps = std::move(part.forwardOps);
       p.backwardSteps = std::move(part.backwardSteps);
       p.lowerBoundH2D = part.lowerBoundH2D;
-      p.streamedInShards = part.streamedInShards;
       p.programs = std::move(part.programs);
       p.weights = std::move(part.weights);
       p.stateShards = std::move(part.stateShards);
@@ -1598,12 +1592,12 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       return failure();
     if (!*overflow || !o.refuseOverflow)
       break;
-    // A split of the optimizer is tried again with that much less of its
-    // state on the device.
     const PlacementCandidate &refused = *p.best();
     // Streamed parameters are planned again on a smaller budget (by at
     // least a megabyte, so that the schedule changes); a split of their
-    // optimizer keeps what host memory needs it to.
+    // optimizer keeps what host memory needs it to. A split of resident
+    // parameters' optimizer is tried again with that much less of its
+    // state on the device.
     const bool streamed = refused.params != Tier::Device;
     bool splitShrinks = true;
     if (!streamed && !refused.deviceOptimizerWeights.empty() &&
@@ -1706,7 +1700,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
     // Streamed in ZeRO-3 shards, a fetch would upload the shard and gather
     // the chunk: the partitioned program's movement, which is not written
     // yet (loom.memory_plan says movement_written = false).
-    if (c->params != Tier::Device && !p.streamedInShards) {
+    if (c->params != Tier::Device && !p.streamsShards()) {
       MovementSchedule schedule{p.weights,  p.chunkOf,  p.forwardOps,
                                 p.backwardSteps, &p.problem, &p.plan};
       if (p.memoryPlan) {
@@ -1757,7 +1751,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
                                        b.getDenseI64ArrayAttr(p.problem.chunkBytes)));
       summary.push_back(b.getNamedAttr("chunk_budget_bytes",
                                        b.getF64FloatAttr(p.problem.budgetBytes)));
-      if (p.streamedInShards)
+      if (p.streamsShards())
         summary.push_back(b.getNamedAttr("movement_written", b.getBoolAttr(false)));
     }
   }

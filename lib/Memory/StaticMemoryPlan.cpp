@@ -163,12 +163,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   } else {
     const lm::ChunkProblem &cp = p.problem;
     const int chunks = static_cast<int>(cp.chunkBytes.size());
-    // A home copy holds what its device uploads: the chunk's parameters,
-    // or, streamed in ZeRO-3 shards, this device's shard of each.
-    std::vector<double> home(chunks, 0);
-    for (auto [i, entry] : llvm::enumerate(dev.weights))
-      if (i < p.chunkOf.size())
-        home[p.chunkOf[i]] += entry.second.held;
+    std::vector<double> home = chunkHomeBytes(dev, p.chunkOf, chunks);
     for (int chunk = 0; chunk < chunks; ++chunk)
       whole(c.params, {Owner::ChunkHome, nullptr, chunk},
             llvm::formatv("chunk {0} (home)", chunk).str(), home[chunk]);

@@ -224,9 +224,6 @@ struct MemoryPlacement {
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
   double lowerBoundH2D = 0; // bytes per step, for the chosen placement
-  /// The chosen placement streams parameters in ZeRO-3 shards
-  /// (PlacementOptions::streamSharded): its fetches are not in the IR.
-  bool streamedInShards = false;
   /// The chosen placement's buffers at fixed offsets in each tier, for a
   /// program on one pipeline device whose micro-batches run one after
   /// another (written to the IR).
@@ -249,6 +246,12 @@ struct MemoryPlacement {
 
   const PlacementCandidate *best() const {
     return chosen < 0 ? nullptr : &candidates[chosen];
+  }
+  /// The chosen placement streams parameters in ZeRO-3 shards
+  /// (PlacementOptions::streamSharded: the only streaming over several
+  /// devices), whose fetches are not written to the IR.
+  bool streamsShards() const {
+    return best() && best()->params != Tier::Device && devices > 1;
   }
   /// A tier's capacity per device.
   double capacity(Tier t) const {
