@@ -293,16 +293,16 @@ FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
     Value &copy = turnCopies[def];
     if (!copy) {
       auto gathered = dyn_cast<shard::ShardOp>(def);
+      // A gather reads the stored shard, or (streamed) the forward's fetch
+      // of it: the chunk schedule's live copy then.
       IRMapping map;
-      if (!gathered) {
-        FailureOr<Value> operand = backwardCopy(def->getOperand(0), recomputing);
-        if (failed(operand))
-          return failure();
-        map.map(def->getOperand(0), *operand);
-      }
-      // The new reader's number: after every reader the weight has so far.
+      FailureOr<Value> operand = backwardCopy(def->getOperand(0), recomputing);
+      if (failed(operand))
+        return failure();
+      map.map(def->getOperand(0), *operand);
+      // The new reader's number: after every reader the shard has so far.
       int64_t readers =
-          gathered ? llvm::count_if(gathered.getSrc().getUsers(), [](Operation *user) {
+          gathered ? llvm::count_if(operand->getUsers(), [](Operation *user) {
             auto s = dyn_cast<shard::ShardOp>(user);
             return s && s.getAnnotateForUsers();
           })
@@ -315,7 +315,7 @@ FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
     }
     return copy;
   }
-  if (auto fetch = dyn_cast<FetchOp>(def)) {
+  if (FetchOp fetch = fetchOf(v)) {
     Value copy = liveCopy.lookup(fetch.getSource());
     if (!copy) {
       auto w = fetch.getSource().getDefiningOp<WeightOp>();
@@ -393,13 +393,13 @@ LogicalResult Differentiator::writeMovement(Operation *op, StringRef attr) {
            << " (wants release, fetch and at arrays, `at` empty or one per fetch)";
   for (int64_t chunk : release.asArrayRef())
     for (WeightOp w : chunkWeights.lookup(chunk)) {
-      Value copy = liveCopy.lookup(w.getResult());
+      Value copy = liveCopy.lookup(fetchedValue(w));
       if (!copy)
         return op->emitOpError("loom-autodiff: the chunk schedule releases chunk ")
                << chunk << " before this op's backward, but weight '" << w.getName()
                << "' has no live copy there";
       ReleaseOp::create(b, w.getLoc(), copy);
-      liveCopy.erase(w.getResult());
+      liveCopy.erase(fetchedValue(w));
     }
   for (auto [i, chunk] : llvm::enumerate(fetch.asArrayRef())) {
     auto found = chunkWeights.find(chunk);
@@ -407,7 +407,8 @@ LogicalResult Differentiator::writeMovement(Operation *op, StringRef attr) {
       return op->emitOpError("loom-autodiff: the chunk schedule fetches chunk ")
              << chunk << ", which no weight's loom.placement names";
     for (WeightOp w : found->second) {
-      if (liveCopy.count(w.getResult()))
+      Value source = fetchedValue(w); // its ZeRO-3 shard, when stored so
+      if (liveCopy.count(source))
         return op->emitOpError("loom-autodiff: the chunk schedule fetches weight '")
                << w.getName() << "' before this op's backward while its copy is live";
       IntegerAttr offset;
@@ -418,9 +419,7 @@ LogicalResult Differentiator::writeMovement(Operation *op, StringRef attr) {
                                "loom.placement to place its backward fetch");
         offset = b.getI64IntegerAttr(at[i] + *inChunk);
       }
-      liveCopy[w.getResult()] = FetchOp::create(b, w.getLoc(), w.getType(), w.getResult(),
-                                                chunk, /*carried=*/false, offset)
-                                    .getResult();
+      liveCopy[source] = createFetch(b, w.getLoc(), source, chunk, /*carried=*/false, offset);
     }
   }
   op->removeAttr(attr);
@@ -1186,10 +1185,12 @@ LogicalResult Differentiator::run() {
       continue;
     forwardOrder.push_back(&op);
     forwardOps.insert(&op);
-    if (auto fetch = dyn_cast<FetchOp>(op))
-      liveCopy[fetch.getSource()] = fetch.getResult();
+    // A fetch's copy, or its annotation where createFetch wrote one.
+    FetchOp fetched = op.getNumResults() == 1 ? fetchOf(op.getResult(0)) : FetchOp();
+    if (fetched && (fetched == &op || isa<shard::ShardOp>(op)))
+      liveCopy[fetched.getSource()] = op.getResult(0);
     else if (auto release = dyn_cast<ReleaseOp>(op))
-      liveCopy.erase(release.getFetched().getDefiningOp<FetchOp>().getSource());
+      liveCopy.erase(release.getFetch().getSource());
     else if (auto w = dyn_cast<WeightOp>(op))
       if (auto placement = w->getAttrOfType<DictionaryAttr>("loom.placement"))
         if (auto chunk = placement.getAs<IntegerAttr>("chunk"))

@@ -58,12 +58,34 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
   OpBuilder b(func.getContext());
   // A weight op (a pure source) moves to just before its first fetch,
   // unless something before that reads it, so that the IR shows each weight
-  // where it starts to move, and placing again writes the same module.
+  // where it starts to move, and placing again writes the same module. A
+  // weight stored in ZeRO-3 shards moves with its stored annotation (and
+  // that annotation's sharding), which the fetch copies.
   DenseSet<Operation *> fetchedOnce;
-  auto readBefore = [&](WeightOp w, Operation *before) {
-    return llvm::any_of(w->getUsers(), [&](Operation *user) {
-      return user->getBlock() != body || user->isBeforeInBlock(before);
+  auto readBefore = [&](Value v, Operation *except, Operation *before) {
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      return user != except &&
+             (user->getBlock() != body || user->isBeforeInBlock(before));
     });
+  };
+  auto hoist = [&](WeightOp w, Operation *before) {
+    if (!fetchedOnce.insert(w).second || w->getBlock() != body)
+      return;
+    shard::ShardOp stored = zeroStoredShard(w);
+    Operation *layout = stored ? stored.getSharding().getDefiningOp() : nullptr;
+    // The stored layout goes along when only the annotation reads it.
+    bool moveLayout = layout && layout->getBlock() == body && layout->hasOneUse();
+    if (readBefore(w.getResult(), stored, before) ||
+        (stored && (stored->getBlock() != body ||
+                    readBefore(stored.getResult(), nullptr, before))) ||
+        (layout && !moveLayout && layout->getBlock() == body &&
+         !layout->isBeforeInBlock(before)))
+      return;
+    w->moveBefore(before);
+    if (moveLayout)
+      layout->moveBefore(before);
+    if (stored)
+      stored->moveBefore(before);
   };
   DenseMap<Operation *, int64_t> offsetInChunk;
   for (auto [i, op] : llvm::enumerate(s.weights))
@@ -73,16 +95,12 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
   auto fetchChunk = [&](int chunk, Operation *before, bool carried,
                         int64_t copyAt) {
     for (WeightOp w : weightsOf[chunk]) {
-      if (fetchedOnce.insert(w).second && w->getBlock() == body &&
-          !readBefore(w, before))
-        w->moveBefore(before);
+      hoist(w, before);
       b.setInsertionPoint(before);
       IntegerAttr at;
       if (copyAt >= 0)
         at = b.getI64IntegerAttr(copyAt + offsetInChunk.lookup(w));
-      live[w] = FetchOp::create(b, w.getLoc(), w.getType(), w.getResult(),
-                                chunk, carried, at)
-                    .getResult();
+      live[w] = createFetch(b, w.getLoc(), fetchedValue(w), chunk, carried, at);
     }
   };
   auto planned = [](const std::vector<int64_t> &offsets, size_t i) {
@@ -95,6 +113,32 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
         ReleaseOp::create(b, w.getLoc(), fetched);
         live.erase(w);
       }
+  };
+
+  // Where a step's operand reads a streamed weight, and which: the operand
+  // itself when it is the weight; else the first shard annotation of the
+  // chain it reads through (a ZeRO-3 reader's gather, whose source is the
+  // weight's stored shard: what a fetch copies). That operand reads the
+  // fetched copy instead. Null when the operand reads no streamed weight.
+  // `chain` gets the annotations read through, from the operand's up.
+  auto streamedRead = [&](OpOperand &operand, SmallVectorImpl<Operation *> &chain)
+      -> std::pair<OpOperand *, WeightOp> {
+    OpOperand *use = &operand;
+    while (true) {
+      Value v = use->get();
+      auto w = v.getDefiningOp<WeightOp>();
+      auto s = v.getDefiningOp<shard::ShardOp>();
+      if (FetchOp f = fetchOf(v))
+        w = lookThroughShards(f.getSource()).getDefiningOp<WeightOp>();
+      else if (s && !s.getAnnotateForUsers() && isZeroShard(s))
+        w = s.getSrc().getDefiningOp<WeightOp>();
+      if (w)
+        return {use, streamed.contains(w) ? w : WeightOp()};
+      if (!s)
+        return {nullptr, WeightOp()};
+      chain.push_back(s);
+      use = &s.getSrcMutable();
+    }
   };
 
   // The fetches of the first iteration's steps, in issue order, each issued
@@ -138,14 +182,24 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
       fetchChunk(events[next].fetch->chunk, stepOp, /*carried=*/false,
                  planned(s.fetchOffsets, events[next].index));
     for (OpOperand &operand : stepOp->getOpOperands()) {
-      auto w = operand.get().getDefiningOp<WeightOp>();
-      if (!w || !streamed.contains(w))
+      SmallVector<Operation *> chain;
+      auto [read, w] = streamedRead(operand, chain);
+      if (!w)
         continue;
       Value fetched = live.lookup(w);
       if (!fetched)
         return stepOp->emitOpError("reads streamed weight '")
                << w.getName() << "', which the chunk schedule has not fetched here";
-      operand.set(fetched);
+      if (fetchOf(read->get()) && read->get() != fetched)
+        return stepOp->emitOpError("reads streamed weight '")
+               << w.getName()
+               << "' through an annotation an earlier step read its other copy by";
+      read->set(fetched);
+      // The reader's annotations (a ZeRO-3 gather just before it) follow a
+      // fetch issued here.
+      if (!chain.empty() && chain.back()->isBeforeInBlock(fetched.getDefiningOp()))
+        for (Operation *annotation : llvm::reverse(chain))
+          annotation->moveBefore(stepOp);
     }
   }
   // What the backward issues waits, on the forward op whose backward step
@@ -220,7 +274,7 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
   // The chunks the step starts with (`carried`) and their copies' offsets.
   std::map<int64_t, int64_t> carriedAt;
   auto nameOf = [](Value v) -> std::string {
-    if (auto w = v.getDefiningOp<WeightOp>())
+    if (auto w = lookThroughShards(v).getDefiningOp<WeightOp>())
       return ("weight '" + w.getName() + "'").str();
     return "a value";
   };
@@ -279,27 +333,28 @@ LogicalResult mlir::loom::verifyMovement(func::FuncOp func,
       return WalkResult::advance();
     }
     if (auto r = dyn_cast<ReleaseOp>(op)) {
-      auto f = r.getFetched().getDefiningOp<FetchOp>();
-      if (liveCopyOf.lookup(f.getSource()) != r.getFetched())
+      FetchOp f = r.getFetch();
+      if (liveCopyOf.lookup(f.getSource()) != f.getResult())
         return r.emitOpError("releases ")
                << nameOf(f.getSource()) << ", whose copy is already released";
       liveCopyOf.erase(f.getSource());
-      released.insert(r.getFetched());
+      released.insert(f.getResult());
       if (--liveWeights[f.getChunk()] == 0)
         onDevice -= static_cast<double>(chunkBytes[f.getChunk()]);
       return WalkResult::advance();
     }
     for (Value v : op->getOperands()) {
-      if (auto f = v.getDefiningOp<FetchOp>()) {
-        if (released.contains(v))
+      if (FetchOp f = fetchOf(v)) {
+        if (released.contains(f.getResult()))
           return op->emitOpError("reads ")
                  << nameOf(f.getSource()) << " after its device copy was released";
         continue;
       }
       // Compute reads device memory; other readers (a return) may take the
       // master copy where it lives, and so does the host's update
-      // (verifyHostUpdates).
-      auto w = v.getDefiningOp<WeightOp>();
+      // (verifyHostUpdates). A ZeRO-3 reader's gather reads it through
+      // annotations.
+      auto w = unannotated(v).getDefiningOp<WeightOp>();
       if (!w || !isa<CostOpInterface>(op) || op->hasAttr(kOnHostAttr))
         continue;
       if (StringRef tier = placedTier(w); tier != "device")

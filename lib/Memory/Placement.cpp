@@ -259,7 +259,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // model, so they are not combined.
   // With PlacementOptions::streamSharded, a data-parallel program of one
   // micro-batch under ZeRO-3 streams its parameters in shards too
-  // (priced and replayed; its movement is not written to the IR).
+  // (each fetch uploads a device's shard and gathers the chunk).
   const bool streamedInShards = o.streamSharded && o.training && zero >= 3 &&
                                 e.devices > 1 && P == 1 && m == 1 && !offloaded;
   const bool streamable =
@@ -1697,10 +1697,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       p.zeroShardedWeights = z.weights;
       p.zeroKeptWhole = std::move(z.kept);
     }
-    // Streamed in ZeRO-3 shards, a fetch would upload the shard and gather
-    // the chunk: the partitioned program's movement, which is not written
-    // yet (loom.memory_plan says movement_written = false).
-    if (c->params != Tier::Device && !p.streamsShards()) {
+    // Streamed in ZeRO-3 shards (written above), each fetch copies the
+    // weight's stored shard and the readers' annotations gather it.
+    if (c->params != Tier::Device) {
       MovementSchedule schedule{p.weights,  p.chunkOf,  p.forwardOps,
                                 p.backwardSteps, &p.problem, &p.plan};
       if (p.memoryPlan) {
@@ -1751,8 +1750,6 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
                                        b.getDenseI64ArrayAttr(p.problem.chunkBytes)));
       summary.push_back(b.getNamedAttr("chunk_budget_bytes",
                                        b.getF64FloatAttr(p.problem.budgetBytes)));
-      if (p.streamsShards())
-        summary.push_back(b.getNamedAttr("movement_written", b.getBoolAttr(false)));
     }
   }
   module->setAttr(kMemoryPlanAttr, b.getDictionaryAttr(summary));

@@ -192,15 +192,17 @@ static void fuseReduceSlice(func::FuncOp func) {
 }
 
 /// Upstream emits the resharding of an entry argument at the top of the
-/// function. For a weight stored in shards that is every gather at once,
-/// holding every whole weight for the whole step: ZeRO-3 (ZeroShards.h)
-/// gathers each one just before its first reader, so it lives only until
-/// its last. Chains of gathers move together, last first.
-static void sinkArgumentGathers(func::FuncOp func) {
+/// function, and that of a fetched copy just after its fetch. For a weight
+/// stored in shards that is every gather at once, holding every whole
+/// weight for the whole step (or from its chunk's prefetch on): ZeRO-3
+/// (ZeroShards.h) gathers each one just before its first reader, so it lives
+/// only until its last. Chains of gathers move together, last first.
+static void sinkWeightGathers(func::FuncOp func) {
   Block &body = func.getBody().front();
   SmallVector<shard::AllGatherOp> gathers;
   for (auto gather : body.getOps<shard::AllGatherOp>()) {
-    if (isa<BlockArgument>(rootOfGathers(gather.getInput())))
+    Value root = rootOfGathers(gather.getInput());
+    if (isa<BlockArgument>(root) || root.getDefiningOp<FetchOp>())
       gathers.push_back(gather);
   }
   for (shard::AllGatherOp gather : llvm::reverse(gathers)) {
@@ -388,7 +390,7 @@ struct LoomPartitionPass
     for (auto f : module.getOps<func::FuncOp>()) {
       fuseGatherSlice(f);
       fuseReduceSlice(f);
-      sinkArgumentGathers(f);
+      sinkWeightGathers(f);
     }
   }
 };

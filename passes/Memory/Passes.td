@@ -60,9 +60,7 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
            "Also price streaming the parameters of a data-parallel program "
            "in ZeRO-3 shards (PatrickStar, ZeRO-Infinity): each device's "
            "shard of a chunk lives in host memory, and a fetch uploads it "
-           "and all-gathers the chunk. Priced, planned and replayed only: "
-           "such a placement's fetches are not written to the IR yet "
-           "(loom.memory_plan says movement_written = false)">,
+           "and all-gathers the chunk">,
     Option<"zero", "zero", "std::string", "\"0,1,2,3\"",
            "ZeRO stages to consider over the data-parallel replicas">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",

@@ -42,14 +42,6 @@ struct LoomVerifyMovementPass
                        "chunk_sizes and chunk_budget_bytes");
       return signalPassFailure();
     }
-    if (auto written = plan.getAs<BoolAttr>("movement_written");
-        written && !written.getValue()) {
-      module.emitError("loom-verify-movement: the placement streams parameters "
-                       "in ZeRO-3 shards, whose fetches are not written to the "
-                       "IR (loom.memory_plan movement_written = false): there "
-                       "is no movement to check");
-      return signalPassFailure();
-    }
     // The device arena's size, where the plan has a static memory plan.
     int64_t deviceArena = arenaBytes(module).value_or(-1);
     for (auto func : module.getOps<func::FuncOp>())

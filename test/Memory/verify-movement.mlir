@@ -369,3 +369,44 @@ module {
     return %n : tensor<4x4xf32>
   }
 }
+
+// -----
+
+// Streamed in ZeRO-3 shards: the fetch copies the stored shard, and a
+// reader's gather reads the copy. A gather after the release reads nothing.
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256>, chunk_budget_bytes = 256.0 : f64}} {
+  shard.grid @grid(shape = 2) {loom.axis_names = ["dp"]}
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host", zero_shards = 2 : i64}} : tensor<8x8xf32>
+    %z = shard.sharding @grid split_axes = [[0]] {loom.zero_shard} : !shard.sharding
+    %s = shard.shard %w0 to %z {loom.zero_shard} : tensor<8x8xf32>
+    %f = loom.fetch %s chunk 0 : tensor<8x8xf32>
+    %c = shard.shard %f to %z {loom.zero_shard} : tensor<8x8xf32>
+    %r = shard.sharding @grid split_axes = [[]] : !shard.sharding
+    %g = shard.shard %c to %r annotate_for_users {loom.zero_shard = 0 : i64} : tensor<8x8xf32>
+    %y = loom.matmul %x, %g : tensor<2x8xf32>, tensor<8x8xf32>
+    loom.release %c : tensor<8x8xf32>
+    // expected-error @+1 {{reads weight 'w0' after its device copy was released}}
+    %g2 = shard.shard %c to %r annotate_for_users {loom.zero_shard = 1 : i64} : tensor<8x8xf32>
+    %z2 = loom.matmul %y, %g2 : tensor<2x8xf32>, tensor<8x8xf32>
+    return %z2 : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// Nor does a reader's gather of the stored shard no fetch copied: the shard
+// lives in host memory.
+module attributes {loom.memory_plan = {chunk_sizes = array<i64: 256>, chunk_budget_bytes = 256.0 : f64}} {
+  shard.grid @grid(shape = 2) {loom.axis_names = ["dp"]}
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w0 = loom.weight parameter "w0" from "m.bin"[0] {loom.placement = {chunk = 0 : i64, tier = "host", zero_shards = 2 : i64}} : tensor<8x8xf32>
+    %z = shard.sharding @grid split_axes = [[0]] {loom.zero_shard} : !shard.sharding
+    %s = shard.shard %w0 to %z {loom.zero_shard} : tensor<8x8xf32>
+    %r = shard.sharding @grid split_axes = [[]] : !shard.sharding
+    %g = shard.shard %s to %r annotate_for_users {loom.zero_shard = 0 : i64} : tensor<8x8xf32>
+    // expected-error @+1 {{reads weight 'w0', placed in host memory, without a loom.fetch}}
+    %y = loom.matmul %x, %g : tensor<2x8xf32>, tensor<8x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}

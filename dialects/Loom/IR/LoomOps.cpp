@@ -213,8 +213,15 @@ LogicalResult ReloadOp::verify() {
   return success();
 }
 
+FetchOp ReleaseOp::getFetch() {
+  Value v = getFetched();
+  while (auto s = v.getDefiningOp<shard::ShardOp>())
+    v = s.getSrc();
+  return v.getDefiningOp<FetchOp>();
+}
+
 LogicalResult ReleaseOp::verify() {
-  if (!getFetched().getDefiningOp<FetchOp>())
+  if (!getFetch())
     return emitOpError("releases a value no loom.fetch produced");
   return success();
 }

@@ -634,12 +634,17 @@ def Loom_MoeCombineOp : Loom_InferredOp<"moe_combine"> {
 // Memory movement (written by --loom-place-memory)
 //===----------------------------------------------------------------------===//
 
-// Not graph ops: they compute nothing, so they have no sharding or cost, and
-// their side effects keep CSE from merging two fetches of one weight and
-// passes from moving them across the reads they bracket.
+// Not graph ops: they compute nothing, so they have no cost, and their side
+// effects keep CSE from merging two fetches of one weight and passes from
+// moving them across the reads they bracket. A fetch is sharded as its
+// source (a ZeRO-3 shard fetched from the host stays a shard; its readers'
+// annotations gather it after), so partitioning copies each rank's slice.
 
 def Loom_FetchOp : Loom_Op<"fetch", [AllTypesMatch<["source", "result"]>,
-    MemoryEffects<[MemRead, MemWrite]>]> {
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<ShardingInterface, [
+      "getLoopIteratorTypes", "getReductionLoopIteratorKinds",
+      "getIndexingMaps", "getShardingOption", "partition"]>]> {
   let summary = "a weight's copy in device memory, fetched from its tier";
   let description = [{
     Memory placement streams parameters the device cannot hold from host
@@ -661,6 +666,21 @@ def Loom_FetchOp : Loom_Op<"fetch", [AllTypesMatch<["source", "result"]>,
     %y = loom.matmul %x, %d : tensor<8x512xf32>, tensor<512x512xf32>
     loom.release %d : tensor<512x512xf32>
     ```
+
+    Streamed in ZeRO-3 shards over data parallelism, a fetch copies the
+    weight's stored shard (each device uploads its own); the copy keeps the
+    shard's layout, and each reader's annotation gathers it just before the
+    reader, as for a resident ZeRO-3 weight:
+
+    ```mlir
+    %z = shard.sharding @grid split_axes = [[0]] {loom.zero_shard} : !shard.sharding
+    %s = shard.shard %w to %z {loom.zero_shard} : tensor<512x512xf32>
+    %f = loom.fetch %s chunk 3 : tensor<512x512xf32>
+    %d = shard.shard %f to %z {loom.zero_shard} : tensor<512x512xf32>
+    %g = shard.shard %d to %r annotate_for_users {loom.zero_shard = 0 : i64} : tensor<512x512xf32>
+    %y = loom.matmul %x, %g : tensor<8x512xf32>, tensor<512x512xf32>
+    loom.release %d : tensor<512x512xf32>
+    ```
   }];
   let arguments = (ins Loom_Tensor:$source, Loom_I64Attr:$chunk,
                        UnitAttr:$carried, OptionalAttr<Loom_I64Attr>:$offset);
@@ -672,7 +692,10 @@ def Loom_FetchOp : Loom_Op<"fetch", [AllTypesMatch<["source", "result"]>,
   let hasVerifier = 1;
 }
 
-def Loom_ReleaseOp : Loom_Op<"release", [MemoryEffects<[MemWrite]>]> {
+def Loom_ReleaseOp : Loom_Op<"release", [MemoryEffects<[MemWrite]>,
+    DeclareOpInterfaceMethods<ShardingInterface, [
+      "getLoopIteratorTypes", "getReductionLoopIteratorKinds",
+      "getIndexingMaps", "getShardingOption", "partition"]>]> {
   let summary = "drops a fetched weight's device copy";
   let description = [{
     The device memory of a `loom.fetch` result is free from here: the plan
@@ -681,6 +704,11 @@ def Loom_ReleaseOp : Loom_Op<"release", [MemoryEffects<[MemWrite]>]> {
   }];
   let arguments = (ins Loom_Tensor:$fetched);
   let assemblyFormat = "$fetched attr-dict `:` type($fetched)";
+  let extraClassDeclaration = [{
+    /// The fetch whose copy this drops, through the sharding annotations
+    /// propagation puts between them.
+    FetchOp getFetch();
+  }];
   let hasVerifier = 1;
 }
 

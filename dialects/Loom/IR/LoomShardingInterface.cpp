@@ -119,6 +119,14 @@ static IterationSpace broadcastSpace(Operation *op) {
   return b.finish();
 }
 
+/// An op that only reads its one operand (a release): one local parallel
+/// loop per dimension, so it goes with the operand's sharding.
+static IterationSpace sinkSpace(Operation *op) {
+  SpaceBuilder b(op->getContext());
+  b.map(b.parallelLoops(shapeOf(op->getOperand(0)).size()));
+  return b.finish();
+}
+
 /// Ops with no operands: one parallel loop per result dim. A weight's loops
 /// are local (each device loads only its slice); a constant's are not: its
 /// value is one attribute, so it stays whole and a user that wants a slice
@@ -546,8 +554,10 @@ static IterationSpace iterationSpace(Operation *op) {
       .Case<WeightOp>([](Operation *o) { return sourceSpace(o); })
       .Case<ConstantOp>(
           [](Operation *o) { return sourceSpace(o, /*isLocal=*/false); })
-      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, ClampOp, CastOp, SpillOp, ReloadOp>(
+      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, ClampOp, CastOp, SpillOp, ReloadOp,
+            FetchOp>(
           [](Operation *o) { return broadcastSpace(o); })
+      .Case<ReleaseOp>([](Operation *o) { return sinkSpace(o); })
       .Case<LayerNormOp>([](LayerNormOp o) {
         return normalizedSpace(o, o.getAxis(), shapeOf(o.getInput()).size(),
                                {o.getScale(), o.getBias()});
@@ -712,7 +722,7 @@ static LogicalResult partitionLoomOp(Operation *op, ArrayRef<Value> operands,
 // Interface methods, forwarded for every op
 //===----------------------------------------------------------------------===//
 
-#define LOOM_SHARDING_METHODS(OP)                                              \
+#define LOOM_SHARDING_LOOPS(OP)                                                \
   SmallVector<IteratorType> OP::getLoopIteratorTypes() {                       \
     return iterationSpace(*this).iterators;                                    \
   }                                                                            \
@@ -721,7 +731,10 @@ static LogicalResult partitionLoomOp(Operation *op, ArrayRef<Value> operands,
   }                                                                            \
   SmallVector<AffineMap> OP::getIndexingMaps() {                               \
     return iterationSpace(*this).maps;                                         \
-  }                                                                            \
+  }
+
+#define LOOM_SHARDING_METHODS(OP)                                              \
+  LOOM_SHARDING_LOOPS(OP)                                                      \
   FailureOr<shard::ShardingOption> OP::getShardingOption(                      \
       ArrayRef<shard::Sharding> operandShardings,                              \
       ArrayRef<shard::Sharding> resultShardings) {                             \
@@ -745,6 +758,7 @@ LOOM_SHARDING_METHODS(ClampOp)
 LOOM_SHARDING_METHODS(CastOp)
 LOOM_SHARDING_METHODS(SpillOp)
 LOOM_SHARDING_METHODS(ReloadOp)
+
 LOOM_SHARDING_METHODS(MatmulOp)
 LOOM_SHARDING_METHODS(ConvOp)
 LOOM_SHARDING_METHODS(AttentionOp)
@@ -766,3 +780,46 @@ LOOM_SHARDING_METHODS(EmbeddingOp)
 LOOM_SHARDING_METHODS(TopKOp)
 LOOM_SHARDING_METHODS(MoeDispatchOp)
 LOOM_SHARDING_METHODS(MoeCombineOp)
+
+// A fetch copies its source as it is stored: its readers' layouts (ZeRO-3's
+// gathers) come after the copy, so their shardings do not choose its own.
+LOOM_SHARDING_LOOPS(FetchOp)
+FailureOr<shard::ShardingOption>
+FetchOp::getShardingOption(ArrayRef<shard::Sharding> operandShardings,
+                           ArrayRef<shard::Sharding> resultShardings) {
+  SmallVector<shard::Sharding, 1> unread(resultShardings.size());
+  return localShardingOption(*this, operandShardings, unread);
+}
+LogicalResult FetchOp::partition(ArrayRef<Value> operands,
+                                 ArrayRef<shard::Sharding> operandShardings,
+                                 ArrayRef<shard::Sharding> resultShardings,
+                                 IRMapping &map, SymbolTableCollection &symbols,
+                                 OpBuilder &builder) {
+  // A copy nothing reads (the backward fetches a chunk whole, also weights
+  // whose gradient does not need them) has no annotation of its own.
+  SmallVector<shard::Sharding, 1> copied = {operandShardings.front()};
+  if (!copied.front()) {
+    map.map(getResult(), FetchOp::create(builder, getLoc(), operands.front(),
+                                         getChunkAttr(), getCarriedAttr(),
+                                         getOffsetAttr())
+                             .getResult());
+    return success();
+  }
+  return partitionLoomOp(*this, operands, operandShardings, copied, map, symbols,
+                         builder);
+}
+
+// A release has no result: it drops each device's own block of its operand.
+LOOM_SHARDING_LOOPS(ReleaseOp)
+FailureOr<shard::ShardingOption>
+ReleaseOp::getShardingOption(ArrayRef<shard::Sharding> operandShardings,
+                             ArrayRef<shard::Sharding> resultShardings) {
+  return localShardingOption(*this, operandShardings, resultShardings);
+}
+LogicalResult ReleaseOp::partition(ArrayRef<Value> operands,
+                                   ArrayRef<shard::Sharding>,
+                                   ArrayRef<shard::Sharding>, IRMapping &,
+                                   SymbolTableCollection &, OpBuilder &builder) {
+  ReleaseOp::create(builder, getLoc(), operands.front());
+  return success();
+}

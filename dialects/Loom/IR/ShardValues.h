@@ -129,6 +129,41 @@ inline shard::ShardOp zeroStoredShard(WeightOp w) {
   return nullptr;
 }
 
+/// What a fetch of streamed weight `w` copies to the device: its ZeRO-3
+/// shard where placement stores it so (each device uploads its shard, and
+/// the readers' annotations gather it), else the weight itself.
+inline Value fetchedValue(WeightOp w) {
+  if (shard::ShardOp stored = zeroStoredShard(w))
+    return stored.getResult();
+  return w.getResult();
+}
+
+/// The fetch whose device copy `v` is: a loom.fetch result, or its
+/// annotation in the layout it is stored in (createFetch); null otherwise.
+inline FetchOp fetchOf(Value v) {
+  if (auto s = v.getDefiningOp<shard::ShardOp>(); s && !s.getAnnotateForUsers())
+    v = s.getSrc();
+  return v.getDefiningOp<FetchOp>();
+}
+
+/// A loom.fetch of `source` (fetchedValue), the copy as its readers read
+/// it: a ZeRO-3 shard's copy is annotated in the shard's own layout, so
+/// that the readers' gathers reshard an annotation (canonicalization
+/// merges two gathers of one unannotated value, which would keep a whole
+/// weight from its first reader to its last).
+inline Value createFetch(OpBuilder &b, Location loc, Value source, int64_t chunk,
+                         bool carried, IntegerAttr at) {
+  Value copy =
+      FetchOp::create(b, loc, source.getType(), source, chunk, carried, at).getResult();
+  auto stored = source.getDefiningOp<shard::ShardOp>();
+  if (!stored)
+    return copy;
+  auto annotation = shard::ShardOp::create(b, loc, copy, stored.getSharding(),
+                                           /*annotate_for_users=*/false);
+  annotation->setAttr(kZeroShardMark, b.getUnitAttr());
+  return annotation.getResult();
+}
+
 /// `w`'s layout in the plan, without ZeRO's split: the plan's own
 /// annotation of the weight, else the one its readers ask for (the search
 /// annotates a weight's readers; ZeRO-3 a reader of every stored weight);

@@ -51,9 +51,8 @@ struct PlacementOptions {
   /// Also price streamed parameters in data-parallel programs of one
   /// micro-batch under ZeRO-3: each device's shard of a chunk lives on the
   /// host, and a fetch uploads it and all-gathers the chunk (PatrickStar,
-  /// ZeRO-Infinity). Such a placement is planned and replayed, but its
-  /// fetches are not written to the IR (the partitioned program's movement
-  /// is not done yet), so it is off unless asked for.
+  /// ZeRO-Infinity). In the IR, each fetch copies the weight's stored
+  /// shard and the readers' annotations gather it.
   bool streamSharded = false;
   /// ZeRO stages to consider over the data-parallel replicas (each one is
   /// priced; only stage 0 without data parallelism).
@@ -246,12 +245,6 @@ struct MemoryPlacement {
 
   const PlacementCandidate *best() const {
     return chosen < 0 ? nullptr : &candidates[chosen];
-  }
-  /// The chosen placement streams parameters in ZeRO-3 shards
-  /// (PlacementOptions::streamSharded: the only streaming over several
-  /// devices), whose fetches are not written to the IR.
-  bool streamsShards() const {
-    return best() && best()->params != Tier::Device && devices > 1;
   }
   /// A tier's capacity per device.
   double capacity(Tier t) const {
