@@ -193,7 +193,8 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
       if (fetchOf(read->get()) && read->get() != fetched)
         return stepOp->emitOpError("reads streamed weight '")
                << w.getName()
-               << "' through an annotation an earlier step read its other copy by";
+               << "' through annotations an earlier step also reads, which hold "
+                  "another fetched copy of it";
       read->set(fetched);
       // The reader's annotations (a ZeRO-3 gather just before it) follow a
       // fetch issued here.
