@@ -1186,8 +1186,7 @@ LogicalResult Differentiator::run() {
     forwardOrder.push_back(&op);
     forwardOps.insert(&op);
     // A fetch's copy, or its annotation where createFetch wrote one.
-    FetchOp fetched = op.getNumResults() == 1 ? fetchOf(op.getResult(0)) : FetchOp();
-    if (fetched && (fetched == &op || isa<shard::ShardOp>(op)))
+    if (FetchOp fetched = op.getNumResults() == 1 ? fetchOf(op.getResult(0)) : FetchOp())
       liveCopy[fetched.getSource()] = op.getResult(0);
     else if (auto release = dyn_cast<ReleaseOp>(op))
       liveCopy.erase(release.getFetch().getSource());

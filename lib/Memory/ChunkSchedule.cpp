@@ -224,10 +224,14 @@ void timeIteration(const ChunkProblem &p, const NextUse &next,
 
 } // namespace
 
+double loom::memory::linkSeconds(const ChunkProblem &p, double bytes) {
+  return p.linkLatency + bytes / p.hostToDevice;
+}
+
 double loom::memory::fetchSeconds(const ChunkProblem &p, int chunk) {
   if (!p.transferSeconds.empty())
     return p.transferSeconds[chunk];
-  return p.linkLatency + static_cast<double>(p.chunkBytes[chunk]) / p.hostToDevice;
+  return linkSeconds(p, static_cast<double>(p.chunkBytes[chunk]));
 }
 
 ChunkProblem loom::memory::unrolled(const ChunkProblem &p, int iterations) {

@@ -846,7 +846,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   auto shardTransfers = [&](const lm::ChunkProblem &cp, const std::vector<int> &chunkOf) {
     std::vector<double> seconds = chunkHomeBytes(dev0, chunkOf, cp.chunkBytes.size());
     for (double &s : seconds)
-      s = cp.linkLatency + s / cp.hostToDevice;
+      s = lm::linkSeconds(cp, s);
     for (auto [i, entry] : llvm::enumerate(dev0.weights))
       if (entry.second.held < entry.second.bytes)
         seconds[chunkOf[i]] += entry.second.facts.gatherSeconds;

@@ -156,7 +156,7 @@ inline Value createFetch(OpBuilder &b, Location loc, Value source, int64_t chunk
   Value copy =
       FetchOp::create(b, loc, source.getType(), source, chunk, carried, at).getResult();
   auto stored = source.getDefiningOp<shard::ShardOp>();
-  if (!stored)
+  if (!stored || !isZeroShard(stored))
     return copy;
   auto annotation = shard::ShardOp::create(b, loc, copy, stored.getSharding(),
                                            /*annotate_for_users=*/false);

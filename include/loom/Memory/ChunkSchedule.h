@@ -64,9 +64,12 @@ struct ChunkProblem {
   std::vector<double> transferSeconds;
 };
 
-/// How long one fetch of `chunk` holds the link: its entry in
-/// `transferSeconds`, or the link's latency plus its bytes at
+/// How long `bytes` take over the host link: its latency plus the bytes at
 /// `hostToDevice`.
+double linkSeconds(const ChunkProblem &problem, double bytes);
+
+/// How long one fetch of `chunk` holds the link: its entry in
+/// `transferSeconds`, or linkSeconds of its bytes.
 double fetchSeconds(const ChunkProblem &problem, int chunk);
 
 /// A fetch of `chunk` for step `forStep`, evicting `evicts` to make room.
