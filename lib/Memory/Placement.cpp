@@ -1162,6 +1162,90 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
 }
 
 namespace {
+/// The evaluations of one placeMemory, kept across its refusal rounds: a
+/// refusal changes what only the evaluations under the refused placement's
+/// policy depend on, so each round re-runs those alone (at 58 layers ×
+/// 6144 on PatrickStar's node, a round is some 30 evaluations of 50 to
+/// 300 ms). An evaluation reads `Rejections` through its policy's split
+/// cap and streaming shortfall and the refusals by name of its own
+/// placements, so its answer is reused only while those are as they were.
+class Evaluations {
+public:
+  FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
+                                      const PlacementOptions &o, StringRef recompute,
+                                      int zero, Tier activations, const Rejections &rejected,
+                                      const ChosenSegments *partialRecompute = nullptr,
+                                      const ChosenSegments *partialOffload = nullptr) {
+    Key key{recompute.str(), zero, activations, segmentsOf(partialRecompute),
+            segmentsOf(partialOffload)};
+    auto found = llvm::find_if(entries, [&](const Entry &e) { return e.key == key; });
+    if (found != entries.end() && found->readBy == readBy(found->placed, rejected))
+      return found->placed;
+    FailureOr<MemoryPlacement> placed =
+        ::evaluate(module, func, o, recompute, zero, activations, rejected,
+                   partialRecompute, partialOffload);
+    if (failed(placed) || placed->candidates.empty())
+      return placed;
+    if (found == entries.end())
+      found = entries.insert(entries.end(), Entry{std::move(key), {}, {}});
+    found->placed = *placed;
+    found->readBy = readBy(*placed, rejected);
+    return placed;
+  }
+
+private:
+  /// Chosen segments by their ops and ranks, in a fixed order.
+  using Segments = std::vector<std::pair<Operation *, int64_t>>;
+  struct Key {
+    std::string recompute;
+    int zero;
+    Tier activations;
+    std::optional<Segments> recomputed, offloaded;
+    bool operator==(const Key &k) const {
+      return std::tie(recompute, zero, activations, recomputed, offloaded) ==
+             std::tie(k.recompute, k.zero, k.activations, k.recomputed, k.offloaded);
+    }
+  };
+  /// What of `Rejections` an evaluation read (its placements all share
+  /// one policy).
+  struct ReadRejections {
+    double splitCap = 0, streamShort = 0;
+    std::vector<bool> refusedByName; // per placement
+    bool operator==(const ReadRejections &r) const {
+      return std::tie(splitCap, streamShort, refusedByName) ==
+             std::tie(r.splitCap, r.streamShort, r.refusedByName);
+    }
+  };
+  struct Entry {
+    Key key;
+    MemoryPlacement placed;
+    ReadRejections readBy;
+  };
+
+  static std::optional<Segments> segmentsOf(const ChosenSegments *chosen) {
+    if (!chosen)
+      return std::nullopt;
+    Segments ops(chosen->ops.begin(), chosen->ops.end());
+    llvm::sort(ops);
+    return ops;
+  }
+  static ReadRejections readBy(const MemoryPlacement &placed, const Rejections &rejected) {
+    const std::string &policy = placed.candidates.front().policy;
+    auto under = [&](const std::map<std::string, double> &perPolicy, double otherwise) {
+      auto it = perPolicy.find(policy);
+      return it == perPolicy.end() ? otherwise : it->second;
+    };
+    ReadRejections read{under(rejected.splitCap, INFINITY), under(rejected.streamShort, 0), {}};
+    for (const PlacementCandidate &c : placed.candidates)
+      read.refusedByName.push_back(rejected.byName.count(c.name) > 0);
+    return read;
+  }
+
+  std::vector<Entry> entries;
+};
+} // namespace
+
+namespace {
 /// A kind of placement, as every evaluation prices it: where parameters
 /// and optimizer state live, and whether the optimizer is split between the
 /// device and the host.
@@ -1351,6 +1435,7 @@ static FailureOr<std::optional<double>> replayProbe(func::FuncOp func,
 /// policy asked for, the fastest that fits chosen (none of `rejected`).
 static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
                                            const PlacementOptions &o,
+                                           Evaluations &evaluations,
                                            Rejections &rejected,
                                            std::vector<std::string> &refusals) {
   // Every ZeRO stage asked for (only 0 without data parallelism), each
@@ -1423,10 +1508,10 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
     FailureOr<std::optional<PartialEvaluation>> partial = fewestSegments(
         ranked, *shortOf, *fits, p.deviceBytes,
         [&](const ChosenSegments &segments) {
-          return offload ? evaluate(module, func, o, policy, zero, activations,
-                                    rejected, nullptr, &segments)
-                         : evaluate(module, func, o, policy, zero, activations,
-                                    rejected, &segments);
+          return offload ? evaluations.evaluate(module, func, o, policy, zero,
+                                                activations, rejected, nullptr, &segments)
+                         : evaluations.evaluate(module, func, o, policy, zero,
+                                                activations, rejected, &segments);
         },
         [&](MemoryPlacement &placed) { return replayProbe(func, o, placed, rejected, refusals); });
     if (failed(partial))
@@ -1466,7 +1551,7 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
         if (activations == Tier::Host && keptFitsAsIs)
           continue;
         FailureOr<MemoryPlacement> part =
-            evaluate(module, func, o, name, zero, activations, rejected);
+            evaluations.evaluate(module, func, o, name, zero, activations, rejected);
         if (failed(part))
           return failure();
         if (const PlacementCandidate *c = part->best(); c && activations == Tier::Device)
@@ -1579,11 +1664,13 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   // Placements whose static memory plan overflowed a tier in its replay
   // are refused, and the choice is made again without them: each round
   // refuses one more, so this ends when one fits or none is left.
+  Evaluations evaluations;
   Rejections rejected;
   std::vector<std::string> refusals;
   MemoryPlacement p;
   for (;;) {
-    FailureOr<MemoryPlacement> placed = placeAll(module, func, o, rejected, refusals);
+    FailureOr<MemoryPlacement> placed =
+        placeAll(module, func, o, evaluations, rejected, refusals);
     if (failed(placed))
       return failure();
     p = std::move(*placed);
@@ -1853,8 +1940,8 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
           "device and one micro-batch per step)\n";
   else if (!p.streamSharded && (p.devices > 1 || p.microBatches > 1))
     os << "  (parameters are streamed in chunks only in one-device programs of one "
-          "micro-batch per step; stream-sharded=true prices ZeRO-3 shards streamed "
-          "over data parallelism)\n";
+          "micro-batch per step; stream-sharded=false leaves out ZeRO-3 shards "
+          "streamed over data parallelism)\n";
   for (const std::string &refusal : p.refusals)
     os << "  refused after its replay: " << refusal << "\n";
   const PlacementCandidate *c = p.best();

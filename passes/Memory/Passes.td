@@ -56,7 +56,7 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
            "Let the forward read parameters one update behind (ZeRO-Offload's "
            "delayed parameter update), so the CPU optimizer step overlaps a "
            "whole iteration; changes the training semantics">,
-    Option<"streamSharded", "stream-sharded", "bool", "false",
+    Option<"streamSharded", "stream-sharded", "bool", "true",
            "Also price streaming the parameters of a data-parallel program "
            "in ZeRO-3 shards (PatrickStar, ZeRO-Infinity): each device's "
            "shard of a chunk lives in host memory, and a fetch uploads it "

@@ -53,7 +53,7 @@ struct PlacementOptions {
   /// host, and a fetch uploads it and all-gathers the chunk (PatrickStar,
   /// ZeRO-Infinity). In the IR, each fetch copies the weight's stored
   /// shard and the readers' annotations gather it.
-  bool streamSharded = false;
+  bool streamSharded = true;
   /// ZeRO stages to consider over the data-parallel replicas (each one is
   /// priced; only stage 0 without data parallelism).
   std::vector<int> zeroStages = {0, 1, 2, 3};
