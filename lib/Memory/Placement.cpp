@@ -206,6 +206,17 @@ struct Rejections {
   /// Per policy, how much less device memory streamed parameters' chunk
   /// schedules get after refusals (what the refused ones' replays lacked).
   std::map<std::string, double> streamShort;
+
+  /// What an evaluation under `policy` reads of the above (besides the
+  /// refusals of its placements by name).
+  double splitCapOf(const std::string &policy) const {
+    auto it = splitCap.find(policy);
+    return it == splitCap.end() ? INFINITY : it->second;
+  }
+  double streamShortOf(const std::string &policy) const {
+    auto it = streamShort.find(policy);
+    return it == streamShort.end() ? 0 : it->second;
+  }
 };
 } // namespace
 
@@ -363,12 +374,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   const std::string suffix =
       policySuffix(*parseRecomputeMode(recompute), partialRecompute, partialOffload,
                    activations, p.dataParallel, zero);
-  auto under = [&](const std::map<std::string, double> &perPolicy, double otherwise) {
-    auto it = perPolicy.find(suffix);
-    return it == perPolicy.end() ? otherwise : it->second;
-  };
-  const double splitCap = under(rejected.splitCap, INFINITY);
-  const double streamRefused = under(rejected.streamShort, 0);
+  const double splitCap = rejected.splitCapOf(suffix);
+  const double streamRefused = rejected.streamShortOf(suffix);
   p.microBatches = m;
   p.zeroStage = zero;
   const ::loom::ClusterSpec &cluster = e.cluster;
@@ -1231,11 +1238,7 @@ private:
   }
   static ReadRejections readBy(const MemoryPlacement &placed, const Rejections &rejected) {
     const std::string &policy = placed.candidates.front().policy;
-    auto under = [&](const std::map<std::string, double> &perPolicy, double otherwise) {
-      auto it = perPolicy.find(policy);
-      return it == perPolicy.end() ? otherwise : it->second;
-    };
-    ReadRejections read{under(rejected.splitCap, INFINITY), under(rejected.streamShort, 0), {}};
+    ReadRejections read{rejected.splitCapOf(policy), rejected.streamShortOf(policy), {}};
     for (const PlacementCandidate &c : placed.candidates)
       read.refusedByName.push_back(rejected.byName.count(c.name) > 0);
     return read;
