@@ -116,6 +116,13 @@ def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp, extra
     if out.returncode != 0:
         sys.exit(f"loom-opt failed on {layers}x{hidden}:\n{out.stderr}")
     text = open(table).read()
+    if args.verbose:
+        chosen = re.search(r"chosen: (.*): ([0-9.]+ ms) per step", text)
+        refusals = text.count("refused after its replay")
+        print(f"  {layers}x{hidden}: {seconds:.2f} s, "
+              + (f"{chosen.group(1)}, {chosen.group(2)}" if chosen else "nothing fits")
+              + (f", {refusals} refused after replay" if refusals else ""),
+              file=sys.stderr, flush=True)
     result = {"layers": layers, "hidden": hidden, "heads": heads, "seconds": seconds,
               "fits": "nothing fits" not in text, "table": text}
     m = re.search(r"parameters ([0-9.]+) (\w+), gradients", text)
@@ -161,6 +168,8 @@ def main():
                     + "/".join(str(h) for h, _ in WIDTHS) + ")")
     ap.add_argument("--place-options", default="",
                     help="more --loom-place-memory options, e.g. partial-recompute=false")
+    ap.add_argument("--verbose", action="store_true",
+                    help="print each placement's model, time and choice to stderr")
     args = ap.parse_args()
     only = None
     if args.model:

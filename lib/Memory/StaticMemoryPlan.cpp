@@ -91,8 +91,10 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   // follows the schedule's task order (Estimate's deviceOrders), holding
   // several micro-batches at once.
   DenseMap<Operation *, int64_t> stageOf, localIndex;
+  DenseMap<Operation *, const OpStep *> stepOf;
   std::map<int64_t, int64_t> stageSize;
   for (const OpStep &s : steps) {
+    stepOf[s.op] = &s;
     int64_t stage = sequential ? 0 : s.stage;
     stageOf[s.op] = stage;
     localIndex[s.op] = stageSize[stage]++;
@@ -302,6 +304,9 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // device that contains them; those of another stage receive a copy.
     int64_t stage = op ? stageOf.lookup(op) : -1;
     int64_t lastUse = std::max<int64_t>(def, 0), firstUser = INT64_MAX;
+    // The last reader whose backward adds to its gradient (-1: none).
+    int64_t lastGradientReader = -1;
+    bool sentOn = false; // read by a later stage, whose gradient comes back
     // Sequential: the first and the last re-run reading it.
     int64_t firstRerunRead = INT64_MAX, lastRerunRead = -1;
     bool returned = false;
@@ -317,10 +322,14 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         return;
       if (stage < 0)
         stage = stageOf.lookup(u);
-      if (stageOf.lookup(u) != stage)
+      if (stageOf.lookup(u) != stage) {
+        sentOn = true;
         return;
+      }
       lastUse = std::max(lastUse, localIndex.lookup(u));
       firstUser = std::min(firstUser, localIndex.lookup(u));
+      if (stepOf.lookup(u)->hasBackward)
+        lastGradientReader = std::max(lastGradientReader, localIndex.lookup(u));
       if (int64_t rerun = sequential ? layout.rerunAt[localIndex.lookup(u)] : -1; rerun >= 0) {
         firstRerunRead = std::min(firstRerunRead, rerun);
         lastRerunRead = std::max(lastRerunRead, rerun);
@@ -338,6 +347,13 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // The last backward step reading it: its first reader's, or its own
     // op's where that backward keeps its result (a softmax's, an exp's).
     const int64_t lastBackwardRead = savedByOwnBackward.contains(v) ? def : firstUser;
+    // Its gradient: written by the backward of its last reader that has
+    // one (a later stage's reader sends it back when this stage's backward
+    // starts), read by its own op's backward, or sent back to the stage a
+    // received value came from; the function's inputs need none.
+    const bool hasGradient =
+        training && (lastGradientReader >= 0 || sentOn) &&
+        (step ? step->hasBackward : !sequential && isa<OpResult>(v));
     for (auto [key, at] : taskAt) {
       auto [F, B] = at;
       if (key.first != stage || F < 0 || (training && B < 0))
@@ -374,6 +390,9 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         end = std::max(end, backward(lastBackwardRead) + 1);
       }
       onDevice(Owner::Forward, "activation", forward(def), end);
+      if (hasGradient)
+        add(Tier::Device, Owner{Owner::Other}, "activation gradient", bytes,
+            backward(sentOn ? size - 1 : lastGradientReader), backward(def) + 1);
       if (recomputed) {
         int64_t rerun;
         if (sequential) {
@@ -469,29 +488,6 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     }
   }
 
-  // The gradients of activations one backward step holds, its results'
-  // and its operands' (weights' gradients have buffers of their own): the
-  // most of any step.
-  DenseMap<Value, double> bytesOf(dev.receivedBytes.begin(), dev.receivedBytes.end());
-  for (auto [a, arg] : llvm::enumerate(func.getArguments()))
-    if (a < programs.argumentBytes.size())
-      bytesOf[arg] = programs.argumentBytes[a];
-  for (const OpStep &s : steps)
-    for (auto [r, v] : llvm::enumerate(s.op->getResults()))
-      if (r < s.resultBytes.size())
-        bytesOf[v] = s.resultBytes[r];
-  double activationGradientBytes = 0;
-  for (const OpStep &s : steps) {
-    if (!training || !s.hasBackward)
-      continue;
-    double held = 0;
-    for (Value v : s.op->getResults())
-      held += bytesOf.lookup(v);
-    for (Value v : s.op->getOperands())
-      held += bytesOf.lookup(lookThroughShards(v));
-    activationGradientBytes = std::max(activationGradientBytes, held);
-  }
-
   // Offsets per tier, each checked on its own, then replayed against the
   // tier's capacity.
   std::vector<int64_t> chunkHome(p.problem.chunkBytes.size(), -1);
@@ -522,12 +518,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     out.bytes = arena.arenaBytes;
     out.liveBound = arena.liveBound;
     out.buffers = static_cast<int64_t>(tb.buffers.size());
-    // Beside the device arena: the communication buffers and the gradients
-    // of activations, which the arena does not hold yet (the largest
-    // backward's, its results' and operands').
-    out.reserved = t == Tier::Device
-                       ? static_cast<int64_t>(dev.commBytes + activationGradientBytes)
-                       : 0;
+    // Beside the device arena: the communication buffers.
+    out.reserved = t == Tier::Device ? static_cast<int64_t>(dev.commBytes) : 0;
     // (Capped below int64_t's range: a preset may give a tier no limit.)
     llvm::Expected<lm::TierReplay> replay = lm::replayTier(
         tb.buffers, arena, t == Tier::Device ? deviceReads : std::vector<lm::BufferRead>{},
