@@ -793,10 +793,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // parameters or, streamed from NVMe, two chunks of staging; NVMe holds
   // the optimizer state placed there and parameters streamed from it.
   // `keptOnDevice`: the gradients and state a split keeps on the device.
+  auto streamedHostBytes = [&](bool nvmeParams, Tier optimizer, double staging) {
+    return dev0.gradientBytes + (nvmeParams ? staging : dev0.parameterBytes) +
+           (optimizer == Tier::Host ? dev0.optimizerBytes : 0);
+  };
   auto streamedHoldings = [&](PlacementCandidate &part, bool nvmeParams, Tier optimizer,
                               double staging, double keptOnDevice) {
-    part.hostPeak = dev0.gradientBytes + (nvmeParams ? staging : dev0.parameterBytes) +
-                    (optimizer == Tier::Host ? dev0.optimizerBytes : 0) - keptOnDevice;
+    part.hostPeak = streamedHostBytes(nvmeParams, optimizer, staging) - keptOnDevice;
     part.nvmeUsed = (optimizer == Tier::Nvme ? dev0.optimizerBytes : 0) +
                     (nvmeParams ? dev0.parameterBytes : 0);
   };
@@ -868,10 +871,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   llvm::DenseSet<Operation *> streamKept;
   double streamKeptBytes = 0, streamKeptShare = 0;
   // (Only for shards: one-device streaming keeps its optimizer whole on
-  // one tier, as before; splitting it there is not priced yet.)
+  // one tier, as before; splitting it there is not priced yet. Streaming
+  // never offloads activations, so the host holds only streamedHostBytes.)
   if (streamedInShards) {
-    double excess = dev0.gradientBytes + dev0.parameterBytes + dev0.optimizerBytes +
-                    dev0.hostActivationBytes - 0.99 * p.hostBytes;
+    double excess = streamedHostBytes(/*nvmeParams=*/false, Tier::Host, /*staging=*/0) -
+                    0.99 * p.hostBytes;
     double trainable = 0, keptTrainable = 0;
     for (auto &[op, w] : dev0.weights) {
       if (!w.trainable)
@@ -1263,14 +1267,23 @@ struct PlacementKind {
   }
 };
 
-/// An evaluation under partial recomputation or offload, its segments,
-/// and its policy and tier.
+/// An evaluation under partial recomputation, offload or both: the
+/// segments it recomputes and those whose kept activations it offloads
+/// (null: none, or, with the activations on the host, all), and its
+/// policy and tier.
 struct PartialEvaluation {
   MemoryPlacement placement;
-  std::shared_ptr<const ChosenSegments> segments;
+  std::shared_ptr<const ChosenSegments> recomputed, offloaded;
   RecomputeMode recompute = RecomputeMode::Selective;
   Tier activations = Tier::Device;
   int zero = 0;
+};
+
+/// What fewestSegments found: the evaluation with the fewest segments
+/// that fits, and those segments.
+struct FewestSegments {
+  MemoryPlacement placement;
+  std::shared_ptr<const ChosenSegments> segments;
 };
 } // namespace
 
@@ -1286,6 +1299,34 @@ static const PlacementCandidate *placementOf(const MemoryPlacement &p,
 /// Evaluations fewestSegments may spend on one search.
 constexpr int kMaxPartialProbes = 6;
 
+/// The first `k` of `ranked`, each op marked with its segment's rank.
+static std::shared_ptr<const ChosenSegments>
+chooseSegments(ArrayRef<RecomputeSegment> ranked, int64_t k) {
+  auto segments = std::make_shared<ChosenSegments>();
+  segments->chosen = k;
+  segments->segments = static_cast<int64_t>(ranked.size());
+  for (auto [rank, s] : llvm::enumerate(ranked.take_front(k)))
+    for (Operation *op : s.ops)
+      segments->ops[op] = static_cast<int64_t>(rank);
+  // A segment's checkpoint re-runs with it too, unless a chosen segment
+  // reads it (the one after it, which re-runs from it, so it is kept).
+  SmallVector<std::pair<Operation *, int64_t>> checkpoints;
+  for (auto [rank, s] : llvm::enumerate(ranked.take_front(k))) {
+    if (!s.checkpoint)
+      continue;
+    bool readByChosen = false;
+    for (Value r : s.checkpoint->getResults())
+      forEachReader(r, [&](Operation *user) {
+        readByChosen |= segments->ops.count(user) > 0;
+      });
+    if (!readByChosen)
+      checkpoints.push_back({s.checkpoint, static_cast<int64_t>(rank)});
+  }
+  for (auto [op, rank] : checkpoints)
+    segments->ops[op] = rank;
+  return segments;
+}
+
 /// The fewest of `ranked` segments that, recomputed (or offloaded), make
 /// placement `all` fit as it does with every segment's share (full
 /// recomputation, or every kept activation offloaded), given that `none`,
@@ -1298,7 +1339,7 @@ constexpr int kMaxPartialProbes = 6;
 /// replayed (`replayedPeak`: the device peak its static memory plan
 /// overflows with, or none if it fits); one refused there counts as not
 /// fitting, so the bisection moves on within this search.
-static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
+static FailureOr<std::optional<FewestSegments>> fewestSegments(
     ArrayRef<RecomputeSegment> ranked, const PlacementCandidate &none,
     const PlacementCandidate &all, double deviceBytes,
     function_ref<FailureOr<MemoryPlacement>(const ChosenSegments &)> evaluateWith,
@@ -1311,7 +1352,7 @@ static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
   const int64_t n = static_cast<int64_t>(ranked.size());
   // `all` stands for all n segments, and fits.
   Probe lo{0, none.devicePeak}, hi{n, all.devicePeak};
-  std::optional<PartialEvaluation> found;
+  std::optional<FewestSegments> found;
   for (int probe = 0; probe < kMaxPartialProbes; ++probe) {
     const int64_t top = hi.segments - 1;
     if (top <= lo.segments)
@@ -1322,28 +1363,7 @@ static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
                             (lo.peak - deviceBytes) / (lo.peak - hi.peak) *
                             static_cast<double>(hi.segments - lo.segments)));
     k = std::clamp(k, lo.segments + 1, top);
-    auto segments = std::make_shared<ChosenSegments>();
-    segments->chosen = k;
-    segments->segments = n;
-    for (auto [rank, s] : llvm::enumerate(ranked.take_front(k)))
-      for (Operation *op : s.ops)
-        segments->ops[op] = static_cast<int64_t>(rank);
-    // A segment's checkpoint re-runs with it too, unless a chosen segment
-    // reads it (the one after it, which re-runs from it, so it is kept).
-    SmallVector<std::pair<Operation *, int64_t>> checkpoints;
-    for (auto [rank, s] : llvm::enumerate(ranked.take_front(k))) {
-      if (!s.checkpoint)
-        continue;
-      bool readByChosen = false;
-      for (Value r : s.checkpoint->getResults())
-        forEachReader(r, [&](Operation *user) {
-          readByChosen |= segments->ops.count(user) > 0;
-        });
-      if (!readByChosen)
-        checkpoints.push_back({s.checkpoint, static_cast<int64_t>(rank)});
-    }
-    for (auto [op, rank] : checkpoints)
-      segments->ops[op] = rank;
+    std::shared_ptr<const ChosenSegments> segments = chooseSegments(ranked, k);
     FailureOr<MemoryPlacement> placed = evaluateWith(*segments);
     if (failed(placed))
       return failure();
@@ -1359,7 +1379,7 @@ static FailureOr<std::optional<PartialEvaluation>> fewestSegments(
     }
     if (c->feasible && !overflowing) {
       hi = {k, c->devicePeak};
-      found = PartialEvaluation{std::move(*placed), std::move(segments)};
+      found = FewestSegments{std::move(*placed), std::move(segments)};
     } else {
       lo = {k, overflowing.value_or(c->devicePeak)};
     }
@@ -1508,7 +1528,7 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
     if (!shortOf || shortOf->feasible)
       return success();
     StringRef policy = recomputeModeName(recompute);
-    FailureOr<std::optional<PartialEvaluation>> partial = fewestSegments(
+    FailureOr<std::optional<FewestSegments>> fewest = fewestSegments(
         ranked, *shortOf, *fits, p.deviceBytes,
         [&](const ChosenSegments &segments) {
           return offload ? evaluations.evaluate(module, func, o, policy, zero,
@@ -1517,14 +1537,81 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
                                                 activations, rejected, &segments);
         },
         [&](MemoryPlacement &placed) { return replayProbe(func, o, placed, rejected, refusals); });
-    if (failed(partial))
+    if (failed(fewest))
       return failure();
-    if (*partial) {
-      (*partial)->recompute = recompute;
-      (*partial)->activations = activations;
-      (*partial)->zero = zero;
-      partials.push_back(std::move(**partial));
+    if (*fewest) {
+      PartialEvaluation partial{std::move((*fewest)->placement), nullptr, nullptr,
+                                recompute, activations, zero};
+      (offload ? partial.offloaded : partial.recomputed) = std::move((*fewest)->segments);
+      partials.push_back(std::move(partial));
     }
+    return success();
+  };
+  // Where partial recomputation and partial offload under selective
+  // recomputation both fit one placement (of ZeRO stage `zero`), fewer
+  // segments recomputed with the first of the others offloaded may beat
+  // both: offload is free while the link has room, recomputation costs
+  // compute. For r of partial recomputation's k segments at k/4, k/2 and
+  // 3k/4, the fewest segments in program order (`inOrder`, less the
+  // recomputed ones) whose kept activations, offloaded, make it fit.
+  auto tryMixed = [&](ArrayRef<RecomputeSegment> ranked,
+                      ArrayRef<RecomputeSegment> inOrder, int zero) -> LogicalResult {
+    const PartialEvaluation *recomputes = nullptr, *offloads = nullptr;
+    for (const PartialEvaluation &e : partials)
+      if (e.zero == zero && e.recompute == RecomputeMode::Selective)
+        (e.offloaded ? offloads : recomputes) = &e;
+    if (!recomputes || !offloads || !recomputes->recomputed)
+      return success();
+    const PlacementCandidate *a = recomputes->placement.best(),
+                             *b = offloads->placement.best();
+    if (!a || !b || !(PlacementKind(*a) == PlacementKind(*b)))
+      return success();
+    const PlacementKind kind(*a);
+    const int64_t k = recomputes->recomputed->chosen;
+    SmallVector<int64_t, 3> counts;
+    for (int64_t r : {k / 4, k / 2, 3 * k / 4})
+      if (r >= 1 && r < k && !llvm::is_contained(counts, r))
+        counts.push_back(r);
+    StringRef policy = recomputeModeName(RecomputeMode::Selective);
+    std::vector<PartialEvaluation> mixed;
+    for (int64_t r : counts) {
+      std::shared_ptr<const ChosenSegments> recomputed = chooseSegments(ranked, r);
+      FailureOr<MemoryPlacement> kept = evaluations.evaluate(
+          module, func, o, policy, zero, Tier::Device, rejected, recomputed.get());
+      if (failed(kept))
+        return failure();
+      FailureOr<MemoryPlacement> all = evaluations.evaluate(
+          module, func, o, policy, zero, Tier::Host, rejected, recomputed.get());
+      if (failed(all))
+        return failure();
+      // (Where r segments fit alone, partial recomputation's bracket
+      // covers it.)
+      const PlacementCandidate *shortOf = placementOf(*kept, kind),
+                               *fits = placementOf(*all, kind);
+      if (!shortOf || shortOf->feasible || !fits || !fits->feasible)
+        continue;
+      SmallVector<RecomputeSegment> rest;
+      for (const RecomputeSegment &s : inOrder)
+        if (!recomputed->ops.count(s.ops.front()))
+          rest.push_back(s);
+      FailureOr<std::optional<FewestSegments>> fewest = fewestSegments(
+          rest, *shortOf, *fits, p.deviceBytes,
+          [&](const ChosenSegments &segments) {
+            return evaluations.evaluate(module, func, o, policy, zero, Tier::Host,
+                                        rejected, recomputed.get(), &segments);
+          },
+          [&](MemoryPlacement &placed) {
+            return replayProbe(func, o, placed, rejected, refusals);
+          });
+      if (failed(fewest))
+        return failure();
+      if (*fewest)
+        mixed.push_back(PartialEvaluation{std::move((*fewest)->placement), recomputed,
+                                          std::move((*fewest)->segments),
+                                          RecomputeMode::Selective, Tier::Host, zero});
+    }
+    for (PartialEvaluation &e : mixed)
+      partials.push_back(std::move(e));
     return success();
   };
   for (int zero : stages) {
@@ -1534,6 +1621,9 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
     // activations on the device (partial recomputation lies between the
     // two), and the segments partial recomputation takes, in order.
     std::optional<SmallVector<RecomputeSegment>> ranked;
+    // Selective recomputation's segments in program order, as partial
+    // offload takes them.
+    std::optional<SmallVector<RecomputeSegment>> selectiveInOrder;
     std::optional<MemoryPlacement> priced[2]; // selective, full
     for (StringRef name : o.recomputeModes) {
       RecomputeMode recompute = *parseRecomputeMode(name);
@@ -1598,6 +1688,8 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
           llvm::sort(segments, [](const RecomputeSegment &a, const RecomputeSegment &b) {
             return a.ops.front()->isBeforeInBlock(b.ops.front());
           });
+          if (recompute == RecomputeMode::Selective)
+            selectiveInOrder = segments;
           if (failed(tryPartial(segments, *kept, *part, recompute, Tier::Host, zero,
                                 /*offload=*/true)))
             return failure();
@@ -1611,15 +1703,15 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
         failed(tryPartial(*ranked, *priced[0], *priced[1], RecomputeMode::Selective,
                           Tier::Device, zero, /*offload=*/false)))
       return failure();
+    if (ranked && selectiveInOrder && failed(tryMixed(*ranked, *selectiveInOrder, zero)))
+      return failure();
   }
   // Partial recomputation and offload join last, the least simple of all:
   // they must be faster than every whole-program policy under every ZeRO
   // stage to win.
-  for (PartialEvaluation &partial : partials) {
-    bool offload = partial.activations == Tier::Host;
-    join(partial.placement, partial.recompute, partial.zero,
-         offload ? nullptr : partial.segments, offload ? partial.segments : nullptr);
-  }
+  for (PartialEvaluation &partial : partials)
+    join(partial.placement, partial.recompute, partial.zero, partial.recomputed,
+         partial.offloaded);
   return p;
 }
 
