@@ -26,6 +26,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
+#include <tuple>
 
 using namespace loom::memory;
 
@@ -70,6 +72,15 @@ llvm::Error validate(const ChunkProblem &p,
                                   i, p.steps[i].name, c, p.chunkBytes.size()));
       bytes += p.chunkBytes[c];
     }
+    const double reload = p.steps[i].reloadBytes;
+    if (!(reload >= 0) || !std::isfinite(reload))
+      return fail(llvm::formatv("step {0} ('{1}') fetches back {2:F0} bytes of "
+                                "activations",
+                                i, p.steps[i].name, reload));
+    if (reload > 0 && !(p.hostToDevice > 0))
+      return fail(llvm::formatv("step {0} ('{1}') fetches back activations but "
+                                "the host-to-device bandwidth is not positive",
+                                i, p.steps[i].name));
     if (bytes > p.budgetBytes)
       return fail(llvm::formatv(
           "step {0} ('{1}') reads {2:F0} bytes of parameters at once, {3:F0} "
@@ -192,8 +203,9 @@ void timeIteration(const ChunkProblem &p, const NextUse &next,
   // before its step have ended; step ends depend on fetch ends, so walk
   // steps and fetches together in order.
   std::vector<double> stepEnd(n, 0);
-  double linkFree = 0, clock = 0, iterationStart = 0;
+  double linkFree = 0, clock = 0, iterationStart = 0, previousStart = 0;
   size_t f = 0;
+  plan.reloads.clear();
   for (size_t s = 0; s < n; ++s) {
     double ready = clock;
     if (s % perIteration == 0)
@@ -213,6 +225,14 @@ void timeIteration(const ChunkProblem &p, const NextUse &next,
       linkFree = fetch.end;
       ready = std::max(ready, fetch.end);
     }
+    if (double bytes = p.steps[s].reloadBytes; bytes > 0) {
+      Reload reload{static_cast<int>(s), std::max(linkFree, previousStart), 0};
+      reload.end = reload.start + linkSeconds(p, bytes);
+      linkFree = reload.end;
+      ready = std::max(ready, reload.end);
+      plan.reloads.push_back(reload);
+    }
+    previousStart = ready;
     plan.stallSeconds += ready - clock;
     stepEnd[s] = ready + p.steps[s].seconds;
     clock = stepEnd[s];
@@ -434,7 +454,8 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
       return fail(llvm::formatv("resident chunk {0} does not exist", c));
     present[c].push_back({0, 0, inf});
   }
-  double linkFree = 0;
+  // The link's transfers (start, end, what), checked apart below.
+  std::vector<std::tuple<double, double, std::string>> transfers;
   for (auto [k, f] : llvm::enumerate(plan.fetches)) {
     if (f.chunk < 0 || f.chunk >= static_cast<int>(chunks))
       return fail(llvm::formatv("fetch {0} moves chunk {1}, which does not exist",
@@ -445,11 +466,12 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
                                 "which does not read it",
                                 k, f.chunk, f.forStep));
     double expectedEnd = f.start + fetchSeconds(p, f.chunk);
-    if (f.start + 1e-12 < linkFree || std::abs(f.end - expectedEnd) > 1e-9)
-      return fail(llvm::formatv("fetch {0} (chunk {1}) overlaps the previous "
-                                "transfer or does not take its bytes' time",
+    if (std::abs(f.end - expectedEnd) > 1e-9)
+      return fail(llvm::formatv("fetch {0} (chunk {1}) does not take its "
+                                "bytes' time",
                                 k, f.chunk));
-    linkFree = f.end;
+    transfers.emplace_back(f.start, f.end,
+                           llvm::formatv("fetch {0} (chunk {1})", k, f.chunk).str());
     for (int v : f.evicts) {
       if (v < 0 || v >= static_cast<int>(chunks) || present[v].empty() ||
           present[v].back().leave != inf)
@@ -464,12 +486,50 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
                                 k, f.chunk));
     present[f.chunk].push_back({f.start, f.end, inf});
   }
-  // Steps: start when the previous has ended and every read is present.
-  double clock = 0;
+  // Each step fetching activations back has one reload, of its bytes.
+  std::vector<const Reload *> reloadOf(reads.size(), nullptr);
+  for (const Reload &r : plan.reloads) {
+    if (r.forStep < 0 || r.forStep >= static_cast<int>(reads.size()) ||
+        !(p.steps[r.forStep].reloadBytes > 0) || reloadOf[r.forStep])
+      return fail(llvm::formatv("a reload for step {0}, which fetches no "
+                                "activations back or has its reload already",
+                                r.forStep));
+    if (std::abs(r.end - r.start - linkSeconds(p, p.steps[r.forStep].reloadBytes)) > 1e-9)
+      return fail(llvm::formatv("the reload for step {0} does not take its "
+                                "bytes' time",
+                                r.forStep));
+    reloadOf[r.forStep] = &r;
+    transfers.emplace_back(r.start, r.end,
+                           llvm::formatv("the reload for step {0}", r.forStep).str());
+  }
+  llvm::sort(transfers);
+  for (size_t k = 1; k < transfers.size(); ++k)
+    if (std::get<0>(transfers[k]) + 1e-12 < std::get<1>(transfers[k - 1]))
+      return fail(llvm::formatv("{0} starts at {1} s, while {2} holds the link "
+                                "until {3} s",
+                                std::get<2>(transfers[k]), std::get<0>(transfers[k]),
+                                std::get<2>(transfers[k - 1]),
+                                std::get<1>(transfers[k - 1])));
+  // Steps: start when the previous has ended, every read is present and
+  // its activations are back.
+  double clock = 0, previousStart = 0;
   size_t perIteration = problem.steps.size();
   std::vector<double> replayedEnds(reads.size());
   for (auto [s, r] : llvm::enumerate(reads)) {
     double start = clock;
+    if (p.steps[s].reloadBytes > 0) {
+      const Reload *reload = reloadOf[s];
+      if (!reload)
+        return fail(llvm::formatv("step {0} ('{1}') reads offloaded activations "
+                                  "that no reload brings back",
+                                  s, p.steps[s].name));
+      if (reload->start + 1e-12 < previousStart)
+        return fail(llvm::formatv("the reload for step {0} starts at {1} s, "
+                                  "before the previous step does ({2} s), "
+                                  "while its staging buffer is in use",
+                                  s, reload->start, previousStart));
+      start = std::max(start, reload->end);
+    }
     for (const Fetch &f : plan.fetches)
       if (f.forStep == static_cast<int>(s)) {
         start = std::max(start, f.end);
@@ -483,6 +543,7 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
                                     f.chunk, s, f.start,
                                     replayedEnds[first - 1]));
       }
+    previousStart = start;
     double end = start + p.steps[s].seconds;
     for (int c : r) {
       bool covered = llvm::any_of(present[c], [&](const Interval &i) {

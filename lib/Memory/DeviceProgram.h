@@ -42,6 +42,10 @@ inline double optimizerStateBytes(double bytes, double elementBytes) {
 struct OpStep {
   Operation *op;
   double forward = 0, backward = 0; // per micro-batch
+  /// Of `backward`, the estimator's wait for offloaded activations to come
+  /// back over a link of their own (a chunk schedule shares the link and
+  /// times them itself).
+  double backwardStall = 0;
   SmallVector<WeightOp> weights;
   SmallVector<double> resultBytes; // local bytes of each result
   bool hasBackward = false;

@@ -265,16 +265,17 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // one-device grid) keeps them resident.
   bool annotated = false;
   func.walk([&](shard::ShardOp) { annotated = true; });
-  // Offloaded activations would share the host-to-device link with the
-  // chunks' fetches in the backward, which the chunk schedule does not
-  // model, so they are not combined.
+  // Offloaded activations come back over the link the chunks' fetches
+  // use: the chunk schedule times both (Step::reloadBytes).
   // With PlacementOptions::streamSharded, a data-parallel program of one
   // micro-batch under ZeRO-3 streams its parameters in shards too
-  // (each fetch uploads a device's shard and gathers the chunk).
+  // (each fetch uploads a device's shard and gathers the chunk); it does
+  // not offload activations (its host is shared by the node's devices,
+  // which the split of its optimizer sizes without them).
   const bool streamedInShards = o.streamSharded && o.training && zero >= 3 &&
                                 e.devices > 1 && P == 1 && m == 1 && !offloaded;
   const bool streamable =
-      (e.devices == 1 && m == 1 && !annotated && !offloaded) || streamedInShards;
+      (e.devices == 1 && m == 1 && !annotated) || streamedInShards;
 
   // Each pipeline device's steps in program order (the ops the estimator
   // costed), with the weights each reads.
@@ -301,6 +302,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     OpStep s{op};
     s.forward = facts.forwardSeconds + facts.forwardStall;
     s.backward = o.training ? facts.backwardSeconds + facts.backwardStall : 0;
+    s.backwardStall = o.training ? facts.backwardStall : 0;
     // A recomputed op re-runs its forward in the backward, reading the same
     // weights (full recomputation: the estimator charges its cut points
     // too, slightly pessimistic); chargeRecomputation places that.
@@ -804,8 +806,44 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                     (nvmeParams ? dev0.parameterBytes : 0);
   };
   double streamStaging = o.training && m == 1 ? stagingOf(dev0, /*kept=*/{}) : 0;
+  // Offloaded, each activation comes back before the first step of the
+  // backward that reads it (its last reader's backward, or the re-run of a
+  // recomputed reader before that), as the static memory plan fetches it:
+  // its bytes per position of dev0's layout.
+  std::vector<double> reloadBytes(dev0.layout.positions.size(), 0);
+  if (offloaded && streamable) {
+    DenseMap<Operation *, int64_t> stepIndex;
+    for (auto [k, st] : llvm::enumerate(dev0.steps))
+      stepIndex[st.op] = static_cast<int64_t>(k);
+    for (Value v : e.offloadedActivations) {
+      double bytes = 0;
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        bytes = arg.getArgNumber() < e.argumentBytes.size()
+                    ? e.argumentBytes[arg.getArgNumber()]
+                    : 0;
+      else if (auto it = stepIndex.find(v.getDefiningOp()); it != stepIndex.end())
+        bytes = dev0.steps[it->second].resultBytes[cast<OpResult>(v).getResultNumber()];
+      int64_t lastReader = -1, first = INT64_MAX;
+      forEachReader(v, [&](Operation *user) {
+        Operation *u = user;
+        while (u && !stepIndex.count(u))
+          u = u->getParentOp();
+        if (!u)
+          return;
+        int64_t k = stepIndex.lookup(u);
+        lastReader = std::max(lastReader, k);
+        if (int64_t rerun = dev0.layout.rerunAt[k]; rerun >= 0)
+          first = std::min(first, rerun);
+      });
+      if (lastReader >= 0 && dev0.layout.backwardAt[lastReader] >= 0)
+        first = std::min(first, dev0.layout.backwardAt[lastReader]);
+      if (first != INT64_MAX)
+        reloadBytes[first] += bytes;
+    }
+  }
   // The step sequence of streamed parameters: forward ops, then backward
-  // ops in reverse, each reading its weights' chunks.
+  // ops in reverse, each reading its weights' chunks (and, offloaded, its
+  // activations).
   auto chunkProblem = [&](int64_t chunkBytes, std::vector<int> &chunkOf) {
     lm::ChunkProblem cp;
     std::vector<int64_t> sizes;
@@ -829,10 +867,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         reads.push_back(chunkOf[dev0.weights.find(w) - dev0.weights.begin()]);
       return reads;
     };
-    for (auto [kind, k] : dev0.layout.positions) {
-      const OpStep &s = dev0.steps[k];
+    for (auto [position, at] : llvm::enumerate(dev0.layout.positions)) {
+      const OpStep &s = dev0.steps[at.step];
       std::string name = s.op->getName().getStringRef().str();
-      switch (kind) {
+      switch (at.kind) {
       case IterationLayout::Kind::Forward:
         cp.steps.push_back({"forward " + name, s.forward, readsOf(s)});
         break;
@@ -840,9 +878,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         cp.steps.push_back({"re-run " + name, s.rerunSeconds, readsOf(s)});
         break;
       case IterationLayout::Kind::Backward:
-        cp.steps.push_back({"backward " + name, s.backward, readsOf(s)});
+        // The schedule times the reloads on the shared link itself.
+        cp.steps.push_back({"backward " + name,
+                            s.backward - (offloaded ? s.backwardStall : 0), readsOf(s)});
         break;
       }
+      cp.steps.back().reloadBytes = reloadBytes[position];
     }
     cp.hostToDevice = h2d;
     cp.linkLatency = cluster.host.linkLatency;

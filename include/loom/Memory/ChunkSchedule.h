@@ -33,6 +33,12 @@ struct Step {
   std::string name;
   double seconds = 0;
   std::vector<int> reads;
+  /// Offloaded activations this step is the first to read, fetched back
+  /// from the host over the same link: issued after the step's own chunk
+  /// fetches and no earlier than the previous step's start (two staging
+  /// buffers, as the estimator's activation offload), done before the
+  /// step starts.
+  double reloadBytes = 0;
 };
 
 /// The problem: chunk sizes, the step sequence of one iteration (it repeats,
@@ -80,6 +86,13 @@ struct Fetch {
   double start = 0, end = 0; // seconds from the iteration's start
 };
 
+/// The activations fetched back for step `forStep` (laid end to end, as
+/// a Fetch's), on the link from `start` to `end`.
+struct Reload {
+  int forStep = 0;
+  double start = 0, end = 0;
+};
+
 /// The steady state: `iterations` consecutive iterations (usually 1; the
 /// rule's state can also cycle through several) that start and end with the
 /// same chunks resident, so they repeat. Fetches index the steps of those
@@ -90,6 +103,7 @@ struct ChunkPlan {
   int iterations = 1;
   std::vector<int> residentAtStart;
   std::vector<Fetch> fetches; // in issue order
+  std::vector<Reload> reloads; // in issue order (Step::reloadBytes)
   double iterationSeconds = 0; // compute plus stalls
   double computeSeconds = 0;
   double stallSeconds = 0;     // compute waiting for a fetch
@@ -119,7 +133,9 @@ llvm::Expected<ChunkPlan> planChunks(const ChunkProblem &problem);
 /// starting with a chunk it reads absent, a fetch of a present chunk or an
 /// eviction of an absent or in-use one, or the device holding more than the
 /// budget at any moment, or (with fetchWithinIteration) a fetch starting
-/// before its iteration. Also recomputes the timeline and checks it matches
+/// before its iteration; two transfers on the link at once (fetches and
+/// reloads), a step starting before its reload has ended, a reload issued
+/// before the previous step starts, or a step's reload missing. Also recomputes the timeline and checks it matches
 /// the plan's. Independent of planChunks' bookkeeping.
 llvm::Error simulateChunks(const ChunkProblem &problem, const ChunkPlan &plan);
 
