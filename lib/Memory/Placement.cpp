@@ -204,8 +204,12 @@ struct Rejections {
   /// Per policy, the least a refused split kept on its overflowing device.
   std::map<std::string, double> splitKept;
   /// Per policy, how much less device memory streamed parameters' chunk
-  /// schedules get after refusals (what the refused ones' replays lacked).
+  /// schedules get after refusals (what the refused ones' replays lacked,
+  /// doubled with each refusal: chunks are whole, so a budget a little
+  /// smaller often keeps the same chunks where the replay overflowed),
+  /// and how many were refused.
   std::map<std::string, double> streamShort;
+  std::map<std::string, int> streamRefusals;
 
   /// What an evaluation under `policy` reads of the above (besides the
   /// refusals of its placements by name).
@@ -1839,9 +1843,11 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       splitShrinks = fresh || kept < least->second;
       least->second = std::min(least->second, kept);
     }
-    if (streamed && (*overflow)->tier == Tier::Device)
+    if (streamed && (*overflow)->tier == Tier::Device) {
+      int &refusedBefore = rejected.streamRefusals[refused.policy];
       rejected.streamShort[refused.policy] +=
-          std::max((*overflow)->shortBytes, double(1 << 20));
+          std::ldexp(std::max((*overflow)->shortBytes, double(1 << 20)), refusedBefore++);
+    }
     refusals.push_back(refused.name + ": " + (*overflow)->why);
     // (The successor of a split or a streamed schedule keeps its name, so
     // those are refused by their cap and budget, not by name.)
