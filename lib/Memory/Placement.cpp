@@ -455,6 +455,21 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     return h.elementBytes >= 4 ? h.held : 0.0;
   };
 
+  // Gradients leave the device as they are produced; two tensors' worth of
+  // staging covers one being written while another is copied out. Over
+  // several micro-batches they accumulate on the device first.
+  auto stagingOf = [&](const DeviceProgram &dev,
+                       const llvm::DenseSet<Operation *> &kept) {
+    double staging = 0, accumulated = 0;
+    for (auto &[op, w] : dev.weights) {
+      if (!w.trainable || kept.contains(op))
+        continue;
+      staging = std::max(staging, 2 * w.offloaded());
+      accumulated += w.gradient();
+    }
+    return m > 1 ? accumulated : staging;
+  };
+
   // The offloaded update as a pipeline overlapping a device's steps
   // (UpdatePipeline.h): the trainable weights not in `kept` send their
   // gradients down as the backward completes them (reduced over their
@@ -504,6 +519,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // Offloaded activations come back up the link during the backward;
     // the uploads follow them.
     up.uploadsAfterLastStep = barrier || offloaded;
+    // One micro-batch: the gradients leave through the staging the device
+    // holds for them (stagingOf); over several they accumulate there first.
+    if (m == 1)
+      up.stagingBytes = stagingOf(dev, kept);
     // An updated shard is all-gathered as far as it is uploaded: whole for
     // resident parameters, not at all for a streamed chunk not left on the
     // device (its next fetch gathers it).
@@ -648,20 +667,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     }
     p.candidates.push_back(c);
   }
-  // Gradients leave the device as they are produced; two tensors' worth of
-  // staging covers one being written while another is copied out. Over
-  // several micro-batches they accumulate on the device first.
-  auto stagingOf = [&](const DeviceProgram &dev,
-                       const llvm::DenseSet<Operation *> &kept) {
-    double staging = 0, accumulated = 0;
-    for (auto &[op, w] : dev.weights) {
-      if (!w.trainable || kept.contains(op))
-        continue;
-      staging = std::max(staging, 2 * w.offloaded());
-      accumulated += w.gradient();
-    }
-    return m > 1 ? accumulated : staging;
-  };
   // 2-4. Parameters resident; the gradients and optimizer state of the
   // weights in `kept` stay on the device and are updated there after the
   // backward, the rest go to `away` (host or NVMe) and are updated by the

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <cmath>
 #include <numeric>
 
@@ -67,6 +68,8 @@ llvm::Error validate(const UpdateProblem &p) {
     down |= t.gradientBytes > 0;
     up |= t.uploadBytes > 0;
   }
+  if (!nonNegative(p.stagingBytes))
+    return fail(llvm::formatv("{0} bytes of gradient staging", p.stagingBytes));
   if (down && !(p.deviceToHost > 0))
     return fail("gradients must move but the device-to-host bandwidth is not "
                 "positive");
@@ -123,6 +126,30 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
   std::vector<std::vector<double>> landed(keep, std::vector<double>(m));
   std::vector<double> iterationEnd, waited;
   std::vector<double> stepEnd(n);
+  // The tensors each step completes, in pipeline order, and the gradients
+  // in staging (when their copies end, and their bytes), oldest first.
+  std::vector<std::vector<int>> completes(n);
+  std::vector<double> completedBytes(n, 0);
+  for (int x : order) {
+    completes[p.tensors[x].readyAfterStep].push_back(x);
+    completedBytes[p.tensors[x].readyAfterStep] += p.tensors[x].gradientBytes;
+  }
+  std::deque<std::pair<double, double>> staged;
+  double stagedBytes = 0;
+  // The earliest a step completing `bytes` of gradients may start at or
+  // after `start`: once the copies ahead of them have left room (all of
+  // them, where its gradients alone fill the staging).
+  auto roomFor = [&](double bytes, double start) {
+    if (!(p.stagingBytes > 0) || !(bytes > 0))
+      return start;
+    while (!staged.empty() &&
+           (staged.front().first <= start || stagedBytes + bytes > p.stagingBytes)) {
+      start = std::max(start, staged.front().first);
+      stagedBytes -= staged.front().second;
+      staged.pop_front();
+    }
+    return start;
+  };
   double device = 0, down = 0, cpu = 0, up = 0, network = 0;
   // The state at an iteration's end: how far each resource's queue runs
   // past it. A backlog that still grows (a resource slower than the
@@ -155,26 +182,31 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
       if (source >= 0 && !p.waitsFor.empty())
         for (int x : p.waitsFor[s])
           start = std::max(start, reads[x]);
+      start = roomFor(completedBytes[s], start);
       wait += start - device;
       stepEnd[s] = start + p.stepSeconds[s];
       device = stepEnd[s];
+      // Its gradients go down as it ends and are updated.
+      for (int x : completes[s]) {
+        const OffloadedTensor &tensor = p.tensors[x];
+        double ready = stepEnd[s];
+        if (tensor.reduceSeconds > 0)
+          ready = network = std::max(ready, network) + tensor.reduceSeconds;
+        if (tensor.gradientBytes > 0)
+          ready = down = std::max(ready, down) +
+                         transfer(tensor.gradientBytes, p.deviceToHost);
+        if (p.stagingBytes > 0 && tensor.gradientBytes > 0) {
+          staged.emplace_back(ready, tensor.gradientBytes);
+          stagedBytes += tensor.gradientBytes;
+        }
+        updated[k % keep][x] = cpu = std::max(ready, cpu) + tensor.updateSeconds;
+      }
     }
     if (p.uploadsAfterLastStep && n > 0)
       up = std::max(up, stepEnd[n - 1]);
     device += p.deviceUpdateSeconds;
     iterationEnd.push_back(device);
     waited.push_back(wait);
-    // This iteration's gradients go down and are updated.
-    for (int x : order) {
-      const OffloadedTensor &tensor = p.tensors[x];
-      double ready = stepEnd[tensor.readyAfterStep];
-      if (tensor.reduceSeconds > 0)
-        ready = network = std::max(ready, network) + tensor.reduceSeconds;
-      if (tensor.gradientBytes > 0)
-        ready = down = std::max(ready, down) +
-                       transfer(tensor.gradientBytes, p.deviceToHost);
-      updated[k % keep][x] = cpu = std::max(ready, cpu) + tensor.updateSeconds;
-    }
     // The update `staleness` iterations back goes up. It overwrites the
     // version this iteration reads, so it waits for the iteration's last
     // read of the tensor (the backward of its first reader; with the exact

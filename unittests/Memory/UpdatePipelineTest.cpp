@@ -102,6 +102,51 @@ TEST(UpdatePipeline, DataParallelReduceAndGatherOnTheNetwork) {
             std::string::npos);
 }
 
+TEST(UpdatePipeline, StagingHoldsTheBackwardBack) {
+  // Backward steps of 1 s each complete a 3-byte gradient apiece, and each
+  // takes 3 s to go down; the next iteration waits for every update. With
+  // as much staging as they need the backward runs on and the copies queue
+  // behind it; with room for two, the third gradient's step waits for the
+  // first copy to leave.
+  UpdateProblem p;
+  p.stepSeconds = {1, 1, 1, 1};
+  p.waitsFor = {{0, 1, 2, 3}, {}, {}, {}};
+  p.tensors = {{"d", 0, 3, 0, 0}, {"c", 1, 3, 0, 0}, {"b", 2, 3, 0, 0}, {"a", 3, 3, 0, 0}};
+  p.deviceToHost = p.hostToDevice = 1;
+  UpdateProblem once = p;
+  // Three gradients and a long last step: unlimited, the steps end at 1,
+  // 2, 3 and 9 s and the copies at 4, 7 and 10 s; with room for two the
+  // third step waits until 4 s, and the last ends at 11 s.
+  once.tensors.resize(3);
+  once.waitsFor[0] = {0, 1, 2};
+  once.stepSeconds = {1, 1, 1, 6};
+  UpdateTimeline free = simulateOrFail(once);
+  once.stagingBytes = 6;
+  UpdateTimeline staged = simulateOrFail(once);
+  EXPECT_DOUBLE_EQ(free.stepSeconds, 10);
+  EXPECT_DOUBLE_EQ(staged.stepSeconds, 11);
+  EXPECT_GT(staged.waitSeconds, free.waitSeconds);
+  // Room for all of them: nothing waits for staging.
+  once.stagingBytes = 9;
+  EXPECT_DOUBLE_EQ(simulateOrFail(once).stepSeconds, free.stepSeconds);
+  // Small gradients share the room a large one leaves: four 1-byte
+  // gradients and a 3-byte one fit in 6 bytes without waiting.
+  UpdateProblem small = p;
+  small.stepSeconds.push_back(1);
+  small.waitsFor = {{0, 1, 2, 3, 4}, {}, {}, {}, {}};
+  small.tensors = {{"w", 0, 3, 0, 0}, {"b1", 1, 1, 0, 0}, {"b2", 2, 1, 0, 0},
+                   {"b3", 3, 1, 0, 0}, {"b4", 4, 0.5, 0, 0}};
+  UpdateTimeline smallFree = simulateOrFail(small);
+  small.stagingBytes = 6;
+  EXPECT_DOUBLE_EQ(simulateOrFail(small).stepSeconds, smallFree.stepSeconds);
+  // A negative size is refused.
+  p.stagingBytes = -1;
+  llvm::Expected<UpdateTimeline> refused = simulateUpdates(p);
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("bytes of gradient staging"),
+            std::string::npos);
+}
+
 TEST(UpdatePipeline, BadProblemsAreErrors) {
   UpdateProblem p = twoLayers();
   p.tensors[0].readyAfterStep = 4;
@@ -156,6 +201,11 @@ TEST(UpdatePipeline, RandomProblemsStayBetweenTheBounds) {
     p.hostToDevice = std::uniform_real_distribution<double>(1e9, 30e9)(rng);
     p.linkLatency = 1e-5;
     p.uploadsAfterLastStep = seed % 5 == 0;
+    // No staging limit, or room for one to three of the largest gradients.
+    double largest = 0;
+    for (const OffloadedTensor &x : p.tensors)
+      largest = std::max(largest, x.gradientBytes);
+    p.stagingBytes = seed % 7 < 3 ? 0 : (1 + seed % 3) * largest;
     UpdateTimeline exact = simulateOrFail(p);
     const double eps = 1e-9;
     EXPECT_NEAR(exact.stepSeconds, exact.computeSeconds + exact.waitSeconds,
@@ -166,6 +216,13 @@ TEST(UpdatePipeline, RandomProblemsStayBetweenTheBounds) {
                         exact.networkSeconds})
       EXPECT_GE(exact.stepSeconds + eps, busy) << "seed " << seed;
     EXPECT_LE(exact.stepSeconds, exact.serialSeconds + eps) << "seed " << seed;
+    // Less staging never makes the step faster.
+    if (p.stagingBytes > 0) {
+      UpdateProblem unlimited = p;
+      unlimited.stagingBytes = 0;
+      EXPECT_LE(simulateOrFail(unlimited).stepSeconds, exact.stepSeconds + eps)
+          << "seed " << seed;
+    }
     if (p.uploadsAfterLastStep)
       continue;
     p.staleness = 1;

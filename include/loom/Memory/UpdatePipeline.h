@@ -64,6 +64,12 @@ struct UpdateProblem {
   /// Uploads wait for the iteration's last step: the host-to-device link
   /// is busy with other transfers until then (streamed parameter chunks).
   bool uploadsAfterLastStep = false;
+  /// Gradients wait for their copy down in this many bytes of staging
+  /// (0: as much as they need, accumulated over micro-batches): a step
+  /// completing gradients starts once the copies of earlier ones have left
+  /// room for them, so a slow link holds the backward back instead of
+  /// filling the device.
+  double stagingBytes = 0;
 };
 
 /// The steady state.
@@ -81,7 +87,8 @@ struct UpdateTimeline {
 
 /// Errors: a tensor ready after a step that does not exist, a wait for a
 /// tensor that does not exist, a non-positive bandwidth while bytes must
-/// move, a negative time, size or latency, staleness other than 0 or 1.
+/// move, a negative time, size or latency, staleness other than 0 or 1, a
+/// negative staging size.
 llvm::Expected<UpdateTimeline> simulateUpdates(const UpdateProblem &problem);
 
 } // namespace loom::memory
