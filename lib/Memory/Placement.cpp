@@ -1630,15 +1630,17 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
           module, func, o, policy, zero, Tier::Device, rejected, recomputed.get());
       if (failed(kept))
         return failure();
+      // (Where r segments fit alone, partial recomputation's bracket
+      // covers it.)
+      const PlacementCandidate *shortOf = placementOf(*kept, kind);
+      if (!shortOf || shortOf->feasible)
+        continue;
       FailureOr<MemoryPlacement> all = evaluations.evaluate(
           module, func, o, policy, zero, Tier::Host, rejected, recomputed.get());
       if (failed(all))
         return failure();
-      // (Where r segments fit alone, partial recomputation's bracket
-      // covers it.)
-      const PlacementCandidate *shortOf = placementOf(*kept, kind),
-                               *fits = placementOf(*all, kind);
-      if (!shortOf || shortOf->feasible || !fits || !fits->feasible)
+      const PlacementCandidate *fits = placementOf(*all, kind);
+      if (!fits || !fits->feasible)
         continue;
       SmallVector<RecomputeSegment> rest;
       for (const RecomputeSegment &s : inOrder)
