@@ -26,7 +26,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <string>
 #include <tuple>
 
 using namespace loom::memory;
@@ -454,8 +453,15 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
       return fail(llvm::formatv("resident chunk {0} does not exist", c));
     present[c].push_back({0, 0, inf});
   }
-  // The link's transfers (start, end, what), checked apart below.
-  std::vector<std::tuple<double, double, std::string>> transfers;
+  // The link's transfers (start, end, index: a fetch's, or -1 - a
+  // reloading step's), checked apart below; named only in an error.
+  std::vector<std::tuple<double, double, int64_t>> transfers;
+  auto transferName = [&](int64_t index) {
+    return index >= 0 ? llvm::formatv("fetch {0} (chunk {1})", index,
+                                      plan.fetches[index].chunk)
+                            .str()
+                      : llvm::formatv("the reload for step {0}", -1 - index).str();
+  };
   for (auto [k, f] : llvm::enumerate(plan.fetches)) {
     if (f.chunk < 0 || f.chunk >= static_cast<int>(chunks))
       return fail(llvm::formatv("fetch {0} moves chunk {1}, which does not exist",
@@ -470,8 +476,7 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
       return fail(llvm::formatv("fetch {0} (chunk {1}) does not take its "
                                 "bytes' time",
                                 k, f.chunk));
-    transfers.emplace_back(f.start, f.end,
-                           llvm::formatv("fetch {0} (chunk {1})", k, f.chunk).str());
+    transfers.emplace_back(f.start, f.end, static_cast<int64_t>(k));
     for (int v : f.evicts) {
       if (v < 0 || v >= static_cast<int>(chunks) || present[v].empty() ||
           present[v].back().leave != inf)
@@ -499,16 +504,16 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
                                 "bytes' time",
                                 r.forStep));
     reloadOf[r.forStep] = &r;
-    transfers.emplace_back(r.start, r.end,
-                           llvm::formatv("the reload for step {0}", r.forStep).str());
+    transfers.emplace_back(r.start, r.end, -1 - static_cast<int64_t>(r.forStep));
   }
   llvm::sort(transfers);
   for (size_t k = 1; k < transfers.size(); ++k)
     if (std::get<0>(transfers[k]) + 1e-12 < std::get<1>(transfers[k - 1]))
       return fail(llvm::formatv("{0} starts at {1} s, while {2} holds the link "
                                 "until {3} s",
-                                std::get<2>(transfers[k]), std::get<0>(transfers[k]),
-                                std::get<2>(transfers[k - 1]),
+                                transferName(std::get<2>(transfers[k])),
+                                std::get<0>(transfers[k]),
+                                transferName(std::get<2>(transfers[k - 1])),
                                 std::get<1>(transfers[k - 1])));
   // Steps: start when the previous has ended, every read is present and
   // its activations are back.

@@ -830,8 +830,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         bytes = arg.getArgNumber() < e.argumentBytes.size()
                     ? e.argumentBytes[arg.getArgNumber()]
                     : 0;
-      else if (auto it = stepIndex.find(v.getDefiningOp()); it != stepIndex.end())
-        bytes = dev0.steps[it->second].resultBytes[cast<OpResult>(v).getResultNumber()];
+      else if (auto it = stepIndex.find(v.getDefiningOp()); it != stepIndex.end()) {
+        const SmallVector<double> &results = dev0.steps[it->second].resultBytes;
+        unsigned r = cast<OpResult>(v).getResultNumber();
+        bytes = r < results.size() ? results[r] : 0;
+      }
       int64_t lastReader = -1, first = INT64_MAX;
       forEachReader(v, [&](Operation *user) {
         Operation *u = user;
@@ -1319,13 +1322,11 @@ struct PlacementKind {
 
 /// An evaluation under partial recomputation, offload or both: the
 /// segments it recomputes and those whose kept activations it offloads
-/// (null: none, or, with the activations on the host, all), and its
-/// policy and tier.
+/// (null: none), and its policy and ZeRO stage.
 struct PartialEvaluation {
   MemoryPlacement placement;
   std::shared_ptr<const ChosenSegments> recomputed, offloaded;
   RecomputeMode recompute = RecomputeMode::Selective;
-  Tier activations = Tier::Device;
   int zero = 0;
 };
 
@@ -1591,7 +1592,7 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       return failure();
     if (*fewest) {
       PartialEvaluation partial{std::move((*fewest)->placement), nullptr, nullptr,
-                                recompute, activations, zero};
+                                recompute, zero};
       (offload ? partial.offloaded : partial.recomputed) = std::move((*fewest)->segments);
       partials.push_back(std::move(partial));
     }
@@ -1660,7 +1661,7 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       if (*fewest)
         mixed.push_back(PartialEvaluation{std::move((*fewest)->placement), recomputed,
                                           std::move((*fewest)->segments),
-                                          RecomputeMode::Selective, Tier::Host, zero});
+                                          RecomputeMode::Selective, zero});
     }
     for (PartialEvaluation &e : mixed)
       partials.push_back(std::move(e));

@@ -21,8 +21,8 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <cmath>
+#include <deque>
 #include <numeric>
 
 using namespace loom::memory;
