@@ -106,6 +106,33 @@ UpdatePlace updatePlace(WeightOp w) {
           placedTier(w) == "device"};
 }
 
+/// The device copies of streamed weights still live where the step returns,
+/// by what was fetched (fetchedValue), as their readers read them (a ZeRO-3
+/// shard's copy annotated in the shard's layout): each source's last
+/// loom.fetch that no loom.release ends.
+DenseMap<Value, Value> liveDeviceCopies(func::FuncOp func) {
+  DenseMap<Value, FetchOp> last;
+  DenseSet<Operation *> released;
+  func.walk([&](Operation *op) {
+    if (auto f = dyn_cast<FetchOp>(op))
+      last[f.getSource()] = f;
+    else if (auto r = dyn_cast<ReleaseOp>(op))
+      released.insert(r.getFetch());
+  });
+  DenseMap<Value, Value> live;
+  for (auto &[source, f] : last) {
+    if (released.contains(f))
+      continue;
+    Value copy = f.getResult();
+    for (Operation *user : f->getUsers())
+      if (auto s = dyn_cast<shard::ShardOp>(user);
+          s && !s.getAnnotateForUsers() && isZeroShard(s))
+        copy = s.getResult();
+    live[source] = copy;
+  }
+  return live;
+}
+
 /// Writes the update ops just before the function's return.
 class UpdateWriter : LoomOpWriter {
 public:
@@ -214,6 +241,15 @@ LogicalResult UpdateWriter::run() {
   SmallVector<std::string> stateNames;
   if (adam)
     stateNames.push_back(kStepCountName.str());
+  // A streamed weight that placement has the device update (a split of
+  // its optimizer) is read on the device: the copy the chunk schedule
+  // leaves there, else its home copy (ZeRO-3: this device's shard) brought
+  // up by a loom.reload, as placement prices it.
+  DenseMap<Operation *, Value> deviceCopies;
+  DenseMap<Value, Value> live = liveDeviceCopies(func);
+  for (auto &[i, w] : gradients)
+    if (!updatePlace(w).tier && placedTier(w) != "device")
+      deviceCopies[w] = live.lookup(fetchedValue(w));
   for (auto &[i, w] : gradients) {
     for (StringRef suffix : suffixes)
       stateNames.push_back((w.getName() + suffix).str());
@@ -275,7 +311,12 @@ LogicalResult UpdateWriter::run() {
       // another layout (a ZeRO-2 gradient's shards) is not taken for a
       // second layout the weight arrives in.
       Value stored = w.getResult();
-      if (shard::ShardOp zero = zeroStoredShard(w))
+      if (auto copy = deviceCopies.find(w); copy != deviceCopies.end())
+        stored = copy->second
+                     ? copy->second
+                     : ReloadOp::create(b, fetchedValue(w), IntegerAttr())
+                           .getResult();
+      else if (shard::ShardOp zero = zeroStoredShard(w))
         stored = zero.getResult();
       else if (planned != layout)
         stored = shard::ShardOp::create(b, stored, planned, /*annotate_for_users=*/false);

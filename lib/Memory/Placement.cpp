@@ -273,11 +273,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // use: the chunk schedule times both (Step::reloadBytes).
   // With PlacementOptions::streamSharded, a data-parallel program of one
   // micro-batch under ZeRO-3 streams its parameters in shards too
-  // (each fetch uploads a device's shard and gathers the chunk); it does
-  // not offload activations (its host is shared by the node's devices,
-  // which the split of its optimizer sizes without them).
+  // (each fetch uploads a device's shard and gathers the chunk). Its
+  // offloaded activations take their device's share of the node's host,
+  // beside its shards (the optimizer's split below counts them).
   const bool streamedInShards = o.streamSharded && o.training && zero >= 3 &&
-                                e.devices > 1 && P == 1 && m == 1 && !offloaded;
+                                e.devices > 1 && P == 1 && m == 1;
   const bool streamable =
       (e.devices == 1 && m == 1 && !annotated) || streamedInShards;
 
@@ -781,6 +781,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // uploaded again (trainable parameters only: frozen ones stay valid).
   struct Streamed {
     int64_t size = 0;
+    int split = -1; // into streamSplits; -1: the whole optimizer off the device
     std::vector<int> chunkOf;
     lm::ChunkProblem problem;
     lm::ChunkPlan plan;
@@ -915,42 +916,75 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         seconds[chunkOf[i]] += entry.second.facts.gatherSeconds;
     return seconds;
   };
-  // Where host memory cannot hold every streamed shard with its gradient
-  // and optimizer state, the first weights (in first-use order) keep their
-  // gradients and state on the device, as many as cover the excess, and
-  // are updated there; their chunks get that much less of the device
-  // (PatrickStar keeps optimizer state on the GPU as its margin allows).
-  // A margin of 1% of the host covers the arena's alignment.
-  llvm::DenseSet<Operation *> streamKept;
-  double streamKeptBytes = 0, streamKeptShare = 0;
-  // (Only for shards: one-device streaming keeps its optimizer whole on
-  // one tier, as before; splitting it there is not priced yet. Streaming
-  // never offloads activations, so the host holds only streamedHostBytes.)
-  if (streamedInShards) {
-    double excess = streamedHostBytes(/*nvmeParams=*/false, Tier::Host, /*staging=*/0) -
-                    0.99 * p.hostBytes;
-    double trainable = 0, keptTrainable = 0;
-    for (auto &[op, w] : dev0.weights) {
-      if (!w.trainable)
+  // A split of a streamed program's optimizer: the first weights (in
+  // first-use order, whose gradients the backward completes last, so that
+  // their update on the host would be least overlapped) keep their
+  // gradients and state on the device and are updated there; their chunks
+  // get that much less of the device.
+  struct StreamSplit {
+    llvm::DenseSet<Operation *> kept;
+    double keptBytes = 0, share = 0; // gradients and state; trainable share
+  };
+  // Tried: the fewest that cover host memory's excess, where the host
+  // cannot hold every streamed weight with its gradient and state beside
+  // the offloaded activations (PatrickStar keeps optimizer state on the
+  // GPU as its margin allows; 1% of the host covers the arena's
+  // alignment), and, as the CPU's update is often the step's bottleneck,
+  // at least each eighth of the trainable bytes (Elixir's device optimizer
+  // where memory allows). The fastest schedule decides among them. Keeping
+  // every weight's state is not streaming with the optimizer on the host.
+  std::vector<StreamSplit> streamSplits;
+  if (streamable && o.training) {
+    const double excess = streamedHostBytes(/*nvmeParams=*/false, Tier::Host,
+                                            /*staging=*/0) +
+                          dev0.hostActivationBytes - 0.99 * p.hostBytes;
+    double trainable = 0;
+    for (auto &entry : dev0.weights)
+      if (entry.second.trainable)
+        trainable += entry.second.bytes;
+    for (double least : {0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875}) {
+      StreamSplit split;
+      double keptTrainable = 0;
+      for (auto &[op, w] : dev0.weights) {
+        if (!w.trainable)
+          continue;
+        if (split.keptBytes >= excess && keptTrainable >= least * trainable)
+          break;
+        split.kept.insert(op);
+        split.keptBytes += w.gradient() + w.state();
+        keptTrainable += w.bytes;
+      }
+      if (split.kept.empty() || keptTrainable >= trainable ||
+          (!streamSplits.empty() &&
+           streamSplits.back().kept.size() == split.kept.size()))
         continue;
-      trainable += w.bytes;
-      if (streamKeptBytes >= excess)
-        continue;
-      streamKept.insert(op);
-      streamKeptBytes += w.gradient() + w.state();
-      keptTrainable += w.bytes;
-    }
-    // Keeping every weight's state is not streaming with the optimizer
-    // on the host.
-    if (keptTrainable >= trainable) {
-      streamKept.clear();
-      streamKeptBytes = 0;
-    } else {
-      streamKeptShare = keptTrainable / trainable;
+      split.share = keptTrainable / trainable;
+      streamSplits.push_back(std::move(split));
     }
   }
+  // The device's update of a split's weights reads their parameters on
+  // the device after the backward: a 16-bit weight's fp32 master copy is
+  // part of its state there, and a 32-bit weight is its own master copy,
+  // read from its chunk where the schedule leaves that on the device, else
+  // uploaded from its home copy (this device's shard) once the chunks'
+  // fetches have left the link (--loom-optimizer-step reads the chunk's
+  // copy or writes that loom.reload). `resident`: per chunk, 1 where the
+  // schedule ends its iteration with it on the device.
+  auto splitUpdateUploads = [&](const llvm::DenseSet<Operation *> &kept,
+                                const std::vector<int> &chunkOf,
+                                ArrayRef<double> resident) {
+    double bytes = 0;
+    for (auto [i, entry] : llvm::enumerate(dev0.weights))
+      if (kept.contains(entry.first) && entry.second.trainable &&
+          entry.second.elementBytes >= 4)
+        bytes += (1 - resident[chunkOf[i]]) * entry.second.held;
+    return bytes;
+  };
+  // The device's room for chunks (and a split's kept optimizer).
+  const double streamBudget =
+      p.deviceBytes - dev0.otherBytes - streamStaging - streamRefused;
   if (streamable) {
-    double budget = p.deviceBytes - dev0.otherBytes - streamStaging - streamRefused;
+    const double budget = streamBudget;
     SmallVector<int64_t> sizes;
     if (o.chunkBytes > 0)
       sizes.push_back(o.chunkBytes);
@@ -973,13 +1007,19 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       // the rate.
       if (from == Tier::Nvme && !(nvmeRead > 0 && p.nvmeBytes > 0))
         break;
-      for (bool split : {false, true}) {
-        if (split && (from != Tier::Host || streamKept.empty() ||
-                      budget - streamKeptBytes <= 0))
+      if (!llvm::is_contained(o.parameterTiers, tierName(from)))
+        break;
+      for (int splitIndex = -1;
+           splitIndex < static_cast<int>(streamSplits.size()); ++splitIndex) {
+        const bool split = splitIndex >= 0;
+        if (split && from != Tier::Host)
           break;
+        const StreamSplit *kept = split ? &streamSplits[splitIndex] : nullptr;
+        if (kept && budget - kept->keptBytes <= 0)
+          continue;
         std::vector<int> chunkOf;
         lm::ChunkProblem cp = chunkProblem(size, chunkOf);
-        cp.budgetBytes = split ? budget - streamKeptBytes : budget;
+        cp.budgetBytes = kept ? budget - kept->keptBytes : budget;
         if (size == sizes.front() && !split) {
           std::vector<int64_t> largest = cp.chunkBytes;
           llvm::sort(largest, std::greater<int64_t>());
@@ -1034,12 +1074,19 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
             break;
           Streamed candidate;
           if (o.training) {
+            double updateUploads =
+                kept ? splitUpdateUploads(kept->kept, chunkOf, residentShare)
+                     : 0;
             const llvm::DenseSet<Operation *> noneKept;
             PricedUpdate u = priceUpdate(
                 dev0, stepSeconds, /*framed=*/false,
-                split ? streamKept : noneKept, tier,
+                kept ? kept->kept : noneKept, tier,
                 /*deviceUpdate=*/
-                    split ? streamKeptShare * dev0.times.optimizerStep : 0,
+                kept ? kept->share * dev0.times.optimizerStep +
+                           (updateUploads > 0
+                                ? lm::linkSeconds(cp, updateUploads)
+                                : 0)
+                     : 0,
                 /*barrier=*/true,
                 [&](size_t i) {
                   return residentShare[chunkOf[i]] *
@@ -1052,7 +1099,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
               continue;
             }
             candidate.stepSeconds = u.timeline->stepSeconds;
-            candidate.refreshBytes = u.h2dBytes;
+            candidate.refreshBytes = u.h2dBytes + updateUploads;
             candidate.d2hBytes = u.d2hBytes;
             candidate.update = u.timeline;
           } else {
@@ -1063,6 +1110,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           if (best && candidate.stepSeconds >= best->stepSeconds)
             continue;
           candidate.size = size;
+          candidate.split = splitIndex;
           candidate.chunkOf = chunkOf;
           candidate.problem = cp;
           candidate.plan = *plan;
@@ -1080,32 +1128,42 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       break;
     if (!o.training && from == Tier::Host && opt == Tier::Nvme)
       continue; // inference: one candidate per parameter tier
-    if (split && streamKept.empty())
+    if (split && streamSplits.empty())
       continue;
+    const std::optional<Streamed> &s = bestStreamed[streamVariant(
+        from, o.training ? opt : Tier::Device, split)];
+    // The split named and held: the fastest one's, or where none has a
+    // schedule, the fewest weights kept.
+    const StreamSplit *kept =
+        !split ? nullptr : &streamSplits[s ? s->split : 0];
     PlacementCandidate c;
     std::string params = from == Tier::Nvme ? "parameters streamed from NVMe"
                                             : "parameters streamed";
     c.name = !o.training ? params
-             : split     ? llvm::formatv("{0}, optimizer {1:F0}% device / {2}", params,
-                                         streamKeptShare * 100, tierName(opt))
+             : split     ? llvm::formatv("{0}, optimizer {1:F0}% device / {2}",
+                                         params, kept->share * 100, tierName(opt))
                            .str()
-                         : params + ", optimizer on the " + tierName(opt).str();
+                     : params + ", optimizer on the " + tierName(opt).str();
     c.params = from;
     c.optimizer = o.training ? opt : Tier::Device;
-    if (split)
-      c.deviceOptimizerWeights = streamKept;
-    const std::optional<Streamed> &s =
-        bestStreamed[streamVariant(from, c.optimizer, split)];
+    if (kept)
+      c.deviceOptimizerWeights = kept->kept;
     if (!s) {
       // No schedule fits the device; what the other tiers would hold is
       // checked all the same (staging as the smallest chunks tried).
       PlacementCandidate part;
       part.stepSeconds = INFINITY;
       streamedHoldings(part, from == Tier::Nvme, c.optimizer, smallestStaging,
-                       split ? streamKeptBytes : 0);
-      check(c, dev0, part, streamError);
-      if (c.why != streamError)
-        c.why = streamError + "; " + c.why;
+                       kept ? kept->keptBytes : 0);
+      std::string why = streamError;
+      if (kept && streamBudget > 0 && streamBudget <= kept->keptBytes)
+        why = shortfall(
+            "device (activations, temporaries, gradient staging and "
+            "the kept gradients and optimizer state alone)",
+            p.deviceBytes - streamBudget + kept->keptBytes, p.deviceBytes);
+      check(c, dev0, part, why);
+      if (c.why != why)
+        c.why = why + "; " + c.why;
       if (std::isfinite(streamShort))
         c.shortBytes[static_cast<int>(Tier::Device)] = streamShort;
       p.candidates.push_back(c);
@@ -1141,15 +1199,20 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         readBack += nvmeParamReads(entry.second);
       }
     // Split: the kept gradients and state move from the host to the device.
-    streamedHoldings(part, nvmeParams, c.optimizer, staging, split ? streamKeptBytes : 0);
-    if (split)
-      part.devicePeak += streamKeptBytes;
+    streamedHoldings(part, nvmeParams, c.optimizer, staging,
+                     kept ? kept->keptBytes : 0);
+    if (kept)
+      part.devicePeak += kept->keptBytes;
     part.nvmeBytes = (c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0) +
                      (nvmeParams ? uploaded + writtenBack + readBack : 0);
     check(c, dev0, part);
     p.candidates.push_back(c);
   }
 
+  // Only the parameter tiers asked for.
+  llvm::erase_if(p.candidates, [&](const PlacementCandidate &c) {
+    return !llvm::is_contained(o.parameterTiers, tierName(c.params));
+  });
   // A placement refused in an earlier round (its static memory plan
   // overflowed a tier, placeMemory) does not fit.
   for (PlacementCandidate &c : p.candidates) {
@@ -1196,7 +1259,17 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         for (auto [chunk, bytes] : llvm::enumerate(p.problem.chunkBytes))
           share = std::min(share, home[chunk] / static_cast<double>(bytes));
       }
-      p.lowerBoundH2D = share * lm::fetchLowerBound(p.problem);
+      // A split's update reads its 32-bit weights on the device after the
+      // backward, one at a time (splitUpdateUploads): last steps of the
+      // bound's problem, one per chunk.
+      lm::ChunkProblem bounded = p.problem;
+      for (auto [i, entry] : llvm::enumerate(dev0.weights))
+        if (c->deviceOptimizerWeights.contains(entry.first) &&
+            entry.second.trainable && entry.second.elementBytes >= 4 &&
+            (bounded.steps.size() == p.problem.steps.size() ||
+             bounded.steps.back().reads.front() != p.chunkOf[i]))
+          bounded.steps.push_back({"device update", 0, {p.chunkOf[i]}});
+      p.lowerBoundH2D = share * lm::fetchLowerBound(bounded);
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
@@ -1251,7 +1324,9 @@ public:
     if (failed(placed) || placed->candidates.empty())
       return placed;
     if (found == entries.end())
-      found = entries.insert(entries.end(), Entry{std::move(key), {}, {}});
+      found =
+          entries.insert(entries.end(), Entry{std::move(key), MemoryPlacement(),
+                                              ReadRejections()});
     found->placed = *placed;
     found->readBy = readBy(*placed, rejected);
     return placed;
@@ -1768,45 +1843,73 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
   return p;
 }
 
+/// An option listing tiers (`option`, whose tiers it says `what`): one at
+/// least, each of `allowed`.
+static LogicalResult checkTierList(ModuleOp module, ArrayRef<std::string> tiers,
+                                   StringRef option, StringRef what,
+                                   ArrayRef<StringRef> allowed) {
+  if (tiers.empty())
+    return emitError(module.getLoc(), "loom-place-memory: ")
+           << option << " lists no tier";
+  for (const std::string &t : tiers) {
+    if (llvm::is_contained(allowed, t))
+      continue;
+    InFlightDiagnostic diag = emitError(module.getLoc(), "loom-place-memory: ")
+                              << option << " " << what << " ";
+    for (auto [i, a] : llvm::enumerate(allowed))
+      diag << (i == 0                    ? ""
+               : i + 1 == allowed.size() ? " or "
+                                         : ", ")
+           << "'" << a << "'";
+    return diag << ", not '" << t << "'";
+  }
+  return success();
+}
+
 FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
                                                    const PlacementOptions &o) {
   if (!(o.memoryFraction > 0 && o.memoryFraction <= 1))
-    return module.emitError("loom-place-memory: memory-fraction must be in "
-                            "(0, 1], not ")
+    return emitError(module.getLoc(),
+                     "loom-place-memory: memory-fraction must be in "
+                     "(0, 1], not ")
            << o.memoryFraction;
   if (o.chunkBytes < 0)
-    return module.emitError("loom-place-memory: chunk-bytes must be >= 0");
+    return emitError(module.getLoc(),
+                     "loom-place-memory: chunk-bytes must be >= 0");
   if (o.zeroStages.empty())
-    return module.emitError("loom-place-memory: zero lists no ZeRO stage");
+    return emitError(module.getLoc(),
+                     "loom-place-memory: zero lists no ZeRO stage");
   for (int z : o.zeroStages)
     if (z < 0 || z > 3)
-      return module.emitError("loom-place-memory: ZeRO stage ")
+      return emitError(module.getLoc(), "loom-place-memory: ZeRO stage ")
              << z << " does not exist (0, 1, 2 or 3)";
-  for (const std::string &t : o.activationTiers)
-    if (t != "device" && t != "host")
-      return module.emitError("loom-place-memory: activations go to 'device' "
-                              "or 'host', not '")
-             << t << "'";
-  if (o.activationTiers.empty())
-    return module.emitError("loom-place-memory: activations lists no tier");
+  if (failed(checkTierList(module, o.activationTiers, "activations", "go to",
+                           {"device", "host"})) ||
+      failed(checkTierList(module, o.parameterTiers, "parameters", "live on",
+                           {"device", "host", "nvme"})))
+    return failure();
   if (!llvm::is_contained(o.activationTiers, "device") && !o.training)
-    return module.emitError("loom-place-memory: inference keeps no activations "
-                            "for a backward: activations=host has nothing to place");
+    return emitError(module.getLoc(),
+                     "loom-place-memory: inference keeps no activations "
+                     "for a backward: activations=host has nothing to place");
   for (const std::string &r : o.recomputeModes)
     if (!parseRecomputeMode(r))
-      return module.emitError("loom-place-memory: unknown activation policy '")
+      return emitError(module.getLoc(),
+                       "loom-place-memory: unknown activation policy '")
              << r << "' (none, selective or full)";
   if (llvm::none_of(o.recomputeModes, [&](const std::string &r) {
         return r == "none" || o.training;
       }))
-    return module.emitError("loom-place-memory: no activation policy to place "
-                            "(inference keeps activations: recompute none)");
+    return emitError(module.getLoc(),
+                     "loom-place-memory: no activation policy to place "
+                     "(inference keeps activations: recompute none)");
   func::FuncOp func;
   for (auto f : module.getOps<func::FuncOp>())
     if (!f.isExternal() && (!func || f.getSymName() == "main"))
       func = f;
   if (!func)
-    return module.emitError("loom-place-memory: no function with a body");
+    return emitError(module.getLoc(),
+                     "loom-place-memory: no function with a body");
   removePlacement(module);
 
   // Placements whose static memory plan overflowed a tier in its replay

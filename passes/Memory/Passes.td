@@ -69,6 +69,10 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
     Option<"activations", "activations", "std::string", "\"device,host\"",
            "Where training's kept activations may wait for their backward: "
            "device, host (offloaded), or both to let the pass choose">,
+    Option<"parameters", "parameters", "std::string", "\"device,host,nvme\"",
+           "Where parameters may live between their uses: device "
+           "(resident), host or nvme (streamed in chunks); the pass "
+           "chooses among those listed">,
     Option<"recompute", "recompute", "std::string", "\"none,selective,full\"",
            "Activation recomputation policies to consider in training: none, "
            "selective, full">,

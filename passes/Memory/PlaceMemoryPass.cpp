@@ -26,7 +26,8 @@ struct LoomPlaceMemoryPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (mode != "train" && mode != "infer") {
-      module.emitError("loom-place-memory: mode must be train or infer, not '")
+      emitError(module.getLoc(),
+                "loom-place-memory: mode must be train or infer, not '")
           << mode << "'";
       return signalPassFailure();
     }
@@ -44,13 +45,14 @@ struct LoomPlaceMemoryPass
     o.refuseOverflow = refuseOverflow;
     auto sched = ::loom::parsePipelineSchedule(schedule);
     if (!sched) {
-      module.emitError("loom-place-memory: unknown schedule '")
+      emitError(module.getLoc(), "loom-place-memory: unknown schedule '")
           << schedule << "' (gpipe, 1f1b, interleaved, kfkb)";
       return signalPassFailure();
     }
     o.schedule = *sched;
     if (kfkbGroup < 1) {
-      module.emitError("loom-place-memory: kfkb-group must be >= 1, not ")
+      emitError(module.getLoc(),
+                "loom-place-memory: kfkb-group must be >= 1, not ")
           << static_cast<int64_t>(kfkbGroup);
       return signalPassFailure();
     }
@@ -61,7 +63,7 @@ struct LoomPlaceMemoryPass
     for (StringRef item : items) {
       unsigned z;
       if (item.trim().getAsInteger(10, z) || z > 3) {
-        module.emitError("loom-place-memory: unknown value '")
+        emitError(module.getLoc(), "loom-place-memory: unknown value '")
             << item.trim() << "' in zero= (ZeRO stages 0-3)";
         return signalPassFailure();
       }
@@ -72,6 +74,11 @@ struct LoomPlaceMemoryPass
     StringRef(activations).split(items, ',', -1, false);
     for (StringRef item : items)
       o.activationTiers.push_back(item.trim().str());
+    o.parameterTiers.clear();
+    items.clear();
+    StringRef(parameters).split(items, ',', -1, false);
+    for (StringRef item : items)
+      o.parameterTiers.push_back(item.trim().str());
     o.recomputeModes.clear();
     items.clear();
     StringRef(recompute).split(items, ',', -1, false);
@@ -90,7 +97,7 @@ struct LoomPlaceMemoryPass
           printPlacement(*placement, os);
           return llvm::Error::success();
         })) {
-      module.emitError("loom-place-memory: cannot write ")
+      emitError(module.getLoc(), "loom-place-memory: cannot write ")
           << table << ": " << llvm::toString(std::move(err));
       return signalPassFailure();
     }

@@ -72,6 +72,11 @@ struct PlacementOptions {
   /// device, or offloaded to host memory (device, host). Offload is priced
   /// only where keeping them leaves the device short or slower.
   std::vector<std::string> activationTiers = {"device", "host"};
+  /// Where parameters may live between their uses: on the device
+  /// (resident), or streamed in chunks from host memory or NVMe (device,
+  /// host, nvme). Leaving a tier out is what DeepSpeed's offload_param
+  /// setting fixes by hand.
+  std::vector<std::string> parameterTiers = {"device", "host", "nvme"};
   /// A placement whose static memory plan overflows a tier when replayed
   /// (replayTier) is refused and the choice made again without it (a split
   /// of the optimizer, with less of it on the device); otherwise the
