@@ -934,6 +934,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // where memory allows). The fastest schedule decides among them. Keeping
   // every weight's state is not streaming with the optimizer on the host.
   std::vector<StreamSplit> streamSplits;
+  auto streamedSplitName = [](const StreamSplit &split) {
+    return llvm::formatv("parameters streamed, optimizer {0:F0}% device / host",
+                         split.share * 100)
+        .str();
+  };
   if (streamable && o.training) {
     const double excess = streamedHostBytes(/*nvmeParams=*/false, Tier::Host,
                                             /*staging=*/0) +
@@ -954,11 +959,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         split.keptBytes += w.gradient() + w.state();
         keptTrainable += w.bytes;
       }
+      split.share = keptTrainable / trainable;
+      // (Named by its share in whole percent, so one per name.)
       if (split.kept.empty() || keptTrainable >= trainable ||
           (!streamSplits.empty() &&
-           streamSplits.back().kept.size() == split.kept.size()))
+           std::lround(streamSplits.back().share * 100) ==
+               std::lround(split.share * 100)))
         continue;
-      split.share = keptTrainable / trainable;
       streamSplits.push_back(std::move(split));
     }
   }
@@ -968,18 +975,24 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // read from its chunk where the schedule leaves that on the device, else
   // uploaded from its home copy (this device's shard) once the chunks'
   // fetches have left the link (--loom-optimizer-step reads the chunk's
-  // copy or writes that loom.reload). `resident`: per chunk, 1 where the
-  // schedule ends its iteration with it on the device.
-  auto splitUpdateUploads = [&](const llvm::DenseSet<Operation *> &kept,
-                                const std::vector<int> &chunkOf,
-                                ArrayRef<double> resident) {
-    double bytes = 0;
-    for (auto [i, entry] : llvm::enumerate(dev0.weights))
-      if (kept.contains(entry.first) && entry.second.trainable &&
-          entry.second.elementBytes >= 4)
-        bytes += (1 - resident[chunkOf[i]]) * entry.second.held;
-    return bytes;
+  // copy or writes that loom.reload), each a transfer of its own.
+  // `resident`: per chunk, 1 where the schedule ends its iteration with it
+  // on the device.
+  struct UpdateUploads {
+    double bytes = 0, seconds = 0;
   };
+  auto splitUpdateUploads =
+      [&](const llvm::DenseSet<Operation *> &kept, const lm::ChunkProblem &cp,
+          const std::vector<int> &chunkOf, ArrayRef<double> resident) {
+        UpdateUploads up;
+        for (auto [i, entry] : llvm::enumerate(dev0.weights))
+          if (kept.contains(entry.first) && entry.second.trainable &&
+              entry.second.elementBytes >= 4 && resident[chunkOf[i]] < 1) {
+            up.bytes += entry.second.held;
+            up.seconds += lm::linkSeconds(cp, entry.second.held);
+          }
+        return up;
+      };
   // The device's room for chunks (and a split's kept optimizer).
   const double streamBudget =
       p.deviceBytes - dev0.otherBytes - streamStaging - streamRefused;
@@ -1015,7 +1028,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         if (split && from != Tier::Host)
           break;
         const StreamSplit *kept = split ? &streamSplits[splitIndex] : nullptr;
-        if (kept && budget - kept->keptBytes <= 0)
+        // A split refused after its replay (host or device short) leaves
+        // the others to choose from.
+        if (kept && (budget - kept->keptBytes <= 0 ||
+                     rejected.byName.count(streamedSplitName(*kept) + suffix)))
           continue;
         std::vector<int> chunkOf;
         lm::ChunkProblem cp = chunkProblem(size, chunkOf);
@@ -1074,18 +1090,17 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
             break;
           Streamed candidate;
           if (o.training) {
-            double updateUploads =
-                kept ? splitUpdateUploads(kept->kept, chunkOf, residentShare)
-                     : 0;
+            UpdateUploads updateUploads;
+            if (kept)
+              updateUploads =
+                  splitUpdateUploads(kept->kept, cp, chunkOf, residentShare);
             const llvm::DenseSet<Operation *> noneKept;
             PricedUpdate u = priceUpdate(
                 dev0, stepSeconds, /*framed=*/false,
                 kept ? kept->kept : noneKept, tier,
                 /*deviceUpdate=*/
                 kept ? kept->share * dev0.times.optimizerStep +
-                           (updateUploads > 0
-                                ? lm::linkSeconds(cp, updateUploads)
-                                : 0)
+                           updateUploads.seconds
                      : 0,
                 /*barrier=*/true,
                 [&](size_t i) {
@@ -1099,7 +1114,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
               continue;
             }
             candidate.stepSeconds = u.timeline->stepSeconds;
-            candidate.refreshBytes = u.h2dBytes + updateUploads;
+            candidate.refreshBytes = u.h2dBytes + updateUploads.bytes;
             candidate.d2hBytes = u.d2hBytes;
             candidate.update = u.timeline;
           } else {
@@ -1140,10 +1155,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     std::string params = from == Tier::Nvme ? "parameters streamed from NVMe"
                                             : "parameters streamed";
     c.name = !o.training ? params
-             : split     ? llvm::formatv("{0}, optimizer {1:F0}% device / {2}",
-                                         params, kept->share * 100, tierName(opt))
-                           .str()
-                     : params + ", optimizer on the " + tierName(opt).str();
+             : split     ? streamedSplitName(*kept)
+                         : params + ", optimizer on the " + tierName(opt).str();
     c.params = from;
     c.optimizer = o.training ? opt : Tier::Device;
     if (kept)
@@ -1259,17 +1272,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         for (auto [chunk, bytes] : llvm::enumerate(p.problem.chunkBytes))
           share = std::min(share, home[chunk] / static_cast<double>(bytes));
       }
-      // A split's update reads its 32-bit weights on the device after the
-      // backward, one at a time (splitUpdateUploads): last steps of the
-      // bound's problem, one per chunk.
-      lm::ChunkProblem bounded = p.problem;
-      for (auto [i, entry] : llvm::enumerate(dev0.weights))
-        if (c->deviceOptimizerWeights.contains(entry.first) &&
-            entry.second.trainable && entry.second.elementBytes >= 4 &&
-            (bounded.steps.size() == p.problem.steps.size() ||
-             bounded.steps.back().reads.front() != p.chunkOf[i]))
-          bounded.steps.push_back({"device update", 0, {p.chunkOf[i]}});
-      p.lowerBoundH2D = share * lm::fetchLowerBound(bounded);
+      // (A split's reads of its 32-bit weights for the device's update,
+      // splitUpdateUploads, are not in the bound: a plan may avoid them by
+      // ending with their chunks on the device.)
+      p.lowerBoundH2D = share * lm::fetchLowerBound(p.problem);
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
@@ -2115,6 +2121,11 @@ void mlir::loom::removePlacement(ModuleOp module) {
 /// What an infeasible input lacks, per tier: the least any placement short
 /// there is short by, and the placement closest to fitting overall.
 static void printShortfalls(llvm::raw_ostream &os, const MemoryPlacement &p) {
+  if (p.candidates.empty()) {
+    os << "  nothing fits: no placement keeps the parameters on the tiers "
+          "parameters= lists\n";
+    return;
+  }
   os << "  nothing fits; the least each tier is short by:\n";
   const PlacementCandidate *closest = nullptr;
   double closestTotal = INFINITY;

@@ -16,8 +16,10 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
     sharded again); everything on the device; the optimizer state and its
     step on the host (CPU Adam) or on NVMe, with gradients copied down as
     they are produced and updated parameters copied back; or (one-device
-    programs) parameters streamed from host memory or NVMe in chunks as well,
-    fetched ahead of use and dropped by furthest next use. Each placement is
+    programs, and data-parallel ones under ZeRO-3 in their shards)
+    parameters streamed from host memory or NVMe in chunks as well, fetched
+    ahead of use and dropped by furthest next use, with part of the
+    optimizer kept on the device where that is faster. Each placement is
     priced from the cost model's per-op times and memory breakdown and the
     cluster's host link, CPU Adam rate and NVMe bandwidth, with the
     offloaded optimizer step replayed as a pipeline (gradients reduced over
@@ -71,8 +73,8 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
            "device, host (offloaded), or both to let the pass choose">,
     Option<"parameters", "parameters", "std::string", "\"device,host,nvme\"",
            "Where parameters may live between their uses: device "
-           "(resident), host or nvme (streamed in chunks); the pass "
-           "chooses among those listed">,
+           "(resident), host or nvme (streamed in chunks, in programs that "
+           "can stream); the pass chooses among those listed">,
     Option<"recompute", "recompute", "std::string", "\"none,selective,full\"",
            "Activation recomputation policies to consider in training: none, "
            "selective, full">,
