@@ -98,6 +98,12 @@ struct HeldWeight {
   /// This device's part of the update when it runs off the device: the
   /// gradient copied down and the parameters copied back up.
   double offloaded() const { return bytes / stateShards; }
+  /// Updated on the device while streamed (a split of its optimizer), it
+  /// needs its parameters there: a 16-bit weight's fp32 master copy is part
+  /// of its state, a 32-bit weight is its own master copy.
+  bool deviceUpdateReadsParameters() const {
+    return trainable && elementBytes >= 4;
+  }
 };
 
 /// One pipeline device's part of the program: its ops (of every stage it

@@ -986,8 +986,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           const std::vector<int> &chunkOf, ArrayRef<double> resident) {
         UpdateUploads up;
         for (auto [i, entry] : llvm::enumerate(dev0.weights))
-          if (kept.contains(entry.first) && entry.second.trainable &&
-              entry.second.elementBytes >= 4 && resident[chunkOf[i]] < 1) {
+          if (kept.contains(entry.first) &&
+              entry.second.deviceUpdateReadsParameters() &&
+              resident[chunkOf[i]] < 1) {
             up.bytes += entry.second.held;
             up.seconds += lm::linkSeconds(cp, entry.second.held);
           }
