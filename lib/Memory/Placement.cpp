@@ -995,10 +995,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         return up;
       };
   // The device's room for chunks (and a split's kept optimizer).
-  const double streamBudget =
-      p.deviceBytes - dev0.otherBytes - streamStaging - streamRefused;
+  const double budget = p.deviceBytes - dev0.otherBytes - streamStaging - streamRefused;
   if (streamable) {
-    const double budget = streamBudget;
     SmallVector<int64_t> sizes;
     if (o.chunkBytes > 0)
       sizes.push_back(o.chunkBytes);
@@ -1170,11 +1168,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       streamedHoldings(part, from == Tier::Nvme, c.optimizer, smallestStaging,
                        kept ? kept->keptBytes : 0);
       std::string why = streamError;
-      if (kept && streamBudget > 0 && streamBudget <= kept->keptBytes)
+      if (kept && budget > 0 && budget <= kept->keptBytes)
         why = shortfall(
             "device (activations, temporaries, gradient staging and "
             "the kept gradients and optimizer state alone)",
-            p.deviceBytes - streamBudget + kept->keptBytes, p.deviceBytes);
+            p.deviceBytes - budget + kept->keptBytes, p.deviceBytes);
       check(c, dev0, part, why);
       if (c.why != why)
         c.why = why + "; " + c.why;
