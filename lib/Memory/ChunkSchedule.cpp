@@ -6,7 +6,10 @@
 // each starting once the link is free and the chunks it evicts have been
 // read for the last time before it; a step starts when the previous one has
 // ended and its fetches have arrived. simulateChunks replays a plan from
-// its fetch list alone. fetchLowerBound is Belady's rule on bytes instead
+// its fetch list alone. carryFewer trades chunks carried across the
+// iteration boundary for fetches in the next iteration where the caller's
+// price (a training step's, which refreshes carried chunks after the
+// update) prefers it. fetchLowerBound is Belady's rule on bytes instead
 // of chunks: any chunk plan is also a byte plan, and for bytes (equal
 // pages) the rule is optimal, so its traffic bounds every chunk plan's.
 //
@@ -25,6 +28,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <queue>
 #include <set>
 #include <tuple>
 
@@ -140,12 +144,63 @@ std::vector<Fetch> beladyIteration(const ChunkProblem &p,
                                    const NextUse &next, int perIteration,
                                    std::set<int> &resident,
                                    const std::set<int> *pinned = nullptr) {
+  // The victim is the first of the resident chunks (less the step's own
+  // and the pinned ones) in this order: dead ones (wholly rewritten before
+  // their next use, not carried over by a one-iteration plan, or never read
+  // again) before live ones; among dead ones, with `pinned`, the one read
+  // longest ago (one carried in and not read yet first, so that the plan
+  // ends with the last chunks read whatever it started with), then the
+  // lowest id, else the highest id; among live ones the one next read
+  // furthest ahead, then the highest id. A chunk's place changes only when
+  // it is read and, for its deadness, at an iteration boundary, so the
+  // chunks wait in a heap keyed when they are read (stale entries skipped),
+  // rebuilt at each boundary.
+  using Key = std::tuple<int, double, double, int>; // dead, then tie-breaks
+  std::vector<int> lastRead(p.chunkBytes.size(), -1),
+      version(p.chunkBytes.size(), 0);
+  std::priority_queue<std::pair<Key, std::pair<int, int>>>
+      queue; // (key, (chunk, version))
+  int step = 0;
+  auto keyOf = [&](int v) -> Key {
+    double d = next.after(v, lastRead[v]);
+    double at = lastRead[v] + d; // its next read, in steps
+    bool crosses = std::floor(at / perIteration) > step / perIteration;
+    bool dead =
+        std::isinf(d) ||
+        (crosses && (pinned || staleBytesOf(p, v) >=
+                                   static_cast<double>(p.chunkBytes[v])));
+    if (!dead)
+      return {0, at, v, 0};
+    if (pinned)
+      return {1, -lastRead[v], -v, 0};
+    return {1, 0, v, 0};
+  };
+  auto push = [&](int v) {
+    if (pinned && pinned->count(v))
+      return;
+    queue.push({keyOf(v), {v, ++version[v]}});
+  };
+  auto rebuild = [&] {
+    queue = {};
+    for (int v : resident)
+      push(v);
+  };
   std::vector<Fetch> fetches;
   double used = 0;
   for (int c : resident)
     used += p.chunkBytes[c];
+  rebuild();
   for (auto [i, r] : llvm::enumerate(reads)) {
-    int step = static_cast<int>(i);
+    step = static_cast<int>(i);
+    if (step > 0 && step % perIteration == 0)
+      rebuild();
+    // The step's own chunks are read here: not victims, and keyed anew.
+    for (int c : r)
+      lastRead[c] = step;
+    for (int c : r)
+      if (resident.count(c))
+        push(c);
+    std::vector<std::pair<Key, std::pair<int, int>>> ownEntries;
     for (int c : r) {
       if (resident.count(c))
         continue;
@@ -154,29 +209,18 @@ std::vector<Fetch> beladyIteration(const ChunkProblem &p,
       f.forStep = step;
       while (used + p.chunkBytes[c] > p.budgetBytes) {
         int victim = -1;
-        double furthest = -1;
-        for (int v : resident) {
-          if (llvm::is_contained(r, v) || (pinned && pinned->count(v)))
+        while (!queue.empty()) {
+          auto entry = queue.top();
+          auto [v, stamp] = entry.second;
+          queue.pop();
+          if (stamp != version[v] || !resident.count(v))
             continue;
-          double d = next.after(v, step);
-          // Wholly rewritten before its next use, or not carried over by a
-          // one-iteration plan: dead.
-          bool crosses = std::floor((step + d) / perIteration) > step / perIteration;
-          if (crosses &&
-              (pinned || staleBytesOf(p, v) >= static_cast<double>(p.chunkBytes[v])))
-            d = std::numeric_limits<double>::infinity();
-          // A one-iteration plan drops the dead chunk read longest ago
-          // (one carried in and not read yet first), so that it ends with
-          // the last chunks read whatever it started with.
-          if (pinned && d == furthest && std::isinf(d) && victim >= 0) {
-            if (next.lastUpTo(v, step) < next.lastUpTo(victim, step))
-              victim = v;
+          if (llvm::is_contained(r, v)) {
+            ownEntries.push_back(entry);
             continue;
           }
-          if (d > furthest || (d == furthest && v > victim)) {
-            furthest = d;
-            victim = v;
-          }
+          victim = v;
+          break;
         }
         // validate() guarantees the step's own chunks fit; a budget the
         // step fills to within rounding leaves nothing to evict.
@@ -188,8 +232,11 @@ std::vector<Fetch> beladyIteration(const ChunkProblem &p,
       }
       resident.insert(c);
       used += p.chunkBytes[c];
+      push(c);
       fetches.push_back(std::move(f));
     }
+    for (auto &entry : ownEntries)
+      queue.push(entry);
   }
   return fetches;
 }
@@ -268,7 +315,10 @@ namespace {
 /// and its peak counted; per-iteration figures averaged over the period.
 ChunkPlan periodPlan(const ChunkProblem &problem, int iterations,
                      std::set<int> resident, const std::set<int> *pinned = nullptr) {
-  ChunkProblem p = unrolled(problem, iterations);
+  std::optional<ChunkProblem> copies;
+  if (iterations > 1)
+    copies = unrolled(problem, iterations);
+  const ChunkProblem &p = copies ? *copies : problem;
   std::vector<std::vector<int>> reads = distinctReads(p);
   NextUse next(reads, p.chunkBytes.size());
   ChunkPlan plan;
@@ -325,13 +375,76 @@ std::optional<ChunkPlan> pinnedPlan(const ChunkProblem &problem,
   return std::nullopt;
 }
 
-/// The fastest plan of period one (fewer bytes on ties): Belady's rule
-/// with the first `j` chunks pinned, for every `j` that leaves room to
-/// stream the rest (on a grid of about 32, refined around the best, when
-/// there are many). Chunks read by more steps are pinned first, then those
-/// read earlier: they would stall the iteration's start otherwise.
-std::optional<ChunkPlan> bestPinnedPlan(const ChunkProblem &problem,
-                                        const std::vector<std::vector<int>> &reads) {
+/// Whether the host rewrites any of `p`'s chunks at iteration boundaries.
+bool anyStale(const ChunkProblem &p) {
+  for (size_t c = 0; c < p.chunkBytes.size(); ++c)
+    if (staleBytesOf(p, c) > 0)
+      return true;
+  return false;
+}
+
+/// A plan of one iteration keeping `pinned` on the device throughout and
+/// the chunks its last step reads (needed at the end, and released by no
+/// later step) across the boundary, and releasing every other chunk after
+/// its last read. None where the streamed chunks do not fit beside them or
+/// nothing would be released (then it is pinnedPlan's).
+std::optional<ChunkPlan>
+droppingPlan(const ChunkProblem &problem,
+             const std::vector<std::vector<int>> &reads,
+             const std::set<int> &pinned) {
+  std::set<int> start = pinned;
+  start.insert(reads.back().begin(), reads.back().end());
+  double held = 0;
+  for (int c : start)
+    held += static_cast<double>(problem.chunkBytes[c]);
+  if (held > problem.budgetBytes)
+    return std::nullopt;
+  ChunkPlan plan = periodPlan(problem, 1, start, &pinned);
+  std::set<int> end = start;
+  for (const Fetch &f : plan.fetches) {
+    for (int v : f.evicts)
+      end.erase(v);
+    end.insert(f.chunk);
+  }
+  for (int c : end)
+    if (!start.count(c))
+      plan.dropped.push_back(c);
+  if (plan.dropped.empty() ||
+      !llvm::all_of(start, [&](int c) { return end.count(c); }))
+    return std::nullopt;
+  // The peak again, each dropped chunk's bytes free from the end of its
+  // last read (before a fetch starting then, as the replay counts them).
+  std::vector<int> lastRead(problem.chunkBytes.size(), -1);
+  for (auto [k, r] : llvm::enumerate(reads))
+    for (int c : r)
+      lastRead[c] = static_cast<int>(k);
+  std::vector<std::pair<double, int>> drops;
+  for (int c : plan.dropped)
+    drops.emplace_back(plan.stepEnds[lastRead[c]], c);
+  llvm::sort(drops);
+  double used = held;
+  plan.peakBytes = used;
+  size_t d = 0;
+  for (const Fetch &f : plan.fetches) {
+    for (; d < drops.size() && drops[d].first <= f.start; ++d)
+      used -= static_cast<double>(problem.chunkBytes[drops[d].second]);
+    for (int v : f.evicts)
+      used -= static_cast<double>(problem.chunkBytes[v]);
+    used += static_cast<double>(problem.chunkBytes[f.chunk]);
+    plan.peakBytes = std::max(plan.peakBytes, used);
+  }
+  if (plan.peakBytes > problem.budgetBytes * (1 + 1e-12))
+    return std::nullopt;
+  return plan;
+}
+
+/// The order in which plans of one iteration keep chunks on the device
+/// throughout: those read by more steps first, then those read earlier
+/// (they would stall the iteration's start otherwise); and in `most`, how
+/// many of them the budget holds.
+std::vector<int> pinningOrder(const ChunkProblem &problem,
+                              const std::vector<std::vector<int>> &reads,
+                              size_t &most) {
   const size_t chunks = problem.chunkBytes.size();
   std::vector<int> readers(chunks, 0), firstRead(chunks, INT32_MAX);
   for (auto [k, r] : llvm::enumerate(reads))
@@ -347,47 +460,87 @@ std::optional<ChunkPlan> bestPinnedPlan(const ChunkProblem &problem,
     return readers[a] != readers[b] ? readers[a] > readers[b]
                                     : firstRead[a] < firstRead[b];
   });
-  // The most that may be pinned within the budget.
-  size_t most = 0;
+  most = 0;
   for (double bytes = 0; most < order.size(); ++most) {
     bytes += static_cast<double>(problem.chunkBytes[order[most]]);
     if (bytes > problem.budgetBytes)
       break;
   }
-  std::map<size_t, std::optional<ChunkPlan>> tried;
-  auto attempt = [&](size_t j) -> const std::optional<ChunkPlan> & {
-    auto [it, fresh] = tried.try_emplace(j);
-    if (fresh)
-      it->second = pinnedPlan(problem, reads, std::set<int>(order.begin(), order.begin() + j));
-    return it->second;
-  };
-  auto better = [](const ChunkPlan &a, const ChunkPlan &b) {
-    return a.iterationSeconds != b.iterationSeconds
-               ? a.iterationSeconds < b.iterationSeconds
-               : a.bytesFetched < b.bytesFetched;
-  };
-  const size_t stride = std::max<size_t>(1, (most + 1) / 32);
+  return order;
+}
+
+/// The best of the plans for pinned counts j in [0, most], on a grid of
+/// about `points` values, then around the best: every j within a grid
+/// step of it, or (`halving`) j at half the step either side, then a
+/// quarter, down to one. `attempt(j)`: whether there is a plan for j;
+/// `better(a, b)`: a's plan beats b's.
+template <typename Attempt, typename Better>
+std::optional<size_t> bestPinnedCount(size_t most, size_t points, bool halving,
+                                      Attempt attempt, Better better) {
   std::optional<size_t> best;
   auto consider = [&](size_t j) {
-    if (j > most)
-      return;
-    const std::optional<ChunkPlan> &plan = attempt(j);
-    if (plan && (!best || better(*plan, *tried[*best])))
+    if (j <= most && attempt(j) && (!best || better(j, *best)))
       best = j;
   };
+  const size_t stride = std::max<size_t>(1, (most + 1) / points);
   for (size_t j = 0; j <= most; j += stride)
     consider(j);
-  if (best && stride > 1) {
-    size_t around = *best;
-    for (size_t j = around > stride ? around - stride : 0; j <= around + stride; ++j)
-      consider(j);
+  if (!best || stride == 1)
+    return best;
+  if (halving) {
+    for (size_t step = stride / 2; step >= 1; step /= 2) {
+      size_t around = *best;
+      if (around >= step)
+        consider(around - step);
+      consider(around + step);
+    }
+    return best;
   }
+  size_t around = *best;
+  for (size_t j = around > stride ? around - stride : 0; j <= around + stride;
+       ++j)
+    consider(j);
+  return best;
+}
+
+/// The fastest plan of period one (fewer bytes on ties): Belady's rule
+/// with the first `j` chunks of pinningOrder pinned, for every `j` that
+/// leaves room to stream the rest (on a grid of about 32, refined around
+/// the best, when there are many).
+std::optional<ChunkPlan>
+bestPinnedPlan(const ChunkProblem &problem,
+               const std::vector<std::vector<int>> &reads) {
+  size_t most = 0;
+  std::vector<int> order = pinningOrder(problem, reads, most);
+  std::map<size_t, std::optional<ChunkPlan>> tried;
+  auto attempt = [&](size_t j) {
+    auto [it, fresh] = tried.try_emplace(j);
+    if (fresh)
+      it->second = pinnedPlan(problem, reads,
+                              std::set<int>(order.begin(), order.begin() + j));
+    return it->second.has_value();
+  };
+  auto faster = [&](size_t a, size_t b) {
+    const ChunkPlan &x = *tried[a], &y = *tried[b];
+    return x.iterationSeconds != y.iterationSeconds
+               ? x.iterationSeconds < y.iterationSeconds
+               : x.bytesFetched < y.bytesFetched;
+  };
+  std::optional<size_t> best =
+      bestPinnedCount(most, 32, /*halving=*/false, attempt, faster);
   if (!best)
     return std::nullopt;
   return tried[*best];
 }
 
 } // namespace
+
+int loom::memory::lastReadStep(const ChunkProblem &problem, int chunk) {
+  for (int k = static_cast<int>(problem.steps.size()) - 1; k >= 0; --k)
+    if (llvm::is_contained(problem.steps[k].reads, chunk))
+      return k;
+  return -1;
+}
 
 llvm::Expected<ChunkPlan> loom::memory::planChunks(const ChunkProblem &problem) {
   std::vector<std::vector<int>> reads = distinctReads(problem);
@@ -431,6 +584,56 @@ llvm::Expected<ChunkPlan> loom::memory::planChunks(const ChunkProblem &problem) 
     return fail("chunks must move but the host-to-device bandwidth is not "
                 "positive");
   return plan;
+}
+
+ChunkPlan loom::memory::carryFewer(const ChunkProblem &problem, ChunkPlan plan,
+                                   double toBeat, PlanPrice price) {
+  std::vector<std::vector<int>> reads = distinctReads(problem);
+  // (Without a link, nothing dropped could come back.)
+  if (!problem.singleIteration || plan.iterations != 1 || !anyStale(problem) ||
+      reads.empty() ||
+      (!(problem.hostToDevice > 0) && problem.transferSeconds.empty()))
+    return plan;
+  // Nothing to drop: it carries only the last step's chunks.
+  if (llvm::all_of(plan.residentAtStart,
+                   [&](int c) { return llvm::is_contained(reads.back(), c); }))
+    return plan;
+  // Carrying fewer only adds fetches, so no plan beats a price that is
+  // `plan`'s own iteration time.
+  if (toBeat <= plan.iterationSeconds * (1 + 1e-12))
+    return plan;
+  // The cheapest so far; a plan whose iteration alone takes as long (a
+  // bound on its price) is not priced.
+  double least = toBeat;
+  size_t most = 0;
+  std::vector<int> order = pinningOrder(problem, reads, most);
+  std::map<size_t, std::optional<ChunkPlan>> tried;
+  std::map<size_t, double> priced;
+  auto attempt = [&](size_t j) {
+    auto [it, fresh] = tried.try_emplace(j);
+    if (fresh) {
+      it->second = droppingPlan(
+          problem, reads, std::set<int>(order.begin(), order.begin() + j));
+      if (it->second) {
+        const ChunkPlan &p = *it->second;
+        priced[j] = p.iterationSeconds >= least
+                        ? std::numeric_limits<double>::infinity()
+                        : std::max(price(p), p.iterationSeconds);
+        least = std::min(least, priced[j]);
+      }
+    }
+    return it->second.has_value();
+  };
+  auto cheaper = [&](size_t a, size_t b) {
+    return priced[a] != priced[b]
+               ? priced[a] < priced[b]
+               : tried[a]->bytesFetched < tried[b]->bytesFetched;
+  };
+  std::optional<size_t> best =
+      bestPinnedCount(most, 4, /*halving=*/true, attempt, cheaper);
+  if (!best || !(priced[*best] < toBeat))
+    return plan;
+  return *tried[*best];
 }
 
 llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
@@ -560,6 +763,26 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
                                   s, p.steps[s].name, c, start, end));
     }
     clock = replayedEnds[s] = end;
+  }
+  // Dropped chunks leave after their last read, so that the next
+  // iteration starts without them.
+  if (!plan.dropped.empty() && plan.iterations != 1)
+    return fail(llvm::formatv("a plan of {0} iterations drops chunks",
+                              plan.iterations));
+  for (int c : plan.dropped) {
+    if (c < 0 || c >= static_cast<int>(chunks) || present[c].empty() ||
+        present[c].back().leave != inf)
+      return fail(llvm::formatv("chunk {0} is dropped, but it is not on the "
+                                "device at the end",
+                                c));
+    if (llvm::is_contained(plan.residentAtStart, c))
+      return fail(llvm::formatv("chunk {0} is both dropped and carried", c));
+    int last = lastReadStep(p, c);
+    if (last < 0 || last + 1 == static_cast<int>(reads.size()))
+      return fail(llvm::formatv("chunk {0} is dropped, but {1}", c,
+                                last < 0 ? "no step reads it"
+                                         : "the last step reads it"));
+    present[c].back().leave = replayedEnds[last];
   }
   clock /= plan.iterations;
   if (std::abs(clock - plan.iterationSeconds) > 1e-9 * std::max(1.0, clock))

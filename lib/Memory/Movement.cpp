@@ -151,10 +151,13 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
            << forward << " streamed forward steps and " << s.backwardSteps.size()
            << " backward ones, but the chunk schedule has " << steps
            << " steps per iteration";
+  // A chunk the plan drops is released before the step after its last
+  // read (an event with no fetch).
   struct Event {
     size_t position;
     const lm::Fetch *fetch;
     size_t index; // in the plan's fetches
+    int dropped = -1;
   };
   SmallVector<Event> events;
   for (auto [index, f] : llvm::enumerate(plan.fetches)) {
@@ -162,6 +165,20 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
       break;
     events.push_back({static_cast<size_t>(lm::issueStep(plan, f)), &f, index});
   }
+  for (int chunk : plan.dropped) {
+    int last = lm::lastReadStep(problem, chunk);
+    if (last < 0 || static_cast<size_t>(last) + 1 >= steps)
+      return func.emitOpError("has a chunk schedule that drops chunk ")
+             << chunk << ", which no step before the last reads";
+    events.push_back({static_cast<size_t>(last) + 1, nullptr, 0, chunk});
+  }
+  // (Fetches keep their issue order; a drop goes before the fetches at
+  // its position: its bytes are free from there.)
+  llvm::stable_sort(events, [](const Event &a, const Event &b) {
+    return a.position != b.position
+               ? a.position < b.position
+               : (a.fetch == nullptr) > (b.fetch == nullptr);
+  });
   std::vector<int> residentAtStart = plan.residentAtStart;
   llvm::sort(residentAtStart);
   for (int chunk : residentAtStart)
@@ -175,12 +192,18 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
     size_t last = next;
     while (last < events.size() && events[last].position == step)
       ++last;
-    for (size_t e = next; e < last; ++e)
+    for (size_t e = next; e < last; ++e) {
+      if (!events[e].fetch) {
+        releaseChunk(events[e].dropped, stepOp);
+        continue;
+      }
       for (int victim : events[e].fetch->evicts)
         releaseChunk(victim, stepOp);
+    }
     for (; next < last; ++next)
-      fetchChunk(events[next].fetch->chunk, stepOp, /*carried=*/false,
-                 planned(s.fetchOffsets, events[next].index));
+      if (events[next].fetch)
+        fetchChunk(events[next].fetch->chunk, stepOp, /*carried=*/false,
+                   planned(s.fetchOffsets, events[next].index));
     for (OpOperand &operand : stepOp->getOpOperands()) {
       SmallVector<Operation *> chain;
       auto [read, w] = streamedRead(operand, chain);
@@ -216,6 +239,10 @@ LogicalResult mlir::loom::writeMovement(func::FuncOp func,
                               "issue order");
     SmallVector<int64_t> release, fetch, at;
     for (; e < events.size() && events[e].position == position; ++e) {
+      if (!events[e].fetch) {
+        release.push_back(events[e].dropped);
+        continue;
+      }
       llvm::append_range(release, events[e].fetch->evicts);
       fetch.push_back(events[e].fetch->chunk);
       int64_t offset = planned(s.fetchOffsets, events[e].index);

@@ -482,17 +482,21 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // backward steps and a tail; otherwise forward then backward steps.
   // `params`: where the parameters live (streamed from the host or NVMe,
   // the weights in `kept` send their updated shards down to them).
+  // `linkBusyThrough`: the step through which the host-to-device link
+  // carries other transfers (a chunk schedule's fetches and reloads; -1:
+  // none); by default the last step where there are any (`barrier`, or
+  // activations offloaded).
   struct PricedUpdate {
     double h2dBytes = 0, d2hBytes = 0;
     std::optional<lm::UpdateTimeline> timeline;
     std::string why;
   };
-  auto priceUpdate = [&](const DeviceProgram &dev,
-                         ArrayRef<double> stepSeconds, bool framed,
-                         const llvm::DenseSet<Operation *> &kept, Tier away,
-                         double deviceUpdate, bool barrier,
+  auto priceUpdate = [&](const DeviceProgram &dev, ArrayRef<double> stepSeconds,
+                         bool framed, const llvm::DenseSet<Operation *> &kept,
+                         Tier away, double deviceUpdate, bool barrier,
                          llvm::function_ref<double(size_t)> uploadOf,
-                         Tier params = Tier::Device) {
+                         Tier params = Tier::Device,
+                         std::optional<int> linkBusyThrough = std::nullopt) {
     int64_t n = static_cast<int64_t>(dev.steps.size());
     auto forwardIndex = [&](int64_t i) {
       return framed ? 1 + i : dev.layout.forwardAt[i];
@@ -518,7 +522,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     up.staleness = o.delayedUpdate && !barrier ? 1 : 0;
     // Offloaded activations come back up the link during the backward;
     // the uploads follow them.
-    up.uploadsAfterLastStep = barrier || offloaded;
+    up.uploadsAfterStep =
+        linkBusyThrough
+            ? *linkBusyThrough
+            : (barrier || offloaded ? static_cast<int>(stepSeconds.size()) - 1
+                                    : -1);
     // One micro-batch: the gradients leave through the staging the device
     // holds for them (stagingOf); over several they accumulate there first.
     if (m == 1)
@@ -782,6 +790,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   struct Streamed {
     int64_t size = 0;
     int split = -1; // into streamSplits; -1: the whole optimizer off the device
+    // Where the parameters and the optimizer state live.
+    Tier from = Tier::Host, optimizer = Tier::Host;
     std::vector<int> chunkOf;
     lm::ChunkProblem problem;
     lm::ChunkPlan plan;
@@ -793,6 +803,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // NVMe, each fetch staged through pinned host memory. Indexed by
   // streamVariant.
   std::optional<Streamed> bestStreamed[4];
+  // Before the choice of what to carry: per (streamVariant, split), the
+  // fastest chunk size.
+  std::map<std::pair<int, int>, std::optional<Streamed>> fastestOf;
   auto streamVariant = [](Tier params, Tier optimizer, bool split = false) {
     return split ? 3 : params == Tier::Nvme ? 2 : optimizer == Tier::Nvme ? 1 : 0;
   };
@@ -994,6 +1007,79 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           }
         return up;
       };
+  // A plan of `cp` (parameters from `from`, weight i in chunk
+  // `chunkOf[i]`, `kept` the split's weights or none) priced for the
+  // optimizer in `tier`: its steps with their stalls, then (training) the
+  // update pipeline, with the refresh of the chunks it carries across the
+  // boundary (or, with `refresh` false, without it: a bound on what any
+  // plan carrying fewer chunks could cost). Empty, with `why`, where the
+  // pipeline cannot be priced.
+  auto priceStreamed =
+      [&](const lm::ChunkProblem &cp, const std::vector<int> &chunkOf,
+          const StreamSplit *kept, Tier from, const lm::ChunkPlan &plan,
+          Tier tier, std::string &why,
+          bool refresh = true) -> std::optional<Streamed> {
+    Streamed candidate;
+    if (!o.training) {
+      candidate.stepSeconds = plan.iterationSeconds;
+      return candidate;
+    }
+    // Each step's time with its stalls, averaged over the period.
+    const std::vector<double> &ends = plan.stepEnds;
+    size_t perIteration = cp.steps.size();
+    std::vector<double> stepSeconds(perIteration, 0);
+    for (auto [k, end] : llvm::enumerate(ends))
+      stepSeconds[k % perIteration] +=
+          (end - (k ? ends[k - 1] : 0)) / plan.iterations;
+    // Each chunk's share of the period's iteration boundaries at which
+    // it is on the device: its trainable bytes are uploaded again there.
+    std::vector<double> residentShare(cp.chunkBytes.size(), 0);
+    for (const std::vector<int> &on : lm::residentAtIterationStarts(cp, plan))
+      for (int chunk : on)
+        residentShare[chunk] += 1.0 / plan.iterations;
+    // That refresh goes up once the link's last fetch or reload of the
+    // iteration has ended (after the step it ends in; a period of
+    // several iterations is priced as one, so after the last step).
+    int linkBusyThrough = static_cast<int>(perIteration) - 1;
+    if (plan.iterations == 1) {
+      double lastTransfer = 0;
+      for (const lm::Fetch &f : plan.fetches)
+        lastTransfer = std::max(lastTransfer, f.end);
+      for (const lm::Reload &r : plan.reloads)
+        lastTransfer = std::max(lastTransfer, r.end);
+      linkBusyThrough = lastTransfer > 0 ? 0 : -1;
+      while (linkBusyThrough >= 0 &&
+             linkBusyThrough < static_cast<int>(perIteration) - 1 &&
+             ends[linkBusyThrough] < lastTransfer)
+        ++linkBusyThrough;
+    }
+    UpdateUploads updateUploads;
+    if (kept)
+      updateUploads =
+          splitUpdateUploads(kept->kept, cp, chunkOf, residentShare);
+    const llvm::DenseSet<Operation *> noneKept;
+    PricedUpdate u = priceUpdate(
+        dev0, stepSeconds, /*framed=*/false, kept ? kept->kept : noneKept, tier,
+        /*deviceUpdate=*/
+        kept ? kept->share * dev0.times.optimizerStep + updateUploads.seconds
+             : 0,
+        /*barrier=*/true,
+        [&](size_t i) {
+          return refresh ? residentShare[chunkOf[i]] *
+                               (dev0.weights.begin() + i)->second.offloaded()
+                         : 0.0;
+        },
+        from, linkBusyThrough);
+    if (!u.timeline) {
+      why = u.why;
+      return std::nullopt;
+    }
+    candidate.stepSeconds = u.timeline->stepSeconds;
+    candidate.refreshBytes = u.h2dBytes + updateUploads.bytes;
+    candidate.d2hBytes = u.d2hBytes;
+    candidate.update = u.timeline;
+    return candidate;
+  };
   // The device's room for chunks (and a split's kept optimizer).
   const double budget = p.deviceBytes - dev0.otherBytes - streamStaging - streamRefused;
   if (streamable) {
@@ -1064,20 +1150,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
             streamShort = std::min(streamShort, atOnce - budget);
           continue;
         }
-        // Each step's time with its stalls, averaged over the plan's period.
-        const std::vector<double> &ends = plan->stepEnds;
-        size_t perIteration = cp.steps.size();
-        std::vector<double> stepSeconds(perIteration, 0);
-        for (auto [k, end] : llvm::enumerate(ends))
-          stepSeconds[k % perIteration] +=
-              (end - (k ? ends[k - 1] : 0)) / plan->iterations;
-        // Each chunk's share of the period's iteration boundaries at which
-        // it is on the device: its trainable bytes are uploaded again there.
-        std::vector<double> residentShare(cp.chunkBytes.size(), 0);
-        for (const std::vector<int> &on :
-             lm::residentAtIterationStarts(cp, *plan))
-          for (int chunk : on)
-            residentShare[chunk] += 1.0 / plan->iterations;
         for (Tier tier : {Tier::Host, Tier::Nvme}) {
           // Inference has no optimizer; with parameters on NVMe, neither is
           // it kept in host memory.
@@ -1087,51 +1159,77 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
             continue;
           if (split && tier != Tier::Host)
             break;
-          Streamed candidate;
-          if (o.training) {
-            UpdateUploads updateUploads;
-            if (kept)
-              updateUploads =
-                  splitUpdateUploads(kept->kept, cp, chunkOf, residentShare);
-            const llvm::DenseSet<Operation *> noneKept;
-            PricedUpdate u = priceUpdate(
-                dev0, stepSeconds, /*framed=*/false,
-                kept ? kept->kept : noneKept, tier,
-                /*deviceUpdate=*/
-                kept ? kept->share * dev0.times.optimizerStep +
-                           updateUploads.seconds
-                     : 0,
-                /*barrier=*/true,
-                [&](size_t i) {
-                  return residentShare[chunkOf[i]] *
-                         (dev0.weights.begin() + i)->second.offloaded();
-                },
-                from);
-            if (!u.timeline) {
-              if (streamError.empty())
-                streamError = u.why;
-              continue;
-            }
-            candidate.stepSeconds = u.timeline->stepSeconds;
-            candidate.refreshBytes = u.h2dBytes + updateUploads.bytes;
-            candidate.d2hBytes = u.d2hBytes;
-            candidate.update = u.timeline;
-          } else {
-            candidate.stepSeconds = plan->iterationSeconds;
-          }
-          std::optional<Streamed> &best = bestStreamed[streamVariant(
-              from, o.training ? tier : Tier::Device, split)];
-          if (best && candidate.stepSeconds >= best->stepSeconds)
+          std::string why;
+          std::optional<Streamed> candidate =
+              priceStreamed(cp, chunkOf, kept, from, *plan, tier, why);
+          if (!candidate) {
+            if (streamError.empty())
+              streamError = why;
             continue;
-          candidate.size = size;
-          candidate.split = splitIndex;
-          candidate.chunkOf = chunkOf;
-          candidate.problem = cp;
-          candidate.plan = *plan;
+          }
+          // The fastest chunk size of each placement and split.
+          std::optional<Streamed> &best = fastestOf[{
+              streamVariant(from, o.training ? tier : Tier::Device, split),
+              splitIndex}];
+          if (best && candidate->stepSeconds >= best->stepSeconds)
+            continue;
+          candidate->size = size;
+          candidate->split = splitIndex;
+          candidate->chunkOf = chunkOf;
+          candidate->problem = cp;
+          candidate->from = from;
+          candidate->optimizer = tier;
+          candidate->plan = *plan; // (the next tier prices it too)
           best = std::move(candidate);
         }
       }
     }
+  }
+  // Training: which chunks stay on the device across iterations is chosen
+  // by the whole step's price, at each split's fastest chunk size, where
+  // that could beat the fastest of its placement (refreshing a carried
+  // chunk waits for the CPU's update of it; fetching it again overlaps the
+  // next forward).
+  for (auto &[key, s] : fastestOf) {
+    std::optional<Streamed> &best = bestStreamed[key.first];
+    if (s && (!best || s->stepSeconds < best->stepSeconds))
+      best = s;
+  }
+  for (auto &[key, s] : fastestOf) {
+    std::optional<Streamed> &best = bestStreamed[key.first];
+    if (!o.training || !s || s->plan.iterationSeconds >= best->stepSeconds)
+      continue;
+    const double toBeat = best->stepSeconds;
+    const StreamSplit *kept = s->split >= 0 ? &streamSplits[s->split] : nullptr;
+    std::string why;
+    auto price = [&](const lm::ChunkPlan &plan, bool refresh = true) {
+      std::optional<Streamed> priced =
+          priceStreamed(s->problem, s->chunkOf, kept, s->from, plan,
+                        s->optimizer, why, refresh);
+      return priced ? priced->stepSeconds : INFINITY;
+    };
+    // Priced without any refresh, the plan is what carrying fewer chunks
+    // could at best approach (they add fetches to its iteration): where
+    // that does not beat the fastest, none is tried.
+    if (price(s->plan, /*refresh=*/false) >= toBeat)
+      continue;
+    lm::ChunkPlan fewer =
+        lm::carryFewer(s->problem, s->plan, toBeat,
+                       [&](const lm::ChunkPlan &plan) { return price(plan); });
+    if (fewer.dropped.empty())
+      continue;
+    std::optional<Streamed> cheaper = priceStreamed(
+        s->problem, s->chunkOf, kept, s->from, fewer, s->optimizer, why);
+    if (!cheaper || cheaper->stepSeconds >= toBeat)
+      continue;
+    cheaper->size = s->size;
+    cheaper->split = s->split;
+    cheaper->from = s->from;
+    cheaper->optimizer = s->optimizer;
+    cheaper->chunkOf = s->chunkOf;
+    cheaper->problem = s->problem;
+    cheaper->plan = std::move(fewer);
+    best = std::move(cheaper);
   }
   const std::tuple<Tier, Tier, bool> streamedTiers[] = {{Tier::Host, Tier::Host, false},
                                                         {Tier::Host, Tier::Nvme, false},
@@ -2292,11 +2390,17 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
         c->update->hostToDeviceSeconds * 1e3, c->update->computeSeconds * 1e3,
         c->update->waitSeconds * 1e3, c->update->serialSeconds * 1e3);
   if (c->params != Tier::Device)
-    os << llvm::formatv("  chunks: {0} of up to {1}, {2} resident, {3} "
+    os << llvm::formatv("  chunks: {0} of up to {1}, {2} resident{6}, {3} "
                         "fetches per step ({4} iteration period), stalls "
                         "{5:F3} ms; replayed by the simulator: ok\n",
                         p.problem.chunkBytes.size(), bytesText(c->chunkBytes),
                         p.plan.residentAtStart.size(),
                         double(p.plan.fetches.size()) / p.plan.iterations,
-                        p.plan.iterations, p.plan.stallSeconds * 1e3);
+                        p.plan.iterations, p.plan.stallSeconds * 1e3,
+                        p.plan.dropped.empty()
+                            ? std::string()
+                            : llvm::formatv(" ({0} more released after their "
+                                            "last read, not carried)",
+                                            p.plan.dropped.size())
+                                  .str());
 }

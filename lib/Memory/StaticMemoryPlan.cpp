@@ -224,6 +224,11 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       openedBy[f.chunk] = static_cast<int64_t>(index);
       previousStart = start;
     }
+    // A dropped chunk is released before the step after its last read
+    // (in the period's last iteration: a plan that drops has one).
+    for (int chunk : p.plan.dropped)
+      if (since[chunk] >= 0)
+        close(chunk, total - perIteration + lm::lastReadStep(cp, chunk) + 1);
     for (auto [chunk, from] : llvm::enumerate(since))
       if (from >= 0)
         close(static_cast<int>(chunk), total);

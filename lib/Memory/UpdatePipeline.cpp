@@ -53,6 +53,10 @@ llvm::Error validate(const UpdateProblem &p) {
   if (!nonNegative(p.deviceUpdateSeconds))
     return fail(llvm::formatv("the device's update takes {0} s",
                               p.deviceUpdateSeconds));
+  if (p.uploadsAfterStep < -1 || p.uploadsAfterStep >= n)
+    return fail(llvm::formatv("uploads wait for step {0}, but there are {1} "
+                              "steps",
+                              p.uploadsAfterStep, n));
   bool down = false, up = false;
   for (const OffloadedTensor &t : p.tensors) {
     if (t.readyAfterStep < 0 || t.readyAfterStep >= n)
@@ -202,8 +206,8 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
         updated[k % keep][x] = cpu = std::max(ready, cpu) + tensor.updateSeconds;
       }
     }
-    if (p.uploadsAfterLastStep && n > 0)
-      up = std::max(up, stepEnd[n - 1]);
+    if (p.uploadsAfterStep >= 0)
+      up = std::max(up, stepEnd[p.uploadsAfterStep]);
     device += p.deviceUpdateSeconds;
     iterationEnd.push_back(device);
     waited.push_back(wait);

@@ -436,6 +436,55 @@ TEST(ChunkSchedule, CyclicReadsGetAPlanOfOneIteration) {
   EXPECT_DOUBLE_EQ(tight->bytesFetched, 6 * MB);
 }
 
+// Training rewrites every chunk on the host between iterations. Four
+// chunks fit, so Belady's rule keeps them all; but if carrying a chunk
+// across the boundary costs its caller a millisecond (refreshing it after
+// the update), the cheapest plan carries only chunk 0, which the last step
+// reads, and releases the others after their last reads: it fetches them
+// during the next forward, hidden behind its steps.
+TEST(ChunkSchedule, APriceChoosesWhatIsCarried) {
+  ChunkProblem p = sweep(4, MB, 4 * MB, 1e-3, 10e9);
+  p.staleBytes.assign(4, MB);
+  p.fetchWithinIteration = true;
+  p.singleIteration = true;
+  ChunkPlan kept = planOrFail(p);
+  EXPECT_EQ(kept.residentAtStart.size(), 4u);
+  EXPECT_TRUE(kept.dropped.empty());
+  auto price = [](const ChunkPlan &plan) {
+    return plan.iterationSeconds + 1e-3 * plan.residentAtStart.size();
+  };
+  ChunkPlan priced = carryFewer(p, kept, price(kept), price);
+  EXPECT_EQ(priced.residentAtStart, (std::vector<int>{0}));
+  EXPECT_EQ(priced.dropped, (std::vector<int>{1, 2, 3}));
+  EXPECT_DOUBLE_EQ(priced.bytesFetched, 3 * MB);
+  EXPECT_NEAR(priced.iterationSeconds, 8e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(priced.peakBytes, 4 * MB);
+  expectReplays(p, priced);
+  // Chunk 3 is released after the backward's first step reads it.
+  EXPECT_EQ(lastReadStep(p, 3), 4);
+  // A price that does not charge carrying keeps Belady's plan.
+  ChunkPlan free =
+      carryFewer(p, kept, kept.iterationSeconds,
+                 [](const ChunkPlan &plan) { return plan.iterationSeconds; });
+  EXPECT_TRUE(free.dropped.empty());
+  EXPECT_EQ(free.residentAtStart.size(), 4u);
+  // The replay refuses drops it cannot carry out.
+  auto refusal = [&](std::vector<int> dropped) {
+    ChunkPlan bad = priced;
+    bad.dropped = std::move(dropped);
+    llvm::Error e = simulateChunks(p, bad);
+    return e ? llvm::toString(std::move(e)) : std::string();
+  };
+  EXPECT_NE(refusal({0, 1, 2, 3}).find("chunk 0 is both dropped and carried"),
+            std::string::npos);
+  EXPECT_NE(refusal({1, 2}).find("does not end with"), std::string::npos);
+  EXPECT_NE(refusal({1, 2, 3, 3})
+                .find("chunk 3 is dropped, but it is not on "
+                      "the device"),
+            std::string::npos);
+  EXPECT_EQ(refusal({1, 2, 3}), "");
+}
+
 TEST(ChunkSchedule, GroupIntoChunksKeepsOrderAndSize) {
   std::vector<int64_t> sizes;
   std::vector<int> chunkOf = groupIntoChunks({3, 3, 5, 12, 1, 1}, 8, sizes);

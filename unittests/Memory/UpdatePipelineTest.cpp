@@ -75,11 +75,34 @@ TEST(UpdatePipeline, UploadsAfterTheLastStepAndTheDeviceUpdate) {
   UpdateProblem p = twoLayers();
   // Uploads wait for the backward to end (4): b lands at 6 as before, a at
   // 7; the device's own update of 2 s ends at 6, so the wait is 1 s.
-  p.uploadsAfterLastStep = true;
+  p.uploadsAfterStep = 3;
   p.deviceUpdateSeconds = 2;
   UpdateTimeline t = simulateOrFail(p);
   EXPECT_DOUBLE_EQ(t.computeSeconds, 6);
   EXPECT_DOUBLE_EQ(t.stepSeconds, 7);
+}
+
+TEST(UpdatePipeline, UploadsAfterAnEarlierStep) {
+  // A 3 s last step and uploads of 2 s: b ends its backward at 3, goes down
+  // 3-4, is updated 4-5 and goes up 5-7; a ends at 6, goes down 6-7, needs
+  // no CPU time and goes up 7-9, when the next forward may start.
+  UpdateProblem p = twoLayers();
+  p.stepSeconds = {1, 1, 1, 3};
+  p.tensors[0].updateSeconds = 0;
+  p.hostToDevice = 0.5;
+  EXPECT_DOUBLE_EQ(simulateOrFail(p).stepSeconds, 9);
+  // The link busy with other transfers through step 2 (ends at 3) delays
+  // nothing; through the last step (ends at 6), b goes up 6-8 and a 8-10.
+  p.uploadsAfterStep = 2;
+  EXPECT_DOUBLE_EQ(simulateOrFail(p).stepSeconds, 9);
+  p.uploadsAfterStep = 3;
+  EXPECT_DOUBLE_EQ(simulateOrFail(p).stepSeconds, 10);
+  // A step beyond the last is an error.
+  p.uploadsAfterStep = 4;
+  llvm::Expected<UpdateTimeline> bad = simulateUpdates(p);
+  ASSERT_FALSE(!!bad);
+  EXPECT_NE(llvm::toString(bad.takeError()).find("uploads wait for step 4"),
+            std::string::npos);
 }
 
 TEST(UpdatePipeline, DataParallelReduceAndGatherOnTheNetwork) {
@@ -200,7 +223,7 @@ TEST(UpdatePipeline, RandomProblemsStayBetweenTheBounds) {
     p.deviceToHost = std::uniform_real_distribution<double>(1e9, 30e9)(rng);
     p.hostToDevice = std::uniform_real_distribution<double>(1e9, 30e9)(rng);
     p.linkLatency = 1e-5;
-    p.uploadsAfterLastStep = seed % 5 == 0;
+    p.uploadsAfterStep = seed % 5 == 0 ? 2 * layers - 1 : -1;
     // No staging limit, or room for one to three of the largest gradients.
     double largest = 0;
     for (const OffloadedTensor &x : p.tensors)
@@ -223,8 +246,15 @@ TEST(UpdatePipeline, RandomProblemsStayBetweenTheBounds) {
       EXPECT_LE(simulateOrFail(unlimited).stepSeconds, exact.stepSeconds + eps)
           << "seed " << seed;
     }
-    if (p.uploadsAfterLastStep)
+    if (p.uploadsAfterStep >= 0) {
+      // A link free earlier never makes the step slower.
+      UpdateProblem earlier = p;
+      earlier.uploadsAfterStep =
+          std::uniform_int_distribution<int>(-1, 2 * layers - 1)(rng);
+      EXPECT_LE(simulateOrFail(earlier).stepSeconds, exact.stepSeconds + eps)
+          << "seed " << seed;
       continue;
+    }
     p.staleness = 1;
     UpdateTimeline delayed = simulateOrFail(p);
     EXPECT_LE(delayed.stepSeconds, exact.stepSeconds + eps) << "seed " << seed;

@@ -19,6 +19,7 @@
 #ifndef LOOM_MEMORY_CHUNKSCHEDULE_H
 #define LOOM_MEMORY_CHUNKSCHEDULE_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -112,7 +113,17 @@ struct ChunkPlan {
   /// When each step of the period ends (seconds from its start; the
   /// period's steps laid end to end, as in `fetches`).
   std::vector<double> stepEnds;
+  /// A plan of one iteration may release chunks after their last read
+  /// (lastReadStep), so that the next iteration starts with
+  /// `residentAtStart` alone: where the host rewrites a chunk at the
+  /// boundary, carrying it means uploading that again before the next
+  /// iteration, while fetching it overlaps that iteration's compute.
+  std::vector<int> dropped;
 };
+
+/// The last step of an iteration of `problem` that reads `chunk` (-1:
+/// none). A dropped chunk is released after it.
+int lastReadStep(const ChunkProblem &problem, int chunk);
 
 /// The step before which `f` is issued: after the last step (of the
 /// period, laid end to end) that ends before the fetch starts, and at most
@@ -129,14 +140,38 @@ ChunkProblem unrolled(const ChunkProblem &p, int iterations);
 /// non-positive bandwidth while something must move.
 llvm::Expected<ChunkPlan> planChunks(const ChunkProblem &problem);
 
+/// What a plan costs its caller per iteration, at least the plan's own
+/// `iterationSeconds` (the caller adds what the plan's residency implies
+/// beyond the link and the steps, such as refreshing carried chunks after
+/// an update off the device).
+using PlanPrice = llvm::function_ref<double(const ChunkPlan &)>;
+
+/// `plan` (planChunks', of one iteration), or a plan that carries fewer
+/// chunks across the boundary and that `price` finds cheaper than `toBeat`
+/// (`plan`'s price, or less: a rival's), the cheapest such (fewer bytes on
+/// ties): for `problem`s with `singleIteration` whose host rewrites chunks
+/// (`staleBytes`). Such a plan keeps the first j chunks (in the order
+/// Belady's cycling plans pin them) on the device throughout, and the
+/// chunks the last step reads across the boundary, and drops the others
+/// after their last read (ChunkPlan::dropped); j is searched on a grid of
+/// about 4 values, then at half the grid step either side of the best, a
+/// quarter, and so on. A plan whose own iteration takes `toBeat` or more
+/// (a bound on its price) is not priced, and nothing is searched where
+/// `plan`'s own does (carrying fewer chunks only adds fetches).
+ChunkPlan carryFewer(const ChunkProblem &problem, ChunkPlan plan, double toBeat,
+                     PlanPrice price);
+
 /// Replays `plan` event by event and reports the first violation: a step
 /// starting with a chunk it reads absent, a fetch of a present chunk or an
 /// eviction of an absent or in-use one, or the device holding more than the
 /// budget at any moment, or (with fetchWithinIteration) a fetch starting
 /// before its iteration; two transfers on the link at once (fetches and
 /// reloads), a step starting before its reload has ended, a reload issued
-/// before the previous step starts, or a step's reload missing. Also recomputes the timeline and checks it matches
-/// the plan's. Independent of planChunks' bookkeeping.
+/// before the previous step starts, or a step's reload missing; a chunk
+/// dropped that is not on the device at the end, carried as well, read by
+/// no step or by the last one, or dropped by a plan of several iterations.
+/// Also recomputes the timeline and checks it matches the plan's.
+/// Independent of planChunks' bookkeeping.
 llvm::Error simulateChunks(const ChunkProblem &problem, const ChunkPlan &plan);
 
 /// The chunks on the device at the start of each iteration of `plan`'s

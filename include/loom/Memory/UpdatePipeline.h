@@ -61,9 +61,11 @@ struct UpdateProblem {
   double deviceToHost = 0, hostToDevice = 0; // bytes/s, one direction each
   double linkLatency = 0;                    // seconds per transfer
   int staleness = 0; // 0: exact; 1: delayed parameter update
-  /// Uploads wait for the iteration's last step: the host-to-device link
-  /// is busy with other transfers until then (streamed parameter chunks).
-  bool uploadsAfterLastStep = false;
+  /// Uploads start no earlier than the end of this step (-1: as soon as
+  /// their update is done): the host-to-device link carries other
+  /// transfers until then (streamed parameter chunks, offloaded
+  /// activations coming back).
+  int uploadsAfterStep = -1;
   /// Gradients wait for their copy down in this many bytes of staging
   /// (0: as much as they need, accumulated over micro-batches): a step
   /// completing gradients starts once the copies of earlier ones have left
@@ -85,7 +87,8 @@ struct UpdateTimeline {
   double serialSeconds = 0;
 };
 
-/// Errors: a tensor ready after a step that does not exist, a wait for a
+/// Errors: a tensor ready after a step that does not exist, uploads after
+/// a step that does not exist, a wait for a
 /// tensor that does not exist, a non-positive bandwidth while bytes must
 /// move, a negative time, size or latency, staleness other than 0 or 1, a
 /// negative staging size.
