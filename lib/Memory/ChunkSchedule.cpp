@@ -1022,6 +1022,47 @@ double loom::memory::fetchLowerBound(const ChunkProblem &p) {
   return std::max(anyPeriod, oneIterationLowerBound(p, reads, next, budget));
 }
 
+double loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
+                                           const std::vector<double> &shares) {
+  double least = 1;
+  std::map<long, std::vector<int>> groups; // by share, in 1/64ths
+  for (size_t c = 0; c < problem.chunkBytes.size(); ++c) {
+    double share = c < shares.size() ? shares[c] : 1;
+    least = std::min(least, share);
+    groups[std::lround(share * 64)].push_back(static_cast<int>(c));
+  }
+  double bound = least * fetchLowerBound(problem);
+  if (groups.size() < 2)
+    return bound;
+  double byGroup = 0;
+  for (auto &[bucket, members] : groups) {
+    // The group alone: its chunks renumbered, every step reading its
+    // chunks among those it read.
+    ChunkProblem group = problem;
+    std::vector<int> index(problem.chunkBytes.size(), -1);
+    group.chunkBytes.clear();
+    group.staleBytes.clear();
+    group.transferSeconds.clear();
+    double share = 1;
+    for (int c : members) {
+      index[c] = static_cast<int>(group.chunkBytes.size());
+      group.chunkBytes.push_back(problem.chunkBytes[c]);
+      group.staleBytes.push_back(staleBytesOf(problem, c));
+      share = std::min(share,
+                       c < static_cast<int>(shares.size()) ? shares[c] : 1.0);
+    }
+    for (Step &step : group.steps) {
+      std::vector<int> reads;
+      for (int c : step.reads)
+        if (index[c] >= 0)
+          reads.push_back(index[c]);
+      step.reads = std::move(reads);
+    }
+    byGroup += share * fetchLowerBound(group);
+  }
+  return std::max(bound, byGroup);
+}
+
 std::vector<int>
 loom::memory::groupIntoChunks(const std::vector<int64_t> &tensorBytes,
                               int64_t chunkBytes,

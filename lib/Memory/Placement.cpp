@@ -1361,18 +1361,19 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       if (llvm::Error err = lm::simulateChunks(p.problem, p.plan))
         return func.emitOpError("the chunk schedule failed its replay: ")
                << llvm::toString(std::move(err));
-      // Every chunk fetched moves at least this share of its bytes over
+      // Each chunk fetched moves its home copy's share of its bytes over
       // the link (all of them, unless it is streamed in ZeRO-3 shards).
-      double share = 1;
+      std::vector<double> shares(p.problem.chunkBytes.size(), 1.0);
       if (streamedInShards) {
         std::vector<double> home = chunkHomeBytes(dev0, p.chunkOf, p.problem.chunkBytes.size());
         for (auto [chunk, bytes] : llvm::enumerate(p.problem.chunkBytes))
-          share = std::min(share, home[chunk] / static_cast<double>(bytes));
+          shares[chunk] =
+              std::min(1.0, home[chunk] / static_cast<double>(bytes));
       }
       // (A split's reads of its 32-bit weights for the device's update,
       // splitUpdateUploads, are not in the bound: a plan may avoid them by
       // ending with their chunks on the device.)
-      p.lowerBoundH2D = share * lm::fetchLowerBound(p.problem);
+      p.lowerBoundH2D = lm::sharedFetchLowerBound(p.problem, shares);
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }

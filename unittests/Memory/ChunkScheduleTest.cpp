@@ -368,6 +368,23 @@ TEST(ChunkSchedule, RandomProblemsReplayAndRespectTheBound) {
     EXPECT_GE(staleBound * 1.01, bound) << "seed " << seed;
     if (staleBound > 0)
       worstStale = std::max(worstStale, moved / staleBound);
+    // Each chunk's bytes weighted by a random share (ZeRO-3 shards of
+    // unequal size): the plan's weighted traffic is at least the bound by
+    // groups.
+    // (Drawn apart, so that the problems after this one stay as they were.)
+    std::mt19937 shareRng(seed);
+    std::vector<double> shares;
+    for (size_t c = 0; c < q.chunkBytes.size(); ++c)
+      shares.push_back(unit(shareRng) < 0.5 ? 0.5 : 0.125);
+    double weighted = 0;
+    for (const Fetch &f : training->fetches)
+      weighted +=
+          shares[f.chunk] * q.chunkBytes[f.chunk] / training->iterations;
+    for (const std::vector<int> &on : residentAtIterationStarts(q, *training))
+      for (int c : on)
+        weighted += shares[c] * q.staleBytes[c] / training->iterations;
+    EXPECT_LE(sharedFetchLowerBound(q, shares), weighted + 1)
+        << "seed " << seed;
   }
   printf("random problems with stale bytes: at most %.3fx the bound\n",
          worstStale);
@@ -483,6 +500,33 @@ TEST(ChunkSchedule, APriceChoosesWhatIsCarried) {
                       "the device"),
             std::string::npos);
   EXPECT_EQ(refusal({1, 2, 3}), "");
+}
+
+// Streamed in ZeRO-3 shards of unequal size, a fetch of chunks 0 and 1
+// moves half their bytes and one of chunks 2 and 3 an eighth. Every chunk
+// is rewritten between iterations, so each group alone must send its 2 MB
+// again each iteration: 1 MB and 0.25 MB. Scaling the whole problem's bound
+// by the smallest share says less.
+TEST(ChunkSchedule, UnequalSharesAreBoundedByGroup) {
+  ChunkProblem p = sweep(4, MB, 2 * MB, 1e-3, 10e9);
+  p.staleBytes.assign(4, MB);
+  const std::vector<double> shares = {0.5, 0.5, 0.125, 0.125};
+  double whole = fetchLowerBound(p);
+  EXPECT_DOUBLE_EQ(sharedFetchLowerBound(p, shares), 1.25 * MB);
+  EXPECT_LT(0.125 * whole, 1.25 * MB);
+  // Equal shares: the plain bound, scaled.
+  EXPECT_DOUBLE_EQ(sharedFetchLowerBound(p, {0.25, 0.25, 0.25, 0.25}),
+                   0.25 * whole);
+  // The plan moves at least the bound, counting each fetch at its share.
+  // (Chunks carried across a boundary are sent again there.)
+  ChunkPlan plan = planOrFail(p);
+  double moved = 0;
+  for (const Fetch &f : plan.fetches)
+    moved += shares[f.chunk] * p.chunkBytes[f.chunk];
+  for (const std::vector<int> &on : residentAtIterationStarts(p, plan))
+    for (int c : on)
+      moved += shares[c] * p.chunkBytes[c];
+  EXPECT_GE(moved / plan.iterations, 1.25 * MB);
 }
 
 TEST(ChunkSchedule, GroupIntoChunksKeepsOrderAndSize) {

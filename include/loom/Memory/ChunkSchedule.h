@@ -194,6 +194,17 @@ std::vector<std::vector<int>> residentAtIterationStarts(const ChunkProblem &prob
 /// up to 12 chunks; past that, the bound for any period).
 double fetchLowerBound(const ChunkProblem &problem);
 
+/// The same bound where a fetch of chunk c moves `shares[c]` of its bytes
+/// (streamed in ZeRO-3 shards, a device uploads its shard; shares differ
+/// where weights are split over different numbers of replicas, as MoE
+/// experts are): the larger of fetchLowerBound scaled by the smallest
+/// share, and the sum over groups of chunks of about the same share (to
+/// 1/64) of each group's own bound scaled by its smallest share. A plan's
+/// fetches of one group are a plan for that group alone in the same
+/// budget, so each group's bound holds for them.
+double sharedFetchLowerBound(const ChunkProblem &problem,
+                             const std::vector<double> &shares);
+
 /// Groups `tensorBytes` (in first-use order) into chunks of at most
 /// `chunkBytes` (a tensor larger than that is a chunk alone), returning each
 /// tensor's chunk id and filling `chunkSizes`.
