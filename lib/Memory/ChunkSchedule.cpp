@@ -598,8 +598,8 @@ ChunkPlan loom::memory::carryFewer(const ChunkProblem &problem, ChunkPlan plan,
   if (llvm::all_of(plan.residentAtStart,
                    [&](int c) { return llvm::is_contained(reads.back(), c); }))
     return plan;
-  // Carrying fewer only adds fetches, so no plan beats a price that is
-  // `plan`'s own iteration time.
+  // Carrying fewer mostly adds fetches, so a price that is `plan`'s own
+  // iteration time is taken as unbeatable (a heuristic, declared above).
   if (toBeat <= plan.iterationSeconds * (1 + 1e-12))
     return plan;
   // The cheapest so far; a plan whose iteration alone takes as long (a
@@ -837,6 +837,18 @@ loom::memory::residentAtIterationStarts(const ChunkProblem &problem,
     starts.emplace_back(on.begin(), on.end());
   }
   return starts;
+}
+
+std::vector<bool> loom::memory::onDeviceAtEveryStart(const ChunkProblem &problem,
+                                                    const ChunkPlan &plan) {
+  std::vector<int> count(problem.chunkBytes.size(), 0);
+  for (const std::vector<int> &on : residentAtIterationStarts(problem, plan))
+    for (int c : on)
+      ++count[c];
+  std::vector<bool> every(count.size());
+  for (size_t c = 0; c < count.size(); ++c)
+    every[c] = count[c] == plan.iterations;
+  return every;
 }
 
 namespace {

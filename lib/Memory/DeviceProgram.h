@@ -133,6 +133,26 @@ struct DeviceProgram {
   double padding = 0;       // waiting for the pipeline's last device
 };
 
+/// A split of a streamed optimizer (`kept` updated on the device): the
+/// weights (indices into `dev.weights`) whose device update reads a copy of
+/// their parameters uploaded after the backward, those that need them
+/// (HeldWeight::deviceUpdateReadsParameters) and whose chunk (`chunkOf`)
+/// the chunk plan does not end every iteration with on the device
+/// (`onDeviceAtEnd`, per chunk). Placement prices their uploads, the static
+/// memory plan holds the largest, and --loom-optimizer-step writes a
+/// loom.reload for each (reading the IR's live fetches, which say the same).
+inline std::vector<size_t> updateReloads(const DeviceProgram &dev,
+                                         const llvm::DenseSet<Operation *> &kept,
+                                         llvm::ArrayRef<int> chunkOf,
+                                         const std::vector<bool> &onDeviceAtEnd) {
+  std::vector<size_t> reloaded;
+  for (auto [i, entry] : llvm::enumerate(dev.weights))
+    if (kept.contains(entry.first) && entry.second.deviceUpdateReadsParameters() &&
+        !onDeviceAtEnd[chunkOf[i]])
+      reloaded.push_back(i);
+  return reloaded;
+}
+
 /// Per chunk, what its home copy (host or NVMe) holds of `dev`'s weights
 /// (`chunkOf[i]` is weight i's chunk): the parameters `dev` holds, which
 /// streamed in ZeRO-3 shards is its shard of each.

@@ -996,15 +996,14 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   };
   auto splitUpdateUploads =
       [&](const llvm::DenseSet<Operation *> &kept, const lm::ChunkProblem &cp,
-          const std::vector<int> &chunkOf, ArrayRef<double> resident) {
+          const lm::ChunkPlan &plan, const std::vector<int> &chunkOf) {
         UpdateUploads up;
-        for (auto [i, entry] : llvm::enumerate(dev0.weights))
-          if (kept.contains(entry.first) &&
-              entry.second.deviceUpdateReadsParameters() &&
-              resident[chunkOf[i]] < 1) {
-            up.bytes += entry.second.held;
-            up.seconds += lm::linkSeconds(cp, entry.second.held);
-          }
+        for (size_t i : updateReloads(dev0, kept, chunkOf,
+                                      lm::onDeviceAtEveryStart(cp, plan))) {
+          double held = (dev0.weights.begin() + i)->second.held;
+          up.bytes += held;
+          up.seconds += lm::linkSeconds(cp, held);
+        }
         return up;
       };
   // A plan of `cp` (parameters from `from`, weight i in chunk
@@ -1056,7 +1055,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     UpdateUploads updateUploads;
     if (kept)
       updateUploads =
-          splitUpdateUploads(kept->kept, cp, chunkOf, residentShare);
+          splitUpdateUploads(kept->kept, cp, plan, chunkOf);
     const llvm::DenseSet<Operation *> noneKept;
     PricedUpdate u = priceUpdate(
         dev0, stepSeconds, /*framed=*/false, kept ? kept->kept : noneKept, tier,
@@ -1209,8 +1208,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       return priced ? priced->stepSeconds : INFINITY;
     };
     // Priced without any refresh, the plan is what carrying fewer chunks
-    // could at best approach (they add fetches to its iteration): where
-    // that does not beat the fastest, none is tried.
+    // would mostly approach at best (they mostly add fetches to its
+    // iteration; a heuristic, carryFewer says when not): where that does
+    // not beat the fastest, none is tried.
     if (price(s->plan, /*refresh=*/false) >= toBeat)
       continue;
     lm::ChunkPlan fewer =

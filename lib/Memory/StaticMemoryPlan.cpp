@@ -271,18 +271,15 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         scratch(Tier::Device, "gradient_staging_1", gradientStaging / 2);
       }
     }
-    // A split of a streamed optimizer: the device's update reads each kept
-    // weight that needs its parameters and whose chunk the schedule does not
-    // end with on the device from a copy uploaded after the backward, one
-    // at a time (Placement's splitUpdateUploads): the largest such copy,
-    // from the iteration's last step on.
+    // A split of a streamed optimizer: the device's update reads some kept
+    // weights from copies uploaded after the backward, one at a time
+    // (updateReloads): the largest such copy, from the iteration's last
+    // step on.
     if (c.params != Tier::Device && !c.deviceOptimizerWeights.empty()) {
       double largest = 0;
-      for (auto [i, entry] : llvm::enumerate(dev.weights))
-        if (c.deviceOptimizerWeights.contains(entry.first) &&
-            entry.second.deviceUpdateReadsParameters() &&
-            !llvm::is_contained(p.plan.residentAtStart, p.chunkOf[i]))
-          largest = std::max(largest, entry.second.held);
+      for (size_t i : updateReloads(dev, c.deviceOptimizerWeights, p.chunkOf,
+                                    lm::onDeviceAtEveryStart(p.problem, p.plan)))
+        largest = std::max(largest, (dev.weights.begin() + i)->second.held);
       add(Tier::Device, Owner{Owner::Other}, "update reload", largest,
           total - 1, total);
     }
