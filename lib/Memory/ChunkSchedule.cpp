@@ -839,8 +839,9 @@ loom::memory::residentAtIterationStarts(const ChunkProblem &problem,
   return starts;
 }
 
-std::vector<bool> loom::memory::onDeviceAtEveryStart(const ChunkProblem &problem,
-                                                    const ChunkPlan &plan) {
+std::vector<bool>
+loom::memory::onDeviceAtEveryStart(const ChunkProblem &problem,
+                                   const ChunkPlan &plan) {
   std::vector<int> count(problem.chunkBytes.size(), 0);
   for (const std::vector<int> &on : residentAtIterationStarts(problem, plan))
     for (int c : on)

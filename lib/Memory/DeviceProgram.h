@@ -141,13 +141,14 @@ struct DeviceProgram {
 /// (`onDeviceAtEnd`, per chunk). Placement prices their uploads, the static
 /// memory plan holds the largest, and --loom-optimizer-step writes a
 /// loom.reload for each (reading the IR's live fetches, which say the same).
-inline std::vector<size_t> updateReloads(const DeviceProgram &dev,
-                                         const llvm::DenseSet<Operation *> &kept,
-                                         llvm::ArrayRef<int> chunkOf,
-                                         const std::vector<bool> &onDeviceAtEnd) {
+inline std::vector<size_t>
+updateReloads(const DeviceProgram &dev, const llvm::DenseSet<Operation *> &kept,
+              llvm::ArrayRef<int> chunkOf,
+              const std::vector<bool> &onDeviceAtEnd) {
   std::vector<size_t> reloaded;
   for (auto [i, entry] : llvm::enumerate(dev.weights))
-    if (kept.contains(entry.first) && entry.second.deviceUpdateReadsParameters() &&
+    if (kept.contains(entry.first) &&
+        entry.second.deviceUpdateReadsParameters() &&
         !onDeviceAtEnd[chunkOf[i]])
       reloaded.push_back(i);
   return reloaded;

@@ -1054,8 +1054,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     }
     UpdateUploads updateUploads;
     if (kept)
-      updateUploads =
-          splitUpdateUploads(kept->kept, cp, plan, chunkOf);
+      updateUploads = splitUpdateUploads(kept->kept, cp, plan, chunkOf);
     const llvm::DenseSet<Operation *> noneKept;
     PricedUpdate u = priceUpdate(
         dev0, stepSeconds, /*framed=*/false, kept ? kept->kept : noneKept, tier,

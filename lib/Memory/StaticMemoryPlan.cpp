@@ -277,8 +277,9 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // step on.
     if (c.params != Tier::Device && !c.deviceOptimizerWeights.empty()) {
       double largest = 0;
-      for (size_t i : updateReloads(dev, c.deviceOptimizerWeights, p.chunkOf,
-                                    lm::onDeviceAtEveryStart(p.problem, p.plan)))
+      for (size_t i :
+           updateReloads(dev, c.deviceOptimizerWeights, p.chunkOf,
+                         lm::onDeviceAtEveryStart(p.problem, p.plan)))
         largest = std::max(largest, (dev.weights.begin() + i)->second.held);
       add(Tier::Device, Owner{Owner::Other}, "update reload", largest,
           total - 1, total);
