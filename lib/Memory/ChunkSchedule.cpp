@@ -598,10 +598,6 @@ ChunkPlan loom::memory::carryFewer(const ChunkProblem &problem, ChunkPlan plan,
   if (llvm::all_of(plan.residentAtStart,
                    [&](int c) { return llvm::is_contained(reads.back(), c); }))
     return plan;
-  // Carrying fewer mostly adds fetches, so a price that is `plan`'s own
-  // iteration time is taken as unbeatable (a heuristic, declared above).
-  if (toBeat <= plan.iterationSeconds * (1 + 1e-12))
-    return plan;
   // The cheapest so far; a plan whose iteration alone takes as long (a
   // bound on its price) is not priced.
   double least = toBeat;

@@ -1010,14 +1010,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // `chunkOf[i]`, `kept` the split's weights or none) priced for the
   // optimizer in `tier`: its steps with their stalls, then (training) the
   // update pipeline, with the refresh of the chunks it carries across the
-  // boundary (or, with `refresh` false, without it: a bound on what any
-  // plan carrying fewer chunks could cost). Empty, with `why`, where the
-  // pipeline cannot be priced.
+  // boundary. Empty, with `why`, where the pipeline cannot be priced.
   auto priceStreamed =
       [&](const lm::ChunkProblem &cp, const std::vector<int> &chunkOf,
           const StreamSplit *kept, Tier from, const lm::ChunkPlan &plan,
-          Tier tier, std::string &why,
-          bool refresh = true) -> std::optional<Streamed> {
+          Tier tier, std::string &why) -> std::optional<Streamed> {
     Streamed candidate;
     if (!o.training) {
       candidate.stepSeconds = plan.iterationSeconds;
@@ -1063,9 +1060,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
              : 0,
         /*barrier=*/true,
         [&](size_t i) {
-          return refresh ? residentShare[chunkOf[i]] *
-                               (dev0.weights.begin() + i)->second.offloaded()
-                         : 0.0;
+          return residentShare[chunkOf[i]] *
+                 (dev0.weights.begin() + i)->second.offloaded();
         },
         from, linkBusyThrough);
     if (!u.timeline) {
@@ -1184,10 +1180,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     }
   }
   // Training: which chunks stay on the device across iterations is chosen
-  // by the whole step's price, at each split's fastest chunk size, where
-  // that could beat the fastest of its placement (refreshing a carried
-  // chunk waits for the CPU's update of it; fetching it again overlaps the
-  // next forward).
+  // by the whole step's price, at each split's fastest chunk size, against
+  // the fastest of its placement (refreshing a carried chunk waits for the
+  // CPU's update of it; fetching it again overlaps the next forward).
   for (auto &[key, s] : fastestOf) {
     std::optional<Streamed> &best = bestStreamed[key.first];
     if (s && (!best || s->stepSeconds < best->stepSeconds))
@@ -1195,26 +1190,17 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   }
   for (auto &[key, s] : fastestOf) {
     std::optional<Streamed> &best = bestStreamed[key.first];
-    if (!o.training || !s || s->plan.iterationSeconds >= best->stepSeconds)
+    if (!o.training || !s)
       continue;
     const double toBeat = best->stepSeconds;
     const StreamSplit *kept = s->split >= 0 ? &streamSplits[s->split] : nullptr;
     std::string why;
-    auto price = [&](const lm::ChunkPlan &plan, bool refresh = true) {
-      std::optional<Streamed> priced =
-          priceStreamed(s->problem, s->chunkOf, kept, s->from, plan,
-                        s->optimizer, why, refresh);
+    auto price = [&](const lm::ChunkPlan &plan) {
+      std::optional<Streamed> priced = priceStreamed(
+          s->problem, s->chunkOf, kept, s->from, plan, s->optimizer, why);
       return priced ? priced->stepSeconds : INFINITY;
     };
-    // Priced without any refresh, the plan is what carrying fewer chunks
-    // would mostly approach at best (they mostly add fetches to its
-    // iteration; a heuristic, carryFewer says when not): where that does
-    // not beat the fastest, none is tried.
-    if (price(s->plan, /*refresh=*/false) >= toBeat)
-      continue;
-    lm::ChunkPlan fewer =
-        lm::carryFewer(s->problem, s->plan, toBeat,
-                       [&](const lm::ChunkPlan &plan) { return price(plan); });
+    lm::ChunkPlan fewer = lm::carryFewer(s->problem, s->plan, toBeat, price);
     if (fewer.dropped.empty())
       continue;
     std::optional<Streamed> cheaper = priceStreamed(

@@ -155,11 +155,12 @@ using PlanPrice = llvm::function_ref<double(const ChunkPlan &)>;
 /// chunks the last step reads across the boundary, and drops the others
 /// after their last read (ChunkPlan::dropped); j is searched on a grid of
 /// about 4 values, then at half the grid step either side of the best, a
-/// quarter, and so on. A plan whose own iteration takes `toBeat` or more
-/// (a bound on its price) is not priced. Nothing is searched where
-/// `plan`'s own iteration takes that long: a heuristic, as carrying fewer
-/// mostly adds fetches, but a plan pinning other chunks can be faster than
-/// Belady's (in 641 of 20,000 random problems of the review, by up to 10%).
+/// quarter, and so on. A plan whose own iteration takes as long as the
+/// cheapest price found so far (a bound on its price) is not priced. (It
+/// is searched even where `plan`'s own iteration already takes `toBeat`:
+/// carrying fewer mostly adds fetches, but a plan pinning other chunks can
+/// iterate faster than Belady's, in 641 of 20,000 random problems of the
+/// review by up to 10%.)
 ChunkPlan carryFewer(const ChunkProblem &problem, ChunkPlan plan, double toBeat,
                      PlanPrice price);
 
