@@ -155,7 +155,7 @@ std::vector<Fetch> beladyIteration(const ChunkProblem &p,
   // it is read and, for its deadness, at an iteration boundary, so the
   // chunks wait in a heap keyed when they are read (stale entries skipped),
   // rebuilt at each boundary.
-  using Key = std::tuple<int, double, double, int>; // dead, then tie-breaks
+  using Key = std::tuple<int, double, double>; // dead, then tie-breaks
   std::vector<int> lastRead(p.chunkBytes.size(), -1),
       version(p.chunkBytes.size(), 0);
   std::priority_queue<std::pair<Key, std::pair<int, int>>>
@@ -170,10 +170,10 @@ std::vector<Fetch> beladyIteration(const ChunkProblem &p,
         (crosses && (pinned || staleBytesOf(p, v) >=
                                    static_cast<double>(p.chunkBytes[v])));
     if (!dead)
-      return {0, at, v, 0};
+      return {0, at, v};
     if (pinned)
-      return {1, -lastRead[v], -v, 0};
-    return {1, 0, v, 0};
+      return {1, -lastRead[v], -v};
+    return {1, 0, v};
   };
   auto push = [&](int v) {
     if (pinned && pinned->count(v))
@@ -310,6 +310,39 @@ ChunkProblem loom::memory::unrolled(const ChunkProblem &p, int iterations) {
 
 namespace {
 
+/// The most bytes of chunks `plan` holds: reserved from each fetch's start,
+/// its evictions freed first; a dropped chunk's bytes free from the end of
+/// its last read (before a fetch starting then, as the replay counts
+/// them). `reads` are the distinct reads of `p`'s steps.
+double heldPeak(const ChunkProblem &p,
+                const std::vector<std::vector<int>> &reads,
+                const ChunkPlan &plan) {
+  std::vector<std::pair<double, int>> drops;
+  if (!plan.dropped.empty()) {
+    std::vector<int> lastRead(p.chunkBytes.size(), -1);
+    for (auto [k, r] : llvm::enumerate(reads))
+      for (int c : r)
+        lastRead[c] = static_cast<int>(k);
+    for (int c : plan.dropped)
+      drops.emplace_back(plan.stepEnds[lastRead[c]], c);
+    llvm::sort(drops);
+  }
+  double used = 0;
+  for (int c : plan.residentAtStart)
+    used += static_cast<double>(p.chunkBytes[c]);
+  double peak = used;
+  size_t d = 0;
+  for (const Fetch &f : plan.fetches) {
+    for (; d < drops.size() && drops[d].first <= f.start; ++d)
+      used -= static_cast<double>(p.chunkBytes[drops[d].second]);
+    for (int v : f.evicts)
+      used -= static_cast<double>(p.chunkBytes[v]);
+    used += static_cast<double>(p.chunkBytes[f.chunk]);
+    peak = std::max(peak, used);
+  }
+  return peak;
+}
+
 /// The plan of Belady's rule over `iterations` iterations from `resident`
 /// (a steady state: they end with what they start with), its fetches timed
 /// and its peak counted; per-iteration figures averaged over the period.
@@ -333,17 +366,7 @@ ChunkPlan periodPlan(const ChunkProblem &problem, int iterations,
   plan.iterationSeconds /= iterations;
   plan.computeSeconds /= iterations;
   plan.stallSeconds /= iterations;
-  // Peak: reserved bytes after each fetch starts (evictions first).
-  double used = 0;
-  for (int c : plan.residentAtStart)
-    used += p.chunkBytes[c];
-  plan.peakBytes = used;
-  for (const Fetch &f : plan.fetches) {
-    for (int v : f.evicts)
-      used -= p.chunkBytes[v];
-    used += p.chunkBytes[f.chunk];
-    plan.peakBytes = std::max(plan.peakBytes, used);
-  }
+  plan.peakBytes = heldPeak(p, reads, plan);
   return plan;
 }
 
@@ -412,27 +435,8 @@ droppingPlan(const ChunkProblem &problem,
   if (plan.dropped.empty() ||
       !llvm::all_of(start, [&](int c) { return end.count(c); }))
     return std::nullopt;
-  // The peak again, each dropped chunk's bytes free from the end of its
-  // last read (before a fetch starting then, as the replay counts them).
-  std::vector<int> lastRead(problem.chunkBytes.size(), -1);
-  for (auto [k, r] : llvm::enumerate(reads))
-    for (int c : r)
-      lastRead[c] = static_cast<int>(k);
-  std::vector<std::pair<double, int>> drops;
-  for (int c : plan.dropped)
-    drops.emplace_back(plan.stepEnds[lastRead[c]], c);
-  llvm::sort(drops);
-  double used = held;
-  plan.peakBytes = used;
-  size_t d = 0;
-  for (const Fetch &f : plan.fetches) {
-    for (; d < drops.size() && drops[d].first <= f.start; ++d)
-      used -= static_cast<double>(problem.chunkBytes[drops[d].second]);
-    for (int v : f.evicts)
-      used -= static_cast<double>(problem.chunkBytes[v]);
-    used += static_cast<double>(problem.chunkBytes[f.chunk]);
-    plan.peakBytes = std::max(plan.peakBytes, used);
-  }
+  // Dropped, their bytes are free earlier.
+  plan.peakBytes = heldPeak(problem, reads, plan);
   if (plan.peakBytes > problem.budgetBytes * (1 + 1e-12))
     return std::nullopt;
   return plan;

@@ -989,8 +989,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // uploaded from its home copy (this device's shard) once the chunks'
   // fetches have left the link (--loom-optimizer-step reads the chunk's
   // copy or writes that loom.reload), each a transfer of its own.
-  // `resident`: per chunk, 1 where the schedule ends its iteration with it
-  // on the device.
   struct UpdateUploads {
     double bytes = 0, seconds = 0;
   };
@@ -1043,11 +1041,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         lastTransfer = std::max(lastTransfer, f.end);
       for (const lm::Reload &r : plan.reloads)
         lastTransfer = std::max(lastTransfer, r.end);
-      linkBusyThrough = lastTransfer > 0 ? 0 : -1;
-      while (linkBusyThrough >= 0 &&
-             linkBusyThrough < static_cast<int>(perIteration) - 1 &&
-             ends[linkBusyThrough] < lastTransfer)
-        ++linkBusyThrough;
+      // (Step ends are in order: the first ending at or after it.)
+      if (lastTransfer > 0)
+        linkBusyThrough =
+            std::min<int>(linkBusyThrough,
+                          llvm::lower_bound(ends, lastTransfer) - ends.begin());
+      else
+        linkBusyThrough = -1;
     }
     UpdateUploads updateUploads;
     if (kept)
@@ -1183,16 +1183,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // by the whole step's price, at each split's fastest chunk size, against
   // the fastest of its placement (refreshing a carried chunk waits for the
   // CPU's update of it; fetching it again overlaps the next forward).
+  double fastest[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
+  for (auto &[key, s] : fastestOf)
+    fastest[key.first] = std::min(fastest[key.first], s->stepSeconds);
   for (auto &[key, s] : fastestOf) {
-    std::optional<Streamed> &best = bestStreamed[key.first];
-    if (s && (!best || s->stepSeconds < best->stepSeconds))
-      best = s;
-  }
-  for (auto &[key, s] : fastestOf) {
-    std::optional<Streamed> &best = bestStreamed[key.first];
-    if (!o.training || !s)
-      continue;
-    const double toBeat = best->stepSeconds;
+    if (!o.training)
+      break;
     const StreamSplit *kept = s->split >= 0 ? &streamSplits[s->split] : nullptr;
     std::string why;
     auto price = [&](const lm::ChunkPlan &plan) {
@@ -1200,21 +1196,26 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           s->problem, s->chunkOf, kept, s->from, plan, s->optimizer, why);
       return priced ? priced->stepSeconds : INFINITY;
     };
-    lm::ChunkPlan fewer = lm::carryFewer(s->problem, s->plan, toBeat, price);
+    lm::ChunkPlan fewer =
+        lm::carryFewer(s->problem, s->plan, fastest[key.first], price);
     if (fewer.dropped.empty())
       continue;
     std::optional<Streamed> cheaper = priceStreamed(
         s->problem, s->chunkOf, kept, s->from, fewer, s->optimizer, why);
-    if (!cheaper || cheaper->stepSeconds >= toBeat)
+    if (!cheaper || cheaper->stepSeconds >= fastest[key.first])
       continue;
-    cheaper->size = s->size;
-    cheaper->split = s->split;
-    cheaper->from = s->from;
-    cheaper->optimizer = s->optimizer;
-    cheaper->chunkOf = s->chunkOf;
-    cheaper->problem = s->problem;
-    cheaper->plan = std::move(fewer);
-    best = std::move(cheaper);
+    fastest[key.first] = cheaper->stepSeconds;
+    s->stepSeconds = cheaper->stepSeconds;
+    s->refreshBytes = cheaper->refreshBytes;
+    s->d2hBytes = cheaper->d2hBytes;
+    s->update = std::move(cheaper->update);
+    s->plan = std::move(fewer);
+  }
+  // Each placement's fastest, ties to the first split.
+  for (auto &[key, s] : fastestOf) {
+    std::optional<Streamed> &best = bestStreamed[key.first];
+    if (!best || s->stepSeconds < best->stepSeconds)
+      best = std::move(s);
   }
   const std::tuple<Tier, Tier, bool> streamedTiers[] = {{Tier::Host, Tier::Host, false},
                                                         {Tier::Host, Tier::Nvme, false},

@@ -19,6 +19,16 @@ using namespace mlir;
 using namespace mlir::loom;
 
 namespace {
+
+/// The items of a comma-separated option, trimmed (empty ones skipped).
+std::vector<std::string> commaList(StringRef option) {
+  SmallVector<StringRef> items;
+  option.split(items, ',', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> list;
+  for (StringRef item : items)
+    list.push_back(item.trim().str());
+  return list;
+}
 struct LoomPlaceMemoryPass
     : mlir::loom::impl::LoomPlaceMemoryBase<LoomPlaceMemoryPass> {
   using LoomPlaceMemoryBase::LoomPlaceMemoryBase;
@@ -69,21 +79,9 @@ struct LoomPlaceMemoryPass
       }
       o.zeroStages.push_back(static_cast<int>(z));
     }
-    o.activationTiers.clear();
-    items.clear();
-    StringRef(activations).split(items, ',', -1, false);
-    for (StringRef item : items)
-      o.activationTiers.push_back(item.trim().str());
-    o.parameterTiers.clear();
-    items.clear();
-    StringRef(parameters).split(items, ',', -1, false);
-    for (StringRef item : items)
-      o.parameterTiers.push_back(item.trim().str());
-    o.recomputeModes.clear();
-    items.clear();
-    StringRef(recompute).split(items, ',', -1, false);
-    for (StringRef item : items)
-      o.recomputeModes.push_back(item.trim().str());
+    o.activationTiers = commaList(activations);
+    o.parameterTiers = commaList(parameters);
+    o.recomputeModes = commaList(recompute);
     FailureOr<MemoryPlacement> placement = placeMemory(module, o);
     if (failed(placement))
       return signalPassFailure();
