@@ -938,16 +938,51 @@ double bytesIteration(const ChunkProblem &p, const std::vector<std::vector<int>>
 /// Chunks up to which oneIterationLowerBound tries every boundary set.
 constexpr size_t kMaxBoundaryChunks = 12;
 
+/// `endReads[c]` (empty: none) of chunk c, where it exists.
+double endReadOf(const std::vector<double> &endReads, size_t c) {
+  return c < endReads.size() ? std::max(0.0, endReads[c]) : 0.0;
+}
+
+/// The least of `endReads` any iteration end leaves to come up apart: at
+/// most `budget` bytes of whole chunks are on the device then, and those
+/// hold at most the fractional knapsack of their end reads (each chunk's
+/// end reads per byte, best first).
+double endReadsUncarried(const ChunkProblem &p,
+                         const std::vector<double> &endReads, double budget) {
+  std::vector<size_t> order;
+  double total = 0;
+  for (size_t c = 0; c < p.chunkBytes.size(); ++c)
+    if (double r = endReadOf(endReads, c); r > 0) {
+      order.push_back(c);
+      total += r;
+    }
+  auto density = [&](size_t c) {
+    return endReadOf(endReads, c) / std::max<double>(1, p.chunkBytes[c]);
+  };
+  llvm::stable_sort(
+      order, [&](size_t a, size_t b) { return density(a) > density(b); });
+  double room = budget, kept = 0;
+  for (size_t c : order) {
+    double bytes = static_cast<double>(p.chunkBytes[c]);
+    double take = std::min(1.0, std::max(0.0, room) / std::max(1.0, bytes));
+    kept += take * endReadOf(endReads, c);
+    room -= bytes;
+  }
+  return std::max(0.0, total - kept);
+}
+
 /// A lower bound on the bytes per iteration of plans of one iteration
 /// (ChunkProblem::singleIteration). Such a plan starts and ends with the
 /// same whole chunks S on the device; for each S that fits, Belady's rule
 /// on bytes from S (less its stale bytes) with S needed again at the end
-/// moves the least, so the least over every S bounds the plan. A chunk not
-/// in S is dead after its last read. Exhaustive, so only up to
-/// kMaxBoundaryChunks chunks (0 past that: no bound).
+/// moves the least, and the end reads of chunks not in S come up apart, so
+/// the least over every S bounds the plan. A chunk not in S is dead after
+/// its last read. Exhaustive, so only up to kMaxBoundaryChunks chunks (0
+/// past that: no bound).
 double oneIterationLowerBound(const ChunkProblem &p,
                               const std::vector<std::vector<int>> &reads,
-                              const NextUse &next, double budget) {
+                              const NextUse &next, double budget,
+                              const std::vector<double> &endReads) {
   size_t chunks = p.chunkBytes.size(), n = reads.size();
   if (chunks > kMaxBoundaryChunks)
     return 0;
@@ -974,8 +1009,8 @@ double oneIterationLowerBound(const ChunkProblem &p,
               false};
     });
     for (size_t c = 0; c < chunks; ++c)
-      if (inS(c))
-        fetched += p.chunkBytes[c] - valid[c] - stale[c];
+      fetched += inS(c) ? p.chunkBytes[c] - valid[c] - stale[c]
+                        : endReadOf(endReads, c);
     best = std::min(best, fetched);
   }
   return std::isfinite(best) ? best : 0;
@@ -983,7 +1018,8 @@ double oneIterationLowerBound(const ChunkProblem &p,
 
 } // namespace
 
-double loom::memory::fetchLowerBound(const ChunkProblem &p) {
+double loom::memory::fetchLowerBound(const ChunkProblem &p,
+                                     const std::vector<double> &endReads) {
   std::vector<std::vector<int>> reads = distinctReads(p);
   if (llvm::Error e = validate(p, reads)) {
     llvm::consumeError(std::move(e));
@@ -1030,13 +1066,18 @@ double loom::memory::fetchLowerBound(const ChunkProblem &p) {
       sum += t;
     anyPeriod = std::max(0.0, (sum - budget) / traffic.size());
   }
+  // The end reads are apart from the fetches, so their bounds add.
+  anyPeriod += endReadsUncarried(p, endReads, budget);
   if (!p.singleIteration)
     return anyPeriod;
-  return std::max(anyPeriod, oneIterationLowerBound(p, reads, next, budget));
+  return std::max(anyPeriod,
+                  oneIterationLowerBound(p, reads, next, budget, endReads));
 }
 
-double loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
-                                           const std::vector<double> &shares) {
+double
+loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
+                                    const std::vector<double> &shares,
+                                    const std::vector<double> &endReads) {
   double least = 1;
   std::map<long, std::vector<int>> groups; // by share, in 1/64ths
   for (size_t c = 0; c < problem.chunkBytes.size(); ++c) {
@@ -1044,7 +1085,7 @@ double loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
     least = std::min(least, share);
     groups[std::lround(share * 64)].push_back(static_cast<int>(c));
   }
-  double bound = least * fetchLowerBound(problem);
+  double bound = least * fetchLowerBound(problem, endReads);
   if (groups.size() < 2)
     return bound;
   double byGroup = 0;
@@ -1056,11 +1097,13 @@ double loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
     group.chunkBytes.clear();
     group.staleBytes.clear();
     group.transferSeconds.clear();
+    std::vector<double> groupEndReads;
     double share = 1;
     for (int c : members) {
       index[c] = static_cast<int>(group.chunkBytes.size());
       group.chunkBytes.push_back(problem.chunkBytes[c]);
       group.staleBytes.push_back(staleBytesOf(problem, c));
+      groupEndReads.push_back(endReadOf(endReads, c));
       share = std::min(share,
                        c < static_cast<int>(shares.size()) ? shares[c] : 1.0);
     }
@@ -1071,7 +1114,7 @@ double loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
           reads.push_back(index[c]);
       step.reads = std::move(reads);
     }
-    byGroup += share * fetchLowerBound(group);
+    byGroup += share * fetchLowerBound(group, groupEndReads);
   }
   return std::max(bound, byGroup);
 }

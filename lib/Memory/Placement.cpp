@@ -547,8 +547,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       // streamed (`params` off the device, their home copies there), its new
       // shard goes down after its gradient's reduction, taken to leave as
       // the reduction ends, before the device's update: optimistic by that
-      // update's time at most. A chunk left on the device is refreshed from
-      // the home copy as the chunk schedule counts it (shard and gather).
+      // update's time at most. A chunk the schedule carries into the next
+      // iteration holds the parameters the device's update wrote, so none
+      // go up the link again; sharded (ZeRO-3), the other replicas' shards
+      // are all-gathered into it (`uploadOf`'s share of the weight).
       const bool onDevice = kept.contains(entry.first);
       if (onDevice && params == Tier::Device)
         continue;
@@ -569,9 +571,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           static_cast<int>(backwardIndex(firstReader.lookup(w)));
       t.gradientBytes = onDevice ? h.held : h.offloaded();
       t.updateSeconds = seconds;
-      t.uploadBytes = uploadOf(i);
+      t.uploadBytes = onDevice ? 0 : uploadOf(i);
       t.reduceSeconds = h.facts.reduceSeconds;
-      t.gatherSeconds = gatherOf(h, t.uploadBytes);
+      t.gatherSeconds = gatherOf(h, uploadOf(i));
       up.tensors.push_back(t);
       priced.d2hBytes += t.gradientBytes;
       priced.h2dBytes += t.uploadBytes;
@@ -775,7 +777,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       }
       partial |= i < t;
     }
-    if (!kept.empty() && partial)
+    if (!kept.empty() && partial && o.optimizerSplit)
       residentParameters(Tier::Host, kept);
   }
 
@@ -870,7 +872,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // The step sequence of streamed parameters: forward ops, then backward
   // ops in reverse, each reading its weights' chunks (and, offloaded, its
   // activations).
-  auto chunkProblem = [&](int64_t chunkBytes, std::vector<int> &chunkOf) {
+  auto chunkProblem = [&](int64_t chunkBytes, std::vector<int> &chunkOf,
+                          const llvm::DenseSet<Operation *> *keptWeights) {
     lm::ChunkProblem cp;
     std::vector<int64_t> sizes;
     for (auto &entry : dev0.weights)
@@ -879,12 +882,16 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // The IR holds one iteration's fetches and releases.
     cp.singleIteration = true;
     // The host updates every trainable parameter between iterations, so
-    // their bytes start each iteration stale on the device.
+    // their bytes start each iteration stale on the device; those of a
+    // split's `keptWeights` the device updates in place instead, in a
+    // chunk carried across the boundary (sharded, with a gather over the
+    // replicas, off this link).
     if (o.training) {
       cp.fetchWithinIteration = true;
       cp.staleBytes.assign(cp.chunkBytes.size(), 0);
       for (auto [i, entry] : llvm::enumerate(dev0.weights))
-        if (entry.second.trainable)
+        if (entry.second.trainable &&
+            !(keptWeights && keptWeights->contains(entry.first)))
           cp.staleBytes[chunkOf[i]] += entry.second.bytes;
     }
     auto readsOf = [&](const OpStep &s) {
@@ -952,7 +959,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          split.share * 100)
         .str();
   };
-  if (streamable && o.training) {
+  if (streamable && o.training && o.optimizerSplit) {
     const double excess = streamedHostBytes(/*nvmeParams=*/false, Tier::Host,
                                             /*staging=*/0) +
                           dev0.hostActivationBytes - 0.99 * p.hostBytes;
@@ -1113,7 +1120,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                      rejected.byName.count(streamedSplitName(*kept) + suffix)))
           continue;
         std::vector<int> chunkOf;
-        lm::ChunkProblem cp = chunkProblem(size, chunkOf);
+        lm::ChunkProblem cp =
+            chunkProblem(size, chunkOf, kept ? &kept->kept : nullptr);
         cp.budgetBytes = kept ? budget - kept->keptBytes : budget;
         if (size == sizes.front() && !split) {
           std::vector<int64_t> largest = cp.chunkBytes;
@@ -1356,10 +1364,17 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           shares[chunk] =
               std::min(1.0, home[chunk] / static_cast<double>(bytes));
       }
-      // (A split's reads of its 32-bit weights for the device's update,
-      // splitUpdateUploads, are not in the bound: a plan may avoid them by
-      // ending with their chunks on the device.)
-      p.lowerBoundH2D = lm::sharedFetchLowerBound(p.problem, shares);
+      // A split's device update reads its 32-bit weights, uploaded apart
+      // where their chunks are not on the device when the iteration ends
+      // (splitUpdateUploads): their home bytes, in the chunk's bytes (the
+      // bound scales them by its share, as fetches).
+      std::vector<double> endReads(p.problem.chunkBytes.size(), 0);
+      for (size_t i : updateReloads(dev0, c->deviceOptimizerWeights, p.chunkOf,
+                                    std::vector<bool>(endReads.size(), false)))
+        if (double share = shares[p.chunkOf[i]]; share > 0)
+          endReads[p.chunkOf[i]] +=
+              (dev0.weights.begin() + i)->second.held / share;
+      p.lowerBoundH2D = lm::sharedFetchLowerBound(p.problem, shares, endReads);
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }

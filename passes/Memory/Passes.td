@@ -85,6 +85,11 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
     Option<"partialOffload", "partial-offload", "bool", "true",
            "Where offloading every kept activation is what makes a "
            "placement fit, also try offloading only the first segments'">,
+    Option<"optimizerSplit", "optimizer-split", "bool", "true",
+           "In training, also price splitting the optimizer between the "
+           "device and the host: the first weights keep their gradients and "
+           "state on the device and are updated there, the others' are "
+           "offloaded (parameters resident or streamed)">,
     Option<"refuseOverflow", "refuse-overflow", "bool", "true",
            "Refuse a placement whose static memory plan, replayed against "
            "the tiers' capacities, overflows one, and choose again without "

@@ -52,6 +52,7 @@ struct LoomPlaceMemoryPass
     o.streamSharded = streamSharded;
     o.partialRecompute = partialRecompute;
     o.partialOffload = partialOffload;
+    o.optimizerSplit = optimizerSplit;
     o.refuseOverflow = refuseOverflow;
     auto sched = ::loom::parsePipelineSchedule(schedule);
     if (!sched) {

@@ -200,7 +200,16 @@ std::vector<bool> onDeviceAtEveryStart(const ChunkProblem &problem,
 /// over every set of whole chunks the iteration could start and end with,
 /// of Belady's rule on bytes from that set back to it (exhaustive, so only
 /// up to 12 chunks; past that, the bound for any period).
-double fetchLowerBound(const ChunkProblem &problem);
+///
+/// `endReads[c]` (empty: none): bytes of chunk c that work after the
+/// iteration's last step reads (a split's device update of its 32-bit
+/// weights), brought up the link apart where the chunk is not on the device
+/// when the iteration ends. The bound counts them too: for each end set
+/// above, those of the chunks outside it; for any period, at least what the
+/// end's whole chunks cannot hold (the fractional knapsack of the end reads
+/// in the budget).
+double fetchLowerBound(const ChunkProblem &problem,
+                       const std::vector<double> &endReads = {});
 
 /// The same bound where a fetch of chunk c moves `shares[c]` of its bytes
 /// (streamed in ZeRO-3 shards, a device uploads its shard; shares differ
@@ -209,9 +218,11 @@ double fetchLowerBound(const ChunkProblem &problem);
 /// share, and the sum over groups of chunks of about the same share (to
 /// 1/64) of each group's own bound scaled by its smallest share. A plan's
 /// fetches of one group are a plan for that group alone in the same
-/// budget, so each group's bound holds for them.
+/// budget, so each group's bound holds for them. `endReads` as for
+/// fetchLowerBound, in whole bytes (scaled by the share as fetches are).
 double sharedFetchLowerBound(const ChunkProblem &problem,
-                             const std::vector<double> &shares);
+                             const std::vector<double> &shares,
+                             const std::vector<double> &endReads = {});
 
 /// Groups `tensorBytes` (in first-use order) into chunks of at most
 /// `chunkBytes` (a tensor larger than that is a chunk alone), returning each

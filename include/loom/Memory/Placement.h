@@ -68,6 +68,11 @@ struct PlacementOptions {
   /// Where offloading every kept activation is what makes a placement
   /// fit: also try offloading only the first segments' (ChosenSegments).
   bool partialOffload = true;
+  /// Also price splitting the optimizer between the device and the host:
+  /// the first weights (in first-use order) keep their gradients and state
+  /// on the device and are updated there, the others' are offloaded
+  /// (Elixir), with the parameters resident or streamed.
+  bool optimizerSplit = true;
   /// Where training's kept activations may wait for their backward: on the
   /// device, or offloaded to host memory (device, host). Offload is priced
   /// only where keeping them leaves the device short or slower.
