@@ -247,6 +247,11 @@ LogicalResult UpdateWriter::run() {
   // up by a loom.reload, as placement prices it.
   DenseMap<Operation *, Value> deviceCopies;
   DenseMap<Value, Value> live = liveDeviceCopies(func);
+  // Such a reload goes where the static memory plan put the buffer the
+  // update reads it into, the weights one after another.
+  IntegerAttr updateReloadAt;
+  if (auto buffer = scratchBuffer(module, kUpdateReloadScratch))
+    updateReloadAt = b.getI64IntegerAttr(buffer->first);
   for (auto &[i, w] : gradients)
     if (!updatePlace(w).tier && placedTier(w) != "device")
       deviceCopies[w] = live.lookup(fetchedValue(w));
@@ -314,7 +319,7 @@ LogicalResult UpdateWriter::run() {
       if (auto copy = deviceCopies.find(w); copy != deviceCopies.end())
         stored = copy->second
                      ? copy->second
-                     : ReloadOp::create(b, fetchedValue(w), IntegerAttr())
+                     : ReloadOp::create(b, fetchedValue(w), updateReloadAt)
                            .getResult();
       else if (shard::ShardOp zero = zeroStoredShard(w))
         stored = zero.getResult();

@@ -1286,6 +1286,23 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     part.h2dBytes = uploaded + s->refreshBytes;
     part.d2hBytes = s->d2hBytes;
     part.devicePeak = dev0.otherBytes + s->plan.peakBytes + streamStaging;
+    // A split's device update after the last step reads some kept weights
+    // into a buffer of their largest (StaticMemoryPlan's update_reload),
+    // beside the chunks carried and the communication buffers; the
+    // activations are gone by then.
+    if (kept) {
+      double largestReload = 0, carried = 0;
+      for (size_t i :
+           updateReloads(dev0, kept->kept, s->chunkOf,
+                         lm::onDeviceAtEveryStart(s->problem, s->plan)))
+        largestReload =
+            std::max(largestReload, (dev0.weights.begin() + i)->second.held);
+      for (int chunk : s->plan.residentAtStart)
+        carried += static_cast<double>(s->problem.chunkBytes[chunk]);
+      part.devicePeak =
+          std::max(part.devicePeak,
+                   dev0.commBytes + carried + largestReload + streamStaging);
+    }
     // NVMe is read for every fetch and written with the updated parameters.
     bool nvmeParams = from == Tier::Nvme;
     // Staging: the two largest chunks (a tensor over the chunk size is a

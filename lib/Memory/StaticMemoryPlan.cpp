@@ -281,8 +281,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
            updateReloads(dev, c.deviceOptimizerWeights, p.chunkOf,
                          lm::onDeviceAtEveryStart(p.problem, p.plan)))
         largest = std::max(largest, (dev.weights.begin() + i)->second.held);
-      add(Tier::Device, Owner{Owner::Other}, "update reload", largest,
-          total - 1, total);
+      add(Tier::Device, Owner{Owner::Scratch}, kUpdateReloadScratch.str(),
+          largest, total - 1, total);
     }
   }
 

@@ -61,6 +61,11 @@ scratchBuffer(ModuleOp module, llvm::StringRef id, llvm::StringRef tier = "devic
   return std::make_pair(offset.getInt(), bytes.getInt());
 }
 
+/// The scratch buffer a split's device update reads a kept weight into
+/// when the chunk schedule leaves none of its copies on the device (its
+/// `loom.reload`), one weight at a time.
+inline constexpr llvm::StringLiteral kUpdateReloadScratch = "update_reload";
+
 /// The scratch buffer of ZeRO-3's `k`th gathered-weight slot.
 inline std::string zeroGatherSlot(size_t k) {
   return "zero3_gather_" + std::to_string(k);
