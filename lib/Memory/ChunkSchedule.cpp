@@ -819,6 +819,123 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
   return llvm::Error::success();
 }
 
+llvm::Error loom::memory::simulateRefresh(const ChunkProblem &problem,
+                                          const ChunkPlan &plan,
+                                          const std::vector<Refresh> &refreshes,
+                                          const std::vector<double> &stepStarts,
+                                          double nextStart) {
+  const size_t n = problem.steps.size(), chunks = problem.chunkBytes.size();
+  if (plan.iterations != 1 || plan.stepEnds.size() != n)
+    return fail(llvm::formatv("the refresh is replayed on a plan of one "
+                              "iteration, not {0}",
+                              plan.iterations));
+  if (stepStarts.size() != n)
+    return fail(llvm::formatv("the timeline starts {0} steps, the plan has {1}",
+                              stepStarts.size(), n));
+  const std::vector<double> &ends = plan.stepEnds;
+  auto planStart = [&](size_t s) { return s ? ends[s - 1] : 0.0; };
+  // Step s covers [planStart(s), ends[s]] of the plan's clock and starts
+  // at stepStarts[s] in the timeline's.
+  auto stepEnd = [&](size_t s) {
+    return stepStarts[s] + ends[s] - planStart(s);
+  };
+  for (size_t s = 0; s < n; ++s)
+    if (s ? stepStarts[s] + 1e-12 < stepEnd(s - 1) : stepStarts[s] != 0)
+      return fail(llvm::formatv("step {0} starts at {1:F3} ms in the timeline, "
+                                "before the step before it ends",
+                                s, stepStarts[s] * 1e3));
+  if (n && nextStart + 1e-12 < stepEnd(n - 1))
+    return fail(llvm::formatv("the next iteration starts at {0:F3} ms, before "
+                              "this one's last step ends ({1:F3} ms)",
+                              nextStart * 1e3, stepEnd(n - 1) * 1e3));
+  // A time of the plan's, moved with its step: a transfer's start with the
+  // first step whose interval holds it, its end with the last.
+  auto early = [&](double t) {
+    size_t s =
+        std::min<size_t>(llvm::lower_bound(ends, t) - ends.begin(), n - 1);
+    return stepStarts[s] + t - planStart(s);
+  };
+  auto late = [&](double t) {
+    size_t s = llvm::upper_bound(ends, t) - ends.begin();
+    s = std::min(s, n - 1);
+    while (s > 0 && planStart(s) > t)
+      --s;
+    return stepStarts[s] + t - planStart(s);
+  };
+  // The link: (start, end, what).
+  std::vector<std::tuple<double, double, std::string>> link;
+  std::vector<double> lastArrival(chunks, -1);
+  if (n) {
+    for (const Fetch &f : plan.fetches) {
+      link.emplace_back(early(f.start), late(f.end),
+                        llvm::formatv("the fetch of chunk {0}", f.chunk).str());
+      if (f.chunk >= 0 && f.chunk < static_cast<int>(chunks))
+        lastArrival[f.chunk] = std::max(lastArrival[f.chunk], late(f.end));
+    }
+    for (const Reload &r : plan.reloads)
+      link.emplace_back(
+          early(r.start), late(r.end),
+          llvm::formatv("the reload for step {0}", r.forStep).str());
+  }
+  std::set<int> carried(plan.residentAtStart.begin(),
+                        plan.residentAtStart.end());
+  std::vector<double> refreshed(chunks, 0);
+  for (const Refresh &r : refreshes) {
+    if (r.chunk < 0 || r.chunk >= static_cast<int>(chunks))
+      return fail(llvm::formatv("a refresh of chunk {0}, which does not exist",
+                                r.chunk));
+    if (!carried.count(r.chunk) || llvm::is_contained(plan.dropped, r.chunk))
+      return fail(llvm::formatv("chunk {0} is refreshed, but the plan does not "
+                                "carry it into the next iteration",
+                                r.chunk));
+    if (!(r.bytes >= 0) || !(r.end >= r.start) || !(r.start >= 0))
+      return fail(
+          llvm::formatv("the refresh of chunk {0} moves {1:F0} bytes over "
+                        "[{2:F3}, {3:F3}] ms",
+                        r.chunk, r.bytes, r.start * 1e3, r.end * 1e3));
+    if (r.afterStep < 0 || r.afterStep >= static_cast<int>(n) ||
+        !llvm::is_contained(problem.steps[r.afterStep].reads, r.chunk))
+      return fail(llvm::formatv("the refresh of chunk {0} follows step {1}, "
+                                "which does not read it",
+                                r.chunk, r.afterStep));
+    if (r.start + 1e-12 < stepEnd(r.afterStep))
+      return fail(llvm::formatv("the refresh of chunk {0} starts at {1:F3} ms, "
+                                "before step {2} has read it ({3:F3} ms)",
+                                r.chunk, r.start * 1e3, r.afterStep,
+                                stepEnd(r.afterStep) * 1e3));
+    if (r.start + 1e-12 < lastArrival[r.chunk])
+      return fail(llvm::formatv("the refresh of chunk {0} starts at {1:F3} ms, "
+                                "before the chunk's fetch arrives ({2:F3} ms)",
+                                r.chunk, r.start * 1e3,
+                                lastArrival[r.chunk] * 1e3));
+    if (r.end > nextStart + 1e-12)
+      return fail(llvm::formatv("the refresh of chunk {0} ends at {1:F3} ms, "
+                                "after the next iteration starts ({2:F3} ms)",
+                                r.chunk, r.end * 1e3, nextStart * 1e3));
+    refreshed[r.chunk] += r.bytes;
+    if (r.end > r.start)
+      link.emplace_back(
+          r.start, r.end,
+          llvm::formatv("the refresh of chunk {0}", r.chunk).str());
+  }
+  for (int c : carried) {
+    double stale = staleBytesOf(problem, c);
+    if (std::abs(refreshed[c] - stale) > 1e-6 * std::max(1.0, stale))
+      return fail(llvm::formatv("chunk {0} is carried with {1:F0} stale bytes, "
+                                "but {2:F0} are refreshed",
+                                c, stale, refreshed[c]));
+  }
+  llvm::sort(link);
+  for (size_t k = 1; k < link.size(); ++k)
+    if (std::get<0>(link[k]) + 1e-12 < std::get<1>(link[k - 1]))
+      return fail(llvm::formatv(
+          "{0} starts at {1:F3} ms, while {2} holds the "
+          "link until {3:F3} ms",
+          std::get<2>(link[k]), std::get<0>(link[k]) * 1e3,
+          std::get<2>(link[k - 1]), std::get<1>(link[k - 1]) * 1e3));
+  return llvm::Error::success();
+}
+
 std::vector<std::vector<int>>
 loom::memory::residentAtIterationStarts(const ChunkProblem &problem,
                                         const ChunkPlan &plan) {

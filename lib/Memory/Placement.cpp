@@ -489,6 +489,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   struct PricedUpdate {
     double h2dBytes = 0, d2hBytes = 0;
     std::optional<lm::UpdateTimeline> timeline;
+    std::vector<size_t> weightOfTensor; // index into dev.weights
     std::string why;
   };
   auto priceUpdate = [&](const DeviceProgram &dev, ArrayRef<double> stepSeconds,
@@ -575,6 +576,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       t.reduceSeconds = h.facts.reduceSeconds;
       t.gatherSeconds = gatherOf(h, uploadOf(i));
       up.tensors.push_back(t);
+      priced.weightOfTensor.push_back(i);
       priced.d2hBytes += t.gradientBytes;
       priced.h2dBytes += t.uploadBytes;
     }
@@ -799,6 +801,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     lm::ChunkPlan plan;
     double stepSeconds = INFINITY, refreshBytes = 0, d2hBytes = 0;
     std::optional<lm::UpdateTimeline> update;
+    std::vector<size_t> tensorWeights; // the update's tensors' weights
   };
   // Where streamed parameters and the optimizer live: parameters on the
   // host with the optimizer there or on NVMe, or (ZeRO-Infinity) both on
@@ -1079,6 +1082,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     candidate.refreshBytes = u.h2dBytes + updateUploads.bytes;
     candidate.d2hBytes = u.d2hBytes;
     candidate.update = u.timeline;
+    candidate.tensorWeights = std::move(u.weightOfTensor);
     return candidate;
   };
   // The device's room for chunks (and a split's kept optimizer).
@@ -1217,6 +1221,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     s->refreshBytes = cheaper->refreshBytes;
     s->d2hBytes = cheaper->d2hBytes;
     s->update = std::move(cheaper->update);
+    s->tensorWeights = std::move(cheaper->tensorWeights);
     s->plan = std::move(fewer);
   }
   // Each placement's fastest, ties to the first split.
@@ -1372,6 +1377,33 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       if (llvm::Error err = lm::simulateChunks(p.problem, p.plan))
         return func.emitOpError("the chunk schedule failed its replay: ")
                << llvm::toString(std::move(err));
+      // Training: the refresh of the chunks carried into the next
+      // iteration, replayed beside the schedule's transfers on the
+      // iteration as the update pipeline ran it. Each weight's bytes
+      // follow its last reader in the schedule's steps.
+      if (o.training && s.update && p.plan.iterations == 1) {
+        std::vector<int> lastRead(dev0.weights.size(), -1);
+        for (auto [position, at] : llvm::enumerate(dev0.layout.positions))
+          for (WeightOp w : dev0.steps[at.step].weights)
+            lastRead[dev0.weights.find(w) - dev0.weights.begin()] =
+                static_cast<int>(position);
+        const lm::IterationTrace &trace = s.update->trace;
+        std::vector<lm::Refresh> refreshes;
+        for (auto [x, i] : llvm::enumerate(s.tensorWeights)) {
+          auto [start, end] = trace.uploads[x];
+          if (end > start)
+            refreshes.push_back({p.chunkOf[i],
+                                 (dev0.weights.begin() + i)->second.bytes,
+                                 lastRead[i], start, end});
+        }
+        if (llvm::Error err =
+                lm::simulateRefresh(p.problem, p.plan, refreshes,
+                                    trace.stepStarts, trace.nextStart))
+          return func.emitOpError(
+                     "the refresh of carried chunks failed its replay: ")
+                 << llvm::toString(std::move(err));
+        p.refreshesReplayed = static_cast<int64_t>(refreshes.size());
+      }
       // Each chunk fetched moves its home copy's share of its bytes over
       // the link (all of them, unless it is streamed in ZeRO-3 shards).
       std::vector<double> shares(p.problem.chunkBytes.size(), 1.0);
@@ -2409,17 +2441,22 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
         c->update->hostToDeviceSeconds * 1e3, c->update->computeSeconds * 1e3,
         c->update->waitSeconds * 1e3, c->update->serialSeconds * 1e3);
   if (c->params != Tier::Device)
-    os << llvm::formatv("  chunks: {0} of up to {1}, {2} resident{6}, {3} "
-                        "fetches per step ({4} iteration period), stalls "
-                        "{5:F3} ms; replayed by the simulator: ok\n",
-                        p.problem.chunkBytes.size(), bytesText(c->chunkBytes),
-                        p.plan.residentAtStart.size(),
-                        double(p.plan.fetches.size()) / p.plan.iterations,
-                        p.plan.iterations, p.plan.stallSeconds * 1e3,
-                        p.plan.dropped.empty()
-                            ? std::string()
-                            : llvm::formatv(" ({0} more released after their "
-                                            "last read, not carried)",
-                                            p.plan.dropped.size())
-                                  .str());
+    os << llvm::formatv(
+        "  chunks: {0} of up to {1}, {2} resident{6}, {3} "
+        "fetches per step ({4} iteration period), stalls "
+        "{5:F3} ms; replayed by the simulator: ok{7}\n",
+        p.problem.chunkBytes.size(), bytesText(c->chunkBytes),
+        p.plan.residentAtStart.size(),
+        double(p.plan.fetches.size()) / p.plan.iterations, p.plan.iterations,
+        p.plan.stallSeconds * 1e3,
+        p.plan.dropped.empty()
+            ? std::string()
+            : llvm::formatv(" ({0} more released after their "
+                            "last read, not carried)",
+                            p.plan.dropped.size())
+                  .str(),
+        p.refreshesReplayed > 0
+            ? llvm::formatv(", with {0} refresh uploads", p.refreshesReplayed)
+                  .str()
+            : std::string());
 }

@@ -176,8 +176,14 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
     }
     return true;
   };
+  // The trace of the iteration before the current one, and the current
+  // one's, absolute until the loop ends.
+  IterationTrace previous, current;
   int cycle = 0;
   for (int k = 0; k < maxIterations && !cycle; ++k) {
+    previous = std::move(current);
+    current.stepStarts.assign(n, 0);
+    current.uploads.assign(m, {0, 0});
     int source = k - 1 - p.staleness; // whose updates this iteration reads
     const std::vector<double> &reads = landed[(source + keep) % keep];
     double wait = 0;
@@ -187,6 +193,7 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
         for (int x : p.waitsFor[s])
           start = std::max(start, reads[x]);
       start = roomFor(completedBytes[s], start);
+      current.stepStarts[s] = start;
       wait += start - device;
       stepEnd[s] = start + p.stepSeconds[s];
       device = stepEnd[s];
@@ -222,9 +229,11 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
       const OffloadedTensor &tensor = p.tensors[x];
       double ready = std::max(updated[j % keep][x],
                               stepEnd[tensor.readyAfterStep]);
-      if (tensor.uploadBytes > 0)
-        ready = up = std::max(ready, up) +
-                     transfer(tensor.uploadBytes, p.hostToDevice);
+      if (tensor.uploadBytes > 0) {
+        double start = std::max(ready, up);
+        ready = up = start + transfer(tensor.uploadBytes, p.hostToDevice);
+        current.uploads[x] = {start, up};
+      }
       if (tensor.gatherSeconds > 0)
         ready = network = std::max(ready, network) + tensor.gatherSeconds;
       landed[j % keep][x] = ready;
@@ -243,5 +252,18 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
   t.stepSeconds = (iterationEnd[last] - iterationEnd[last - window]) / window;
   for (int k = last - window + 1; k <= last; ++k)
     t.waitSeconds += waited[k] / window;
+  // (The loop ran at least 4 iterations, so both traces exist.)
+  double origin = n ? previous.stepStarts.front() : 0;
+  t.trace = std::move(previous);
+  for (double &s : t.trace.stepStarts)
+    s -= origin;
+  for (auto &[start, end] : t.trace.uploads)
+    if (end > start) {
+      start -= origin;
+      end -= origin;
+    } else {
+      start = end = 0;
+    }
+  t.trace.nextStart = (n ? current.stepStarts.front() : 0) - origin;
   return t;
 }

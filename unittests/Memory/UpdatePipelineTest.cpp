@@ -90,7 +90,13 @@ TEST(UpdatePipeline, UploadsAfterAnEarlierStep) {
   p.stepSeconds = {1, 1, 1, 3};
   p.tensors[0].updateSeconds = 0;
   p.hostToDevice = 0.5;
-  EXPECT_DOUBLE_EQ(simulateOrFail(p).stepSeconds, 9);
+  UpdateTimeline t = simulateOrFail(p);
+  EXPECT_DOUBLE_EQ(t.stepSeconds, 9);
+  // The trace of an iteration says so, from its first step's start.
+  EXPECT_EQ(t.trace.stepStarts, (std::vector<double>{0, 1, 2, 3}));
+  EXPECT_EQ(t.trace.uploads,
+            (std::vector<std::pair<double, double>>{{7, 9}, {5, 7}}));
+  EXPECT_DOUBLE_EQ(t.trace.nextStart, 9);
   // The link busy with other transfers through step 2 (ends at 3) delays
   // nothing; through the last step (ends at 6), b goes up 6-8 and a 8-10.
   p.uploadsAfterStep = 2;

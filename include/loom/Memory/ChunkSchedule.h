@@ -177,6 +177,34 @@ ChunkPlan carryFewer(const ChunkProblem &problem, ChunkPlan plan, double toBeat,
 /// Independent of planChunks' bookkeeping.
 llvm::Error simulateChunks(const ChunkProblem &problem, const ChunkPlan &plan);
 
+/// An upload into a chunk's device copy of bytes the host's update rewrote
+/// (the refresh of a chunk carried into the next iteration), on the same
+/// link as the plan's fetches.
+struct Refresh {
+  int chunk = 0;
+  double bytes = 0;  // of the chunk's stale bytes it brings up to date
+  int afterStep = 0; // the last step reading those bytes
+  double start = 0, end = 0;
+};
+
+/// Replays the refresh of `plan` (of one iteration) on the iteration as the
+/// update pipeline ran it: `stepStarts`, when each step starts in seconds
+/// from the first step's start, each lasting what it does in the plan (its
+/// stalls included), and `nextStart`, when the next iteration's first step
+/// starts; the plan's fetches and reloads move with the steps around them
+/// (widened where a step is held back). Reports the first violation: a
+/// refresh overlapping a fetch, a reload or another refresh on the link,
+/// starting before its `afterStep` has ended or before its chunk's last
+/// fetch of the iteration has arrived, ending after the next iteration
+/// starts, or of a chunk not carried into the next iteration (released or
+/// not on the device); a chunk carried with fewer (or more) of its stale
+/// bytes refreshed than the host rewrote; steps overlapping in the given
+/// timeline. Independent of the update pipeline's bookkeeping.
+llvm::Error simulateRefresh(const ChunkProblem &problem, const ChunkPlan &plan,
+                            const std::vector<Refresh> &refreshes,
+                            const std::vector<double> &stepStarts,
+                            double nextStart);
+
 /// The chunks on the device at the start of each iteration of `plan`'s
 /// period (the first is `residentAtStart`). Training rewrites their
 /// trainable bytes on the host at every one of these boundaries.

@@ -233,6 +233,9 @@ struct MemoryPlacement {
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
   double lowerBoundH2D = 0; // bytes per step, for the chosen placement
+  /// Training: the refresh uploads of carried chunks replayed beside the
+  /// chunk schedule (simulateRefresh).
+  int64_t refreshesReplayed = 0;
   /// The chosen placement's buffers at fixed offsets in each tier, for a
   /// program on one pipeline device whose micro-batches run one after
   /// another (written to the IR).

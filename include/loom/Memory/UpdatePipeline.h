@@ -74,6 +74,19 @@ struct UpdateProblem {
   double stagingBytes = 0;
 };
 
+/// One iteration of the steady state as the pipeline runs it, in seconds
+/// from its first step's start (where its fetches may begin): when each
+/// step starts (later than the steps before it end where gradient staging
+/// holds it back), when each tensor's upload issued in it is on the
+/// host-to-device link (start == end: it uploads nothing), and when the
+/// next iteration's first step starts. Where the steady state is periodic
+/// over several iterations, the one before the last replayed.
+struct IterationTrace {
+  std::vector<double> stepStarts;
+  std::vector<std::pair<double, double>> uploads; // per tensor
+  double nextStart = 0;
+};
+
 /// The steady state.
 struct UpdateTimeline {
   double stepSeconds = 0;    // one iteration, from one steady state period
@@ -85,6 +98,8 @@ struct UpdateTimeline {
   /// The same work done one resource after another, none overlapped (the
   /// serial bound the pipeline improves on).
   double serialSeconds = 0;
+  /// For replaying the uploads beside other transfers (simulateRefresh).
+  IterationTrace trace;
 };
 
 /// Errors: a tensor ready after a step that does not exist, uploads after
