@@ -819,6 +819,32 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
   return llvm::Error::success();
 }
 
+// Step s covers [planStart(s), stepEnds[s]] of the plan's clock and starts
+// at stepStarts[s] on the timeline.
+double loom::memory::PlanOnTimeline::planStart(size_t s) const {
+  return s ? plan.stepEnds[s - 1] : 0.0;
+}
+
+double loom::memory::PlanOnTimeline::stepEnd(size_t s) const {
+  return stepStarts[s] + plan.stepEnds[s] - planStart(s);
+}
+
+double loom::memory::PlanOnTimeline::early(double t) const {
+  const std::vector<double> &ends = plan.stepEnds;
+  size_t s = std::min<size_t>(llvm::lower_bound(ends, t) - ends.begin(),
+                              ends.size() - 1);
+  return stepStarts[s] + t - planStart(s);
+}
+
+double loom::memory::PlanOnTimeline::late(double t) const {
+  const std::vector<double> &ends = plan.stepEnds;
+  size_t s = std::min<size_t>(llvm::upper_bound(ends, t) - ends.begin(),
+                              ends.size() - 1);
+  while (s > 0 && planStart(s) > t)
+    --s;
+  return stepStarts[s] + t - planStart(s);
+}
+
 llvm::Error loom::memory::simulateRefresh(const ChunkProblem &problem,
                                           const ChunkPlan &plan,
                                           const std::vector<Refresh> &refreshes,
@@ -832,13 +858,8 @@ llvm::Error loom::memory::simulateRefresh(const ChunkProblem &problem,
   if (stepStarts.size() != n)
     return fail(llvm::formatv("the timeline starts {0} steps, the plan has {1}",
                               stepStarts.size(), n));
-  const std::vector<double> &ends = plan.stepEnds;
-  auto planStart = [&](size_t s) { return s ? ends[s - 1] : 0.0; };
-  // Step s covers [planStart(s), ends[s]] of the plan's clock and starts
-  // at stepStarts[s] in the timeline's.
-  auto stepEnd = [&](size_t s) {
-    return stepStarts[s] + ends[s] - planStart(s);
-  };
+  PlanOnTimeline on(plan, stepStarts);
+  auto stepEnd = [&](size_t s) { return on.stepEnd(s); };
   for (size_t s = 0; s < n; ++s)
     if (s ? stepStarts[s] + 1e-12 < stepEnd(s - 1) : stepStarts[s] != 0)
       return fail(llvm::formatv("step {0} starts at {1:F3} ms in the timeline, "
@@ -848,20 +869,8 @@ llvm::Error loom::memory::simulateRefresh(const ChunkProblem &problem,
     return fail(llvm::formatv("the next iteration starts at {0:F3} ms, before "
                               "this one's last step ends ({1:F3} ms)",
                               nextStart * 1e3, stepEnd(n - 1) * 1e3));
-  // A time of the plan's, moved with its step: a transfer's start with the
-  // first step whose interval holds it, its end with the last.
-  auto early = [&](double t) {
-    size_t s =
-        std::min<size_t>(llvm::lower_bound(ends, t) - ends.begin(), n - 1);
-    return stepStarts[s] + t - planStart(s);
-  };
-  auto late = [&](double t) {
-    size_t s = llvm::upper_bound(ends, t) - ends.begin();
-    s = std::min(s, n - 1);
-    while (s > 0 && planStart(s) > t)
-      --s;
-    return stepStarts[s] + t - planStart(s);
-  };
+  auto early = [&](double t) { return on.early(t); };
+  auto late = [&](double t) { return on.late(t); };
   // The link: (start, end, what).
   std::vector<std::tuple<double, double, std::string>> link;
   std::vector<double> lastArrival(chunks, -1);

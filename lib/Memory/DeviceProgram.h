@@ -133,6 +133,47 @@ struct DeviceProgram {
   double padding = 0;       // waiting for the pipeline's last device
 };
 
+/// A device's iteration as the resident placements run it: idle until its
+/// first forward, one micro-batch's forward steps (the first, which waits
+/// for the updates), the rest of the schedule, in training the last
+/// micro-batch's backward steps in reverse (which complete the gradients),
+/// then the exposed gradient synchronisation of what the device still
+/// updates itself (`share`) and the wait for the pipeline's last device.
+/// Each step's seconds, and with `names` its name.
+inline std::vector<double>
+framedSteps(const DeviceProgram &dev, double share, bool training,
+            std::vector<std::string> *names = nullptr) {
+  auto opName = [](const OpStep &s) {
+    return s.op->getName().getStringRef().str();
+  };
+  std::vector<double> seq = {dev.times.firstForwardStart};
+  if (names)
+    names->push_back("before the first forward");
+  double forward = 0, backward = 0;
+  for (const OpStep &s : dev.steps) {
+    seq.push_back(s.forward);
+    forward += s.forward;
+    if (names)
+      names->push_back("forward " + opName(s));
+  }
+  for (const OpStep &s : dev.steps)
+    backward += s.rerunsBefore + s.backward;
+  seq.push_back(std::max(0.0, dev.times.finish - dev.times.firstForwardStart -
+                                  forward - backward));
+  if (names)
+    names->push_back("the rest of the schedule");
+  if (training)
+    for (const OpStep &s : llvm::reverse(dev.steps)) {
+      seq.push_back(s.rerunsBefore + s.backward);
+      if (names)
+        names->push_back("backward " + opName(s));
+    }
+  seq.push_back(share * dev.times.gradSyncExposed + dev.padding);
+  if (names)
+    names->push_back("gradient synchronisation and pipeline wait");
+  return seq;
+}
+
 /// A split of a streamed optimizer (`kept` updated on the device): the
 /// weights (indices into `dev.weights`) whose device update reads a copy of
 /// their parameters uploaded after the backward, those that need them

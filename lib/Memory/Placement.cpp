@@ -372,6 +372,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   p.clusterName = e.clusterName;
   p.delayedUpdate = o.delayedUpdate;
   p.streamSharded = o.streamSharded;
+  p.training = o.training;
   p.devices = e.devices;
   p.pipelineDevices = P;
   p.dataParallel = e.dataParallel;
@@ -593,30 +594,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       priced.timeline = *timeline;
     return priced;
   };
-  // A device's iteration as the resident placements run it: idle until its
-  // first forward, one micro-batch's forward steps (the first, which waits
-  // for the updates), the rest of the schedule, the last micro-batch's
-  // backward steps in reverse (which complete the gradients), then the
-  // exposed gradient synchronisation of what the device still updates
-  // itself (`share`) and the wait for the pipeline's last device.
-  auto framedSteps = [&](const DeviceProgram &dev, double share) {
-    std::vector<double> seq = {dev.times.firstForwardStart};
-    double forward = 0, backward = 0;
-    for (const OpStep &s : dev.steps) {
-      seq.push_back(s.forward);
-      forward += s.forward;
-    }
-    for (const OpStep &s : dev.steps)
-      backward += s.rerunsBefore + s.backward;
-    seq.push_back(std::max(0.0, dev.times.finish - dev.times.firstForwardStart -
-                                    forward - backward));
-    if (o.training)
-      for (const OpStep &s : llvm::reverse(dev.steps))
-        seq.push_back(s.rerunsBefore + s.backward);
-    seq.push_back(share * dev.times.gradSyncExposed + dev.padding);
-    return seq;
-  };
-
   auto shortfall = [](StringRef tier, double need, double have) {
     return llvm::formatv("{0} needs {1}, has {2} ({3} short)", tier,
                          bytesText(need), bytesText(have),
@@ -653,9 +630,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     if (!why.empty() && c.why.empty())
       c.why = where + why;
     c.feasible = c.why.empty();
-    // The slowest device's update pipeline is the one reported.
-    if (part.update && (!c.update || part.stepSeconds >= c.stepSeconds))
-      c.update = part.update;
+    // The slowest device's update pipeline (and steps) is the one reported.
+    if (part.update ? !c.update || part.stepSeconds >= c.stepSeconds
+                    : !c.update && part.stepSeconds >= c.stepSeconds) {
+      if (part.update)
+        c.update = part.update;
+      c.reportedDevice = &dev - devices.data();
+    }
     c.stepSeconds = std::max(c.stepSeconds, part.stepSeconds);
     c.devicePeak = std::max(c.devicePeak, part.devicePeak);
     c.hostPeak = std::max(c.hostPeak, part.hostPeak);
@@ -731,9 +712,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       part.nvmeUsed = away == Tier::Nvme ? offState : 0;
       part.nvmeBytes = away == Tier::Nvme ? 2 * offState : 0;
       PricedUpdate u = priceUpdate(
-          dev, framedSteps(dev, share), /*framed=*/true, kept, away,
-          share * dev.times.optimizerStep, /*barrier=*/false,
-          [&](size_t i) { return (dev.weights.begin() + i)->second.offloaded(); });
+          dev, framedSteps(dev, share, o.training), /*framed=*/true, kept, away,
+          share * dev.times.optimizerStep, /*barrier=*/false, [&](size_t i) {
+            return (dev.weights.begin() + i)->second.offloaded();
+          });
       part.h2dBytes = u.h2dBytes;
       part.d2hBytes = u.d2hBytes;
       part.update = u.timeline;
@@ -1390,11 +1372,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         const lm::IterationTrace &trace = s.update->trace;
         std::vector<lm::Refresh> refreshes;
         for (auto [x, i] : llvm::enumerate(s.tensorWeights)) {
-          auto [start, end] = trace.uploads[x];
-          if (end > start)
+          const lm::Interval &up = trace.tensors[x].up;
+          if (!up.empty())
             refreshes.push_back({p.chunkOf[i],
                                  (dev0.weights.begin() + i)->second.bytes,
-                                 lastRead[i], start, end});
+                                 lastRead[i], up.start, up.end});
         }
         if (llvm::Error err =
                 lm::simulateRefresh(p.problem, p.plan, refreshes,

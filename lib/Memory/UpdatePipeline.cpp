@@ -183,7 +183,8 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
   for (int k = 0; k < maxIterations && !cycle; ++k) {
     previous = std::move(current);
     current.stepStarts.assign(n, 0);
-    current.uploads.assign(m, {0, 0});
+    current.stepEnds.assign(n, 0);
+    current.tensors.assign(m, TensorTimes());
     int source = k - 1 - p.staleness; // whose updates this iteration reads
     const std::vector<double> &reads = landed[(source + keep) % keep];
     double wait = 0;
@@ -195,26 +196,35 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
       start = roomFor(completedBytes[s], start);
       current.stepStarts[s] = start;
       wait += start - device;
-      stepEnd[s] = start + p.stepSeconds[s];
+      stepEnd[s] = current.stepEnds[s] = start + p.stepSeconds[s];
       device = stepEnd[s];
       // Its gradients go down as it ends and are updated.
       for (int x : completes[s]) {
         const OffloadedTensor &tensor = p.tensors[x];
         double ready = stepEnd[s];
-        if (tensor.reduceSeconds > 0)
-          ready = network = std::max(ready, network) + tensor.reduceSeconds;
-        if (tensor.gradientBytes > 0)
-          ready = down = std::max(ready, down) +
-                         transfer(tensor.gradientBytes, p.deviceToHost);
+        TensorTimes &times = current.tensors[x];
+        if (tensor.reduceSeconds > 0) {
+          times.reduce.start = std::max(ready, network);
+          ready = network = times.reduce.end =
+              times.reduce.start + tensor.reduceSeconds;
+        }
+        if (tensor.gradientBytes > 0) {
+          times.down.start = std::max(ready, down);
+          ready = down = times.down.end =
+              times.down.start + transfer(tensor.gradientBytes, p.deviceToHost);
+        }
         if (p.stagingBytes > 0 && tensor.gradientBytes > 0) {
           staged.emplace_back(ready, tensor.gradientBytes);
           stagedBytes += tensor.gradientBytes;
         }
-        updated[k % keep][x] = cpu = std::max(ready, cpu) + tensor.updateSeconds;
+        times.update.start = std::max(ready, cpu);
+        updated[k % keep][x] = cpu = times.update.end =
+            times.update.start + tensor.updateSeconds;
       }
     }
     if (p.uploadsAfterStep >= 0)
       up = std::max(up, stepEnd[p.uploadsAfterStep]);
+    current.deviceUpdate = {device, device + p.deviceUpdateSeconds};
     device += p.deviceUpdateSeconds;
     iterationEnd.push_back(device);
     waited.push_back(wait);
@@ -229,13 +239,17 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
       const OffloadedTensor &tensor = p.tensors[x];
       double ready = std::max(updated[j % keep][x],
                               stepEnd[tensor.readyAfterStep]);
+      TensorTimes &times = current.tensors[x];
       if (tensor.uploadBytes > 0) {
-        double start = std::max(ready, up);
-        ready = up = start + transfer(tensor.uploadBytes, p.hostToDevice);
-        current.uploads[x] = {start, up};
+        times.up.start = std::max(ready, up);
+        ready = up = times.up.end =
+            times.up.start + transfer(tensor.uploadBytes, p.hostToDevice);
       }
-      if (tensor.gatherSeconds > 0)
-        ready = network = std::max(ready, network) + tensor.gatherSeconds;
+      if (tensor.gatherSeconds > 0) {
+        times.gather.start = std::max(ready, network);
+        ready = network = times.gather.end =
+            times.gather.start + tensor.gatherSeconds;
+      }
       landed[j % keep][x] = ready;
     }
     backlog.push_back({std::max(0.0, down - device),
@@ -255,15 +269,20 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
   // (The loop ran at least 4 iterations, so both traces exist.)
   double origin = n ? previous.stepStarts.front() : 0;
   t.trace = std::move(previous);
-  for (double &s : t.trace.stepStarts)
-    s -= origin;
-  for (auto &[start, end] : t.trace.uploads)
-    if (end > start) {
-      start -= origin;
-      end -= origin;
-    } else {
-      start = end = 0;
-    }
+  auto shift = [&](Interval &i) {
+    i = i.empty() ? Interval() : Interval{i.start - origin, i.end - origin};
+  };
+  for (size_t s = 0; s < n; ++s) {
+    t.trace.stepStarts[s] -= origin;
+    t.trace.stepEnds[s] -= origin;
+  }
+  shift(t.trace.deviceUpdate);
+  for (auto [x, times] : llvm::enumerate(t.trace.tensors)) {
+    times.name = p.tensors[x].name;
+    for (Interval *i :
+         {&times.reduce, &times.down, &times.update, &times.up, &times.gather})
+      shift(*i);
+  }
   t.trace.nextStart = (n ? current.stepStarts.front() : 0) - origin;
   return t;
 }

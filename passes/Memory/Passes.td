@@ -94,6 +94,11 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
            "Refuse a placement whose static memory plan, replayed against "
            "the tiers' capacities, overflows one, and choose again without "
            "it (false: keep it and report the overflow in the table)">,
+    Option<"timeline", "timeline", "std::string", "\"\"",
+           "Write the chosen placement's steady-state iteration to this file "
+           "as a Chrome trace (trace-event JSON for chrome://tracing or "
+           "Perfetto): the device's steps, each link, the CPU optimizer and "
+           "the network, one lane each">,
     Option<"table", "table", "std::string", "\"-\"",
            "Write the readable table here ('-' = stderr, 'none' = nowhere)">,
   ];

@@ -86,6 +86,13 @@ struct LoomPlaceMemoryPass
     FailureOr<MemoryPlacement> placement = placeMemory(module, o);
     if (failed(placement))
       return signalPassFailure();
+    if (!timeline.empty())
+      if (llvm::Error err = writeTimeline(*placement, timeline)) {
+        emitError(module.getLoc(),
+                  "loom-place-memory: cannot write the timeline ")
+            << timeline << ": " << llvm::toString(std::move(err));
+        return signalPassFailure();
+      }
     if (table == "none")
       return;
     if (table == "-") {

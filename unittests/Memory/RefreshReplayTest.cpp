@@ -1,4 +1,5 @@
-//===- RefreshReplayTest.cpp - carried chunks refreshed beside the schedule ===//
+//===- RefreshReplayTest.cpp - carried chunks refreshed beside the schedule
+//===//
 //
 // simulateRefresh replays the uploads that refresh the chunks a plan of one
 // iteration carries into the next (the host's update rewrote them) on the
@@ -71,17 +72,18 @@ TEST(RefreshReplay, CarriedChunksRefreshedAfterTheirLastRead) {
                     double next = 9e-3) {
     std::vector<Refresh> r = refresh;
     edit(r);
-    return refusal(simulateRefresh(p, *plan, r, timeline.empty() ? starts : timeline,
-                                   next));
+    return refusal(simulateRefresh(p, *plan, r,
+                                   timeline.empty() ? starts : timeline, next));
   };
   EXPECT_NE(broken([](auto &r) { r.pop_back(); })
                 .find("chunk 0 is carried with 1000000 stale bytes, but 0 are "
                       "refreshed"),
             std::string::npos);
-  EXPECT_NE(broken([](auto &r) { r[2].start = 6.5e-3, r[2].end = 7.5e-3; })
-                .find("the refresh of chunk 1 starts at 6.500 ms, before step 6 "
-                      "has read it (7.000 ms)"),
-            std::string::npos);
+  EXPECT_NE(
+      broken([](auto &r) { r[2].start = 6.5e-3, r[2].end = 7.5e-3; })
+          .find("the refresh of chunk 1 starts at 6.500 ms, before step 6 "
+                "has read it (7.000 ms)"),
+      std::string::npos);
   EXPECT_NE(broken([](auto &r) { r[1].start = 6.5e-3, r[1].end = 7.5e-3; })
                 .find("the refresh of chunk 1 starts at 7.000 ms, while the "
                       "refresh of chunk 2 holds the link until 7.500 ms"),
@@ -90,15 +92,17 @@ TEST(RefreshReplay, CarriedChunksRefreshedAfterTheirLastRead) {
                 .find("the refresh of chunk 0 ends at 9.000 ms, after the next "
                       "iteration starts (8.500 ms)"),
             std::string::npos);
-  EXPECT_NE(broken([](auto &r) { r[3].afterStep = 6; })
-                .find("follows step 6, which does not read it"),
+  EXPECT_NE(broken([](auto &r) {
+              r[3].afterStep = 6;
+            }).find("follows step 6, which does not read it"),
             std::string::npos);
   // A step held back 2 ms (gradient staging) moves what follows it.
   std::vector<double> held = starts;
   for (int s = 5; s < 8; ++s)
     held[s] += 2e-3;
-  EXPECT_NE(broken([](auto &) {}, held, 11e-3).find("before step 5 has read it"),
-            std::string::npos);
+  EXPECT_NE(
+      broken([](auto &) {}, held, 11e-3).find("before step 5 has read it"),
+      std::string::npos);
   EXPECT_EQ(broken(
                 [](auto &r) {
                   for (Refresh &x : r)
@@ -109,7 +113,8 @@ TEST(RefreshReplay, CarriedChunksRefreshedAfterTheirLastRead) {
             "");
   std::vector<double> overlapping = starts;
   overlapping[3] = 2.5e-3;
-  EXPECT_NE(broken([](auto &) {}, overlapping).find("step 3 starts at 2.500 ms in the timeline"),
+  EXPECT_NE(broken([](auto &) {}, overlapping)
+                .find("step 3 starts at 2.500 ms in the timeline"),
             std::string::npos);
 }
 
@@ -144,10 +149,11 @@ TEST(RefreshReplay, ReleasedChunksAreNotRefreshed) {
   EXPECT_EQ(plan.fetches[1].chunk, 2);
   double afterFirst = plan.stepEnds[0];
   ASSERT_LT(afterFirst, plan.fetches[1].end);
-  EXPECT_NE(refusal(simulateRefresh(p, plan,
-                                    {{0, 0.5 * MB, 0, afterFirst, afterFirst + 0.5e-3},
-                                     {0, 0.5 * MB, 7, last, last + 0.5e-3}},
-                                    starts, last + 1e-3))
+  EXPECT_NE(refusal(simulateRefresh(
+                        p, plan,
+                        {{0, 0.5 * MB, 0, afterFirst, afterFirst + 0.5e-3},
+                         {0, 0.5 * MB, 7, last, last + 0.5e-3}},
+                        starts, last + 1e-3))
                 .find("holds the link"),
             std::string::npos);
 }
@@ -191,9 +197,10 @@ TEST(RefreshReplay, RandomPipelinesRefreshBesideTheSchedule) {
       llvm::consumeError(belady.takeError());
       continue;
     }
-    ChunkPlan fewest = carryFewer(p, *belady, INFINITY, [](const ChunkPlan &plan) {
-      return plan.iterationSeconds + plan.residentAtStart.size();
-    });
+    ChunkPlan fewest =
+        carryFewer(p, *belady, INFINITY, [](const ChunkPlan &plan) {
+          return plan.iterationSeconds + plan.residentAtStart.size();
+        });
     for (const ChunkPlan &plan : {*belady, fewest}) {
       // The update pipeline as placement prices a streamed step: one tensor
       // per chunk, its gradient ready after the chunk's last read, its
@@ -202,7 +209,8 @@ TEST(RefreshReplay, RandomPipelinesRefreshBesideTheSchedule) {
       // transfer has ended.
       UpdateProblem up;
       for (size_t s = 0; s < plan.stepEnds.size(); ++s)
-        up.stepSeconds.push_back(plan.stepEnds[s] - (s ? plan.stepEnds[s - 1] : 0));
+        up.stepSeconds.push_back(plan.stepEnds[s] -
+                                 (s ? plan.stepEnds[s - 1] : 0));
       up.waitsFor.resize(up.stepSeconds.size());
       up.deviceToHost = up.hostToDevice = p.hostToDevice;
       up.linkLatency = p.linkLatency;
@@ -226,21 +234,22 @@ TEST(RefreshReplay, RandomPipelinesRefreshBesideTheSchedule) {
       for (const Fetch &f : plan.fetches)
         lastTransfer = std::max(lastTransfer, f.end);
       up.uploadsAfterStep =
-          lastTransfer > 0 ? static_cast<int>(llvm::lower_bound(plan.stepEnds, lastTransfer) -
-                                               plan.stepEnds.begin())
+          lastTransfer > 0 ? static_cast<int>(llvm::lower_bound(plan.stepEnds,
+                                                                lastTransfer) -
+                                              plan.stepEnds.begin())
                            : -1;
       // A third of them stage gradients through 2 MB, holding steps back.
       if (seed % 3 == 0)
         up.stagingBytes = 2 * MB;
       llvm::Expected<UpdateTimeline> timeline = simulateUpdates(up);
-      ASSERT_TRUE(!!timeline) << "seed " << seed << ": "
-                              << llvm::toString(timeline.takeError());
+      ASSERT_TRUE(!!timeline)
+          << "seed " << seed << ": " << llvm::toString(timeline.takeError());
       const IterationTrace &trace = timeline->trace;
       std::vector<Refresh> refresh;
       for (auto [x, c] : llvm::enumerate(chunkOfTensor))
-        if (trace.uploads[x].second > trace.uploads[x].first)
-          refresh.push_back({c, p.staleBytes[c], lastReadStep(p, c),
-                             trace.uploads[x].first, trace.uploads[x].second});
+        if (const Interval &up = trace.tensors[x].up; !up.empty())
+          refresh.push_back(
+              {c, p.staleBytes[c], lastReadStep(p, c), up.start, up.end});
       EXPECT_EQ(refusal(simulateRefresh(p, plan, refresh, trace.stepStarts,
                                         trace.nextStart)),
                 "")

@@ -93,10 +93,20 @@ TEST(UpdatePipeline, UploadsAfterAnEarlierStep) {
   UpdateTimeline t = simulateOrFail(p);
   EXPECT_DOUBLE_EQ(t.stepSeconds, 9);
   // The trace of an iteration says so, from its first step's start.
-  EXPECT_EQ(t.trace.stepStarts, (std::vector<double>{0, 1, 2, 3}));
-  EXPECT_EQ(t.trace.uploads,
-            (std::vector<std::pair<double, double>>{{7, 9}, {5, 7}}));
-  EXPECT_DOUBLE_EQ(t.trace.nextStart, 9);
+  const IterationTrace &trace = t.trace;
+  EXPECT_EQ(trace.stepStarts, (std::vector<double>{0, 1, 2, 3}));
+  EXPECT_EQ(trace.stepEnds, (std::vector<double>{1, 2, 3, 6}));
+  ASSERT_EQ(trace.tensors.size(), 2u);
+  const TensorTimes &a = trace.tensors[0], &b = trace.tensors[1];
+  EXPECT_EQ(b.name, "b");
+  auto is = [](const Interval &i, double start, double end) {
+    return i.start == start && i.end == end;
+  };
+  EXPECT_TRUE(is(b.down, 3, 4) && is(b.update, 4, 5) && is(b.up, 5, 7));
+  EXPECT_TRUE(is(a.down, 6, 7) && a.update.empty() && is(a.up, 7, 9));
+  EXPECT_TRUE(a.reduce.empty() && a.gather.empty() &&
+              trace.deviceUpdate.empty());
+  EXPECT_DOUBLE_EQ(trace.nextStart, 9);
   // The link busy with other transfers through step 2 (ends at 3) delays
   // nothing; through the last step (ends at 6), b goes up 6-8 and a 8-10.
   p.uploadsAfterStep = 2;

@@ -187,6 +187,26 @@ struct Refresh {
   double start = 0, end = 0;
 };
 
+/// Times of a plan of one iteration (with steps) moved onto a timeline
+/// whose steps start at `stepStarts`, each lasting what it does in the
+/// plan, stalls included (the update pipeline's, where gradient staging
+/// may hold a step back): a time within a step moves with it, a transfer's
+/// start with the first step whose interval holds it (`early`), its end
+/// with the last (`late`), so a transfer spanning a held-back step widens.
+class PlanOnTimeline {
+public:
+  PlanOnTimeline(const ChunkPlan &plan, const std::vector<double> &stepStarts)
+      : plan(plan), stepStarts(stepStarts) {}
+  double early(double planTime) const;
+  double late(double planTime) const;
+  double stepEnd(size_t step) const;
+
+private:
+  double planStart(size_t step) const;
+  const ChunkPlan &plan;
+  const std::vector<double> &stepStarts;
+};
+
 /// Replays the refresh of `plan` (of one iteration) on the iteration as the
 /// update pipeline ran it: `stepStarts`, when each step starts in seconds
 /// from the first step's start, each lasting what it does in the plan (its

@@ -199,6 +199,9 @@ struct PlacementCandidate {
   /// The offloaded update pipeline beside the device's steps (training
   /// with the optimizer off the device).
   std::optional<::loom::memory::UpdateTimeline> update;
+  /// The device whose iteration is reported (the slowest; an index into
+  /// the evaluation's pipeline devices), for the timeline.
+  int64_t reportedDevice = 0;
 };
 
 struct MemoryPlacement {
@@ -218,6 +221,7 @@ struct MemoryPlacement {
   /// Per step, as the estimator counts them (placement adds no model
   /// FLOPs), for the placed plan's throughput.
   double modelFlops = 0, globalBatch = 0, peakFlopsPerDevice = 0;
+  bool training = true;
   bool delayedUpdate = false; // as asked; resident placements take it
   bool streamSharded = false; // as asked (PlacementOptions::streamSharded)
   std::vector<PlacementCandidate> candidates; // in the order tried
@@ -289,6 +293,18 @@ FailureOr<MemoryPlacement> placeMemory(ModuleOp module,
                                        const PlacementOptions &options);
 
 void printPlacement(const MemoryPlacement &placement, llvm::raw_ostream &os);
+
+/// Writes the chosen placement's steady-state iteration on its reported
+/// device to `path` as a Chrome trace (trace-event JSON, microseconds, for
+/// chrome://tracing or Perfetto), one lane per resource: the device's steps
+/// and its own optimizer step; the host-to-device link (chunk fetches,
+/// activations coming back, updated parameters going up); the
+/// device-to-host link (gradients going down); the CPU optimizer; the
+/// network (the update's reductions and gathers). From the first step's
+/// start to the next iteration's, as placement priced them. Written whole
+/// or not at all. Errors: nothing fits; the file cannot be written.
+llvm::Error writeTimeline(const MemoryPlacement &placement,
+                          llvm::StringRef path);
 
 /// Removes everything an earlier placeMemory wrote: `loom.memory_plan`,
 /// each weight's `loom.placement`, the static memory plan's `loom.offsets`

@@ -74,16 +74,31 @@ struct UpdateProblem {
   double stagingBytes = 0;
 };
 
+/// When a resource works on something: [start, end) seconds, empty where
+/// it does not.
+struct Interval {
+  double start = 0, end = 0;
+  bool empty() const { return !(end > start); }
+};
+
+/// A tensor's passage through the pipeline's resources in one iteration.
+struct TensorTimes {
+  std::string name;
+  Interval reduce, down, update, up, gather;
+};
+
 /// One iteration of the steady state as the pipeline runs it, in seconds
 /// from its first step's start (where its fetches may begin): when each
-/// step starts (later than the steps before it end where gradient staging
-/// holds it back), when each tensor's upload issued in it is on the
-/// host-to-device link (start == end: it uploads nothing), and when the
-/// next iteration's first step starts. Where the steady state is periodic
-/// over several iterations, the one before the last replayed.
+/// step starts (later than the step before it ends where gradient staging
+/// holds it back) and ends, the device's own update, what each resource
+/// does for each tensor in it (the uploads of the update `staleness`
+/// iterations back), and when the next iteration's first step starts.
+/// Where the steady state is periodic over several iterations, the one
+/// before the last replayed.
 struct IterationTrace {
-  std::vector<double> stepStarts;
-  std::vector<std::pair<double, double>> uploads; // per tensor
+  std::vector<double> stepStarts, stepEnds;
+  Interval deviceUpdate;
+  std::vector<TensorTimes> tensors;
   double nextStart = 0;
 };
 
