@@ -493,6 +493,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     std::vector<size_t> weightOfTensor; // index into dev.weights
     std::string why;
   };
+  // Whether the pipelines priced record an iteration (UpdateProblem::
+  // traceIteration): only the chosen placement's, priced again.
+  bool traceUpdates = false;
   auto priceUpdate = [&](const DeviceProgram &dev, ArrayRef<double> stepSeconds,
                          bool framed, const llvm::DenseSet<Operation *> &kept,
                          Tier away, double deviceUpdate, bool barrier,
@@ -512,6 +515,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         firstReader.try_emplace(w, static_cast<int64_t>(i));
     PricedUpdate priced;
     lm::UpdateProblem up;
+    up.traceIteration = traceUpdates;
     up.stepSeconds.assign(stepSeconds.begin(), stepSeconds.end());
     up.waitsFor.resize(stepSeconds.size());
     up.deviceUpdateSeconds = deviceUpdate;
@@ -664,6 +668,24 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // weights in `kept` stay on the device and are updated there after the
   // backward, the rest go to `away` (host or NVMe) and are updated by the
   // CPU in a pipeline beside the device.
+  auto residentUpdate = [&](const DeviceProgram &dev,
+                            const llvm::DenseSet<Operation *> &kept,
+                            Tier away) {
+    // The share of the device's trainable bytes it updates itself.
+    double keptBytes = 0, trainable = 0;
+    for (auto &[op, w] : dev.weights)
+      if (w.trainable) {
+        trainable += w.bytes;
+        keptBytes += kept.contains(op) ? w.bytes : 0;
+      }
+    double share = trainable > 0 ? keptBytes / trainable : 0;
+    return priceUpdate(dev, framedSteps(dev, share, o.training),
+                       /*framed=*/true, kept, away,
+                       share * dev.times.optimizerStep,
+                       /*barrier=*/false, [&](size_t i) {
+                         return (dev.weights.begin() + i)->second.offloaded();
+                       });
+  };
   auto residentParameters = [&](Tier away,
                                 const llvm::DenseSet<Operation *> &kept) {
     double keptBytes = 0, trainableBytes = 0;
@@ -686,14 +708,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     c.optimizer = away;
     c.deviceOptimizerWeights = kept;
     for (const DeviceProgram &dev : devices) {
-      double keptState = 0, offState = 0, offGradients = 0, offParameters = 0,
-             keptDeviceBytes = 0, deviceTrainable = 0;
+      double keptState = 0, offState = 0, offGradients = 0, offParameters = 0;
       for (auto &[op, w] : dev.weights) {
         if (!w.trainable)
           continue;
-        deviceTrainable += w.bytes;
         if (kept.contains(op)) {
-          keptDeviceBytes += w.bytes;
           keptState += w.gradient() + w.state();
         } else {
           // The host holds this device's shard: its gradient, a parameter
@@ -703,7 +722,6 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           offParameters += w.offloaded();
         }
       }
-      double share = deviceTrainable > 0 ? keptDeviceBytes / deviceTrainable : 0;
       PlacementCandidate part;
       part.devicePeak = dev.otherBytes + dev.parameterBytes + dev.gatherBuffer() +
                         stagingOf(dev, kept) + keptState;
@@ -711,11 +729,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                       (away == Tier::Host ? offState : 0);
       part.nvmeUsed = away == Tier::Nvme ? offState : 0;
       part.nvmeBytes = away == Tier::Nvme ? 2 * offState : 0;
-      PricedUpdate u = priceUpdate(
-          dev, framedSteps(dev, share, o.training), /*framed=*/true, kept, away,
-          share * dev.times.optimizerStep, /*barrier=*/false, [&](size_t i) {
-            return (dev.weights.begin() + i)->second.offloaded();
-          });
+      PricedUpdate u = residentUpdate(dev, kept, away);
       part.h2dBytes = u.h2dBytes;
       part.d2hBytes = u.d2hBytes;
       part.update = u.timeline;
@@ -1343,10 +1357,34 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       p.chosen = static_cast<int>(i);
 
   std::shared_ptr<PlacedPrograms> programs;
+  // The chosen placement's update pipeline, priced again to record an
+  // iteration (the refresh replay and the timeline read it).
+  traceUpdates = true;
+  if (PlacementCandidate *chosen =
+          p.chosen >= 0 ? &p.candidates[p.chosen] : nullptr;
+      chosen && chosen->update && chosen->params == Tier::Device)
+    chosen->update =
+        residentUpdate(devices[chosen->reportedDevice],
+                       chosen->deviceOptimizerWeights, chosen->optimizer)
+            .timeline;
   if (const PlacementCandidate *c = p.best()) {
     if (c->params != Tier::Device) {
-      const Streamed &s = *bestStreamed[streamVariant(
+      Streamed &s = *bestStreamed[streamVariant(
           c->params, c->optimizer, !c->deviceOptimizerWeights.empty())];
+      if (o.training) {
+        std::string why;
+        std::optional<Streamed> traced =
+            priceStreamed(s.problem, s.chunkOf,
+                          s.split >= 0 ? &streamSplits[s.split] : nullptr,
+                          s.from, s.plan, s.optimizer, why);
+        if (!traced)
+          return func.emitOpError("the chosen placement's update cannot be "
+                                  "priced again: ")
+                 << why;
+        s.update = traced->update;
+        s.tensorWeights = std::move(traced->tensorWeights);
+        p.candidates[p.chosen].update = s.update;
+      }
       p.problem = s.problem;
       p.plan = s.plan;
       p.chunkOf = s.chunkOf;

@@ -177,14 +177,27 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
     return true;
   };
   // The trace of the iteration before the current one, and the current
-  // one's, absolute until the loop ends.
+  // one's, absolute until the loop ends (two buffers, swapped: the loop
+  // can run thousands of iterations over thousands of tensors; names are
+  // filled in at the end).
+  // Untraced, each tensor's times go to one scratch entry.
+  const bool tracing = p.traceIteration;
   IterationTrace previous, current;
+  for (IterationTrace *t : {&previous, &current}) {
+    t->stepStarts.assign(n, 0);
+    t->stepEnds.assign(n, 0);
+    t->tensors.resize(tracing ? m : 1);
+  }
+  auto timesOf = [&](int x) -> TensorTimes & {
+    return current.tensors[tracing ? x : 0];
+  };
   int cycle = 0;
   for (int k = 0; k < maxIterations && !cycle; ++k) {
-    previous = std::move(current);
-    current.stepStarts.assign(n, 0);
-    current.stepEnds.assign(n, 0);
-    current.tensors.assign(m, TensorTimes());
+    std::swap(previous, current);
+    current.deviceUpdate = Interval();
+    for (TensorTimes &times : current.tensors)
+      times.reduce = times.down = times.update = times.up = times.gather =
+          Interval();
     int source = k - 1 - p.staleness; // whose updates this iteration reads
     const std::vector<double> &reads = landed[(source + keep) % keep];
     double wait = 0;
@@ -202,7 +215,7 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
       for (int x : completes[s]) {
         const OffloadedTensor &tensor = p.tensors[x];
         double ready = stepEnd[s];
-        TensorTimes &times = current.tensors[x];
+        TensorTimes &times = timesOf(x);
         if (tensor.reduceSeconds > 0) {
           times.reduce.start = std::max(ready, network);
           ready = network = times.reduce.end =
@@ -239,7 +252,7 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
       const OffloadedTensor &tensor = p.tensors[x];
       double ready = std::max(updated[j % keep][x],
                               stepEnd[tensor.readyAfterStep]);
-      TensorTimes &times = current.tensors[x];
+      TensorTimes &times = timesOf(x);
       if (tensor.uploadBytes > 0) {
         times.up.start = std::max(ready, up);
         ready = up = times.up.end =
@@ -267,6 +280,8 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
   for (int k = last - window + 1; k <= last; ++k)
     t.waitSeconds += waited[k] / window;
   // (The loop ran at least 4 iterations, so both traces exist.)
+  if (!tracing)
+    return t;
   double origin = n ? previous.stepStarts.front() : 0;
   t.trace = std::move(previous);
   auto shift = [&](Interval &i) {

@@ -213,6 +213,7 @@ TEST(RefreshReplay, RandomPipelinesRefreshBesideTheSchedule) {
                                  (s ? plan.stepEnds[s - 1] : 0));
       up.waitsFor.resize(up.stepSeconds.size());
       up.deviceToHost = up.hostToDevice = p.hostToDevice;
+      up.traceIteration = true;
       up.linkLatency = p.linkLatency;
       std::vector<bool> carried = onDeviceAtEveryStart(p, plan);
       std::vector<int> chunkOfTensor;

@@ -90,6 +90,7 @@ TEST(UpdatePipeline, UploadsAfterAnEarlierStep) {
   p.stepSeconds = {1, 1, 1, 3};
   p.tensors[0].updateSeconds = 0;
   p.hostToDevice = 0.5;
+  p.traceIteration = true;
   UpdateTimeline t = simulateOrFail(p);
   EXPECT_DOUBLE_EQ(t.stepSeconds, 9);
   // The trace of an iteration says so, from its first step's start.

@@ -72,6 +72,10 @@ struct UpdateProblem {
   /// room for them, so a slow link holds the backward back instead of
   /// filling the device.
   double stagingBytes = 0;
+  /// Record one steady-state iteration (UpdateTimeline::trace). Off by
+  /// default: placement prices many candidates and traces the one it
+  /// chooses.
+  bool traceIteration = false;
 };
 
 /// When a resource works on something: [start, end) seconds, empty where
@@ -113,7 +117,8 @@ struct UpdateTimeline {
   /// The same work done one resource after another, none overlapped (the
   /// serial bound the pipeline improves on).
   double serialSeconds = 0;
-  /// For replaying the uploads beside other transfers (simulateRefresh).
+  /// With UpdateProblem::traceIteration: for replaying the uploads beside
+  /// other transfers (simulateRefresh) and for the timeline.
   IterationTrace trace;
 };
 
