@@ -1362,11 +1362,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   traceUpdates = true;
   if (PlacementCandidate *chosen =
           p.chosen >= 0 ? &p.candidates[p.chosen] : nullptr;
-      chosen && chosen->update && chosen->params == Tier::Device)
-    chosen->update =
-        residentUpdate(devices[chosen->reportedDevice],
-                       chosen->deviceOptimizerWeights, chosen->optimizer)
-            .timeline;
+      chosen && chosen->update && chosen->params == Tier::Device) {
+    for (const DeviceProgram &dev : devices)
+      p.deviceUpdates.push_back(
+          residentUpdate(dev, chosen->deviceOptimizerWeights, chosen->optimizer)
+              .timeline);
+    chosen->update = p.deviceUpdates[chosen->reportedDevice];
+  }
   if (const PlacementCandidate *c = p.best()) {
     if (c->params != Tier::Device) {
       Streamed &s = *bestStreamed[streamVariant(
@@ -1384,6 +1386,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         s.update = traced->update;
         s.tensorWeights = std::move(traced->tensorWeights);
         p.candidates[p.chosen].update = s.update;
+        p.deviceUpdates = {s.update};
       }
       p.problem = s.problem;
       p.plan = s.plan;
@@ -1802,6 +1805,8 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       p.forwardOps = std::move(part.forwardOps);
       p.backwardSteps = std::move(part.backwardSteps);
       p.lowerBoundH2D = part.lowerBoundH2D;
+      p.refreshesReplayed = part.refreshesReplayed;
+      p.deviceUpdates = std::move(part.deviceUpdates);
       p.programs = std::move(part.programs);
       p.weights = std::move(part.weights);
       p.stateShards = std::move(part.stateShards);

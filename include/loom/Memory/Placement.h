@@ -240,6 +240,10 @@ struct MemoryPlacement {
   /// Training: the refresh uploads of carried chunks replayed beside the
   /// chunk schedule (simulateRefresh).
   int64_t refreshesReplayed = 0;
+  /// The chosen placement's update pipeline on each pipeline device, with
+  /// an iteration traced (training with the optimizer off the device;
+  /// streamed parameters have one device), for the timeline.
+  std::vector<std::optional<::loom::memory::UpdateTimeline>> deviceUpdates;
   /// The chosen placement's buffers at fixed offsets in each tier, for a
   /// program on one pipeline device whose micro-batches run one after
   /// another (written to the IR).
@@ -294,9 +298,10 @@ FailureOr<MemoryPlacement> placeMemory(ModuleOp module,
 
 void printPlacement(const MemoryPlacement &placement, llvm::raw_ostream &os);
 
-/// Writes the chosen placement's steady-state iteration on its reported
-/// device to `path` as a Chrome trace (trace-event JSON, microseconds, for
-/// chrome://tracing or Perfetto), one lane per resource: the device's steps
+/// Writes the chosen placement's steady-state iteration on each pipeline
+/// device (a process each) to `path` as a Chrome trace (trace-event JSON,
+/// microseconds, for chrome://tracing or Perfetto), one lane per resource:
+/// the device's steps
 /// and its own optimizer step; the host-to-device link (chunk fetches,
 /// activations coming back, updated parameters going up); the
 /// device-to-host link (gradients going down); the CPU optimizer; the

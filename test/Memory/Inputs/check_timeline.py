@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Checks a --loom-place-memory timeline (Chrome trace-event JSON).
 
-Each lane is one resource, so its events must not overlap. The device's
-steps lie between the iteration's start and the next iteration's; the
+Each pipeline device is a process and each of its resources a lane, so a
+lane's events must not overlap. A device's steps lie between its
+iteration's start and its next iteration's (its "next iteration" mark); the
 update's transfers and CPU work may run into the next iteration (resident
 parameters wait for each weight's upload, not for all of them), but in the
 steady state each lane must be done before its first event comes round
-again, one iteration later. The fetches counted
-in `otherData` are the fetch events. Prints one line per lane with its
-events and busy time, then the iteration's length, and exits non-zero
-naming the first violation.
+again, one iteration later. The fetches counted in `otherData` are the
+fetch events. Prints one line per lane with its events and busy time, then
+the iteration's length, and exits non-zero naming the first violation.
 """
 import json
 import sys
@@ -21,22 +21,32 @@ def main():
         trace = json.load(f)
     events = trace["traceEvents"]
     meta = trace["otherData"]
-    lanes = {}
+    devices = {}  # pid -> name
+    lanes = {}  # (pid, tid) -> name
+    ends = {}  # pid -> the next iteration's start, microseconds
     for e in events:
-        if e["ph"] == "M" and e["name"] == "thread_name":
-            lanes[e["tid"]] = e["args"]["name"]
-    spans = {tid: [] for tid in lanes}
+        if e["ph"] == "M" and e["name"] == "process_name":
+            devices[e["pid"]] = e["args"]["name"]
+        elif e["ph"] == "M" and e["name"] == "thread_name":
+            lanes[(e["pid"], e["tid"])] = e["args"]["name"]
+        elif e["ph"] == "i":
+            ends[e["pid"]] = e["ts"]
+    spans = {lane: [] for lane in lanes}
     for e in events:
         if e["ph"] != "X":
             continue
-        if e["tid"] not in spans:
-            sys.exit(f"{path}: event '{e['name']}' on unnamed lane {e['tid']}")
-        spans[e["tid"]].append((e["ts"], e["ts"] + e["dur"], e["name"]))
-    end = meta["next_iteration_ms"] * 1e3  # microseconds
-    tolerance = 1e-6 * max(1.0, end)
-    for tid, name in sorted(lanes.items()):
+        lane = (e["pid"], e["tid"])
+        if lane not in spans:
+            sys.exit(f"{path}: event '{e['name']}' on unnamed lane {lane}")
+        spans[lane].append((e["ts"], e["ts"] + e["dur"], e["name"]))
+    if meta["devices"] != len(devices) or set(ends) != set(devices):
+        sys.exit(f"{path}: {len(devices)} devices, {len(ends)} with their next "
+                 f"iteration marked, the placement says {meta['devices']}")
+    for (pid, tid), name in sorted(lanes.items()):
+        end = ends[pid]
+        tolerance = 1e-6 * max(1.0, end)
         busy = 0.0
-        ordered = sorted(spans[tid])
+        ordered = sorted(spans[(pid, tid)])
         for k, (start, stop, what) in enumerate(ordered):
             last = end if tid == 0 else end + ordered[0][0]
             if start < -tolerance or stop > last + tolerance:
@@ -48,14 +58,16 @@ def main():
                          f"while '{ordered[k - 1][2]}' runs until "
                          f"{ordered[k - 1][1]:.3f} us")
             busy += stop - start
-        print(f"{name}: {len(ordered)} events, busy {busy / 1e3:.3f} ms")
+        prefix = f"device {pid} " if len(devices) > 1 else ""
+        print(f"{prefix}{name}: {len(ordered)} events, busy {busy / 1e3:.3f} ms")
     fetches = sum(1 for e in events
                   if e["ph"] == "X" and e["name"].startswith("fetch chunk"))
     if fetches != meta["fetches"]:
         sys.exit(f"{path}: {fetches} fetch events, the placement says "
                  f"{meta['fetches']}")
-    print(f"iteration: {end / 1e3:.3f} ms; step: {meta['step_ms']:.3f} ms; "
-          f"{fetches} fetches; placement: {meta['placement']}")
+    print(f"iteration: {meta['next_iteration_ms']:.3f} ms; step: "
+          f"{meta['step_ms']:.3f} ms; {fetches} fetches; placement: "
+          f"{meta['placement']}")
 
 
 if __name__ == "__main__":
