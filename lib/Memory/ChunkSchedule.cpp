@@ -829,27 +829,21 @@ double loom::memory::PlanOnTimeline::stepEnd(size_t s) const {
   return stepStarts[s] + plan.stepEnds[s] - planStart(s);
 }
 
-double loom::memory::PlanOnTimeline::early(double t) const {
+double loom::memory::PlanOnTimeline::at(double t) const {
+  // The first step whose interval holds t: a time at a step's end belongs
+  // to that step (as placement finds the step a transfer ends in), not to
+  // the next, which may be held back.
   const std::vector<double> &ends = plan.stepEnds;
   size_t s = std::min<size_t>(llvm::lower_bound(ends, t) - ends.begin(),
                               ends.size() - 1);
   return stepStarts[s] + t - planStart(s);
 }
 
-double loom::memory::PlanOnTimeline::late(double t) const {
-  const std::vector<double> &ends = plan.stepEnds;
-  size_t s = std::min<size_t>(llvm::upper_bound(ends, t) - ends.begin(),
-                              ends.size() - 1);
-  while (s > 0 && planStart(s) > t)
-    --s;
-  return stepStarts[s] + t - planStart(s);
-}
-
-llvm::Error loom::memory::simulateRefresh(const ChunkProblem &problem,
-                                          const ChunkPlan &plan,
-                                          const std::vector<Refresh> &refreshes,
-                                          const std::vector<double> &stepStarts,
-                                          double nextStart) {
+llvm::Error loom::memory::simulateRefresh(
+    const ChunkProblem &problem, const ChunkPlan &plan,
+    const std::vector<Refresh> &refreshes,
+    const std::vector<double> &stepStarts, double nextStart,
+    const std::vector<std::pair<double, double>> &otherUploads) {
   const size_t n = problem.steps.size(), chunks = problem.chunkBytes.size();
   if (plan.iterations != 1 || plan.stepEnds.size() != n)
     return fail(llvm::formatv("the refresh is replayed on a plan of one "
@@ -869,23 +863,24 @@ llvm::Error loom::memory::simulateRefresh(const ChunkProblem &problem,
     return fail(llvm::formatv("the next iteration starts at {0:F3} ms, before "
                               "this one's last step ends ({1:F3} ms)",
                               nextStart * 1e3, stepEnd(n - 1) * 1e3));
-  auto early = [&](double t) { return on.early(t); };
-  auto late = [&](double t) { return on.late(t); };
   // The link: (start, end, what).
   std::vector<std::tuple<double, double, std::string>> link;
   std::vector<double> lastArrival(chunks, -1);
   if (n) {
     for (const Fetch &f : plan.fetches) {
-      link.emplace_back(early(f.start), late(f.end),
+      link.emplace_back(on.at(f.start), on.at(f.end),
                         llvm::formatv("the fetch of chunk {0}", f.chunk).str());
       if (f.chunk >= 0 && f.chunk < static_cast<int>(chunks))
-        lastArrival[f.chunk] = std::max(lastArrival[f.chunk], late(f.end));
+        lastArrival[f.chunk] = std::max(lastArrival[f.chunk], on.at(f.end));
     }
     for (const Reload &r : plan.reloads)
       link.emplace_back(
-          early(r.start), late(r.end),
+          on.at(r.start), on.at(r.end),
           llvm::formatv("the reload for step {0}", r.forStep).str());
   }
+  for (auto [start, end] : otherUploads)
+    if (end > start)
+      link.emplace_back(start, end, "the device update's reloads");
   std::set<int> carried(plan.residentAtStart.begin(),
                         plan.residentAtStart.end());
   std::vector<double> refreshed(chunks, 0);

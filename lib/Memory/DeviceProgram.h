@@ -179,17 +179,20 @@ framedSteps(const DeviceProgram &dev, double share, bool training,
 /// their parameters uploaded after the backward, those that need them
 /// (HeldWeight::deviceUpdateReadsParameters) and whose chunk (`chunkOf`)
 /// the chunk plan does not end every iteration with on the device
-/// (`onDeviceAtEnd`, per chunk). Placement prices their uploads, the static
-/// memory plan holds the largest, and --loom-optimizer-step writes a
-/// loom.reload for each (reading the IR's live fetches, which say the same).
+/// (`onDeviceAtEnd`, per chunk). Placement prices their uploads.
+/// --loom-optimizer-step writes a loom.reload for each of them and, as the
+/// IR's update has no master weights (docs/autodiff.md), for the 16-bit
+/// ones too (`asWritten`: those, for the static memory plan's buffer of the
+/// largest); it reads the IR's live fetches, which say the same.
 inline std::vector<size_t>
 updateReloads(const DeviceProgram &dev, const llvm::DenseSet<Operation *> &kept,
               llvm::ArrayRef<int> chunkOf,
-              const std::vector<bool> &onDeviceAtEnd) {
+              const std::vector<bool> &onDeviceAtEnd, bool asWritten = false) {
   std::vector<size_t> reloaded;
   for (auto [i, entry] : llvm::enumerate(dev.weights))
     if (kept.contains(entry.first) &&
-        entry.second.deviceUpdateReadsParameters() &&
+        (asWritten ? entry.second.trainable
+                   : entry.second.deviceUpdateReadsParameters()) &&
         !onDeviceAtEnd[chunkOf[i]])
       reloaded.push_back(i);
   return reloaded;

@@ -486,7 +486,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // `linkBusyThrough`: the step through which the host-to-device link
   // carries other transfers (a chunk schedule's fetches and reloads; -1:
   // none); by default the last step where there are any (`barrier`, or
-  // activations offloaded).
+  // activations offloaded). `deviceReloads`: of `deviceUpdate`, the
+  // seconds a split's update spends reloading kept weights over the link
+  // (UpdateProblem::deviceReloadSeconds).
   struct PricedUpdate {
     double h2dBytes = 0, d2hBytes = 0;
     std::optional<lm::UpdateTimeline> timeline;
@@ -501,7 +503,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          Tier away, double deviceUpdate, bool barrier,
                          llvm::function_ref<double(size_t)> uploadOf,
                          Tier params = Tier::Device,
-                         std::optional<int> linkBusyThrough = std::nullopt) {
+                         std::optional<int> linkBusyThrough = std::nullopt,
+                         double deviceReloads = 0) {
     int64_t n = static_cast<int64_t>(dev.steps.size());
     auto forwardIndex = [&](int64_t i) {
       return framed ? 1 + i : dev.layout.forwardAt[i];
@@ -519,6 +522,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     up.stepSeconds.assign(stepSeconds.begin(), stepSeconds.end());
     up.waitsFor.resize(stepSeconds.size());
     up.deviceUpdateSeconds = deviceUpdate;
+    up.deviceReloadSeconds = deviceReloads;
     up.deviceToHost = d2h;
     up.hostToDevice = h2d;
     up.linkLatency = cluster.host.linkLatency;
@@ -1069,7 +1073,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           return residentShare[chunkOf[i]] *
                  (dev0.weights.begin() + i)->second.offloaded();
         },
-        from, linkBusyThrough);
+        from, linkBusyThrough, updateUploads.seconds);
     if (!u.timeline) {
       why = u.why;
       return std::nullopt;
@@ -1295,7 +1299,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       double largestReload = 0, carried = 0;
       for (size_t i :
            updateReloads(dev0, kept->kept, s->chunkOf,
-                         lm::onDeviceAtEveryStart(s->problem, s->plan)))
+                         lm::onDeviceAtEveryStart(s->problem, s->plan),
+                         /*asWritten=*/true))
         largestReload =
             std::max(largestReload, (dev0.weights.begin() + i)->second.held);
       for (int chunk : s->plan.residentAtStart)
@@ -1419,9 +1424,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                  (dev0.weights.begin() + i)->second.bytes,
                                  lastRead[i], up.start, up.end});
         }
-        if (llvm::Error err =
-                lm::simulateRefresh(p.problem, p.plan, refreshes,
-                                    trace.stepStarts, trace.nextStart))
+        if (llvm::Error err = lm::simulateRefresh(
+                p.problem, p.plan, refreshes, trace.stepStarts, trace.nextStart,
+                {{trace.deviceReloads.start, trace.deviceReloads.end}}))
           return func.emitOpError(
                      "the refresh of carried chunks failed its replay: ")
                  << llvm::toString(std::move(err));
@@ -1446,7 +1451,21 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         if (double share = shares[p.chunkOf[i]]; share > 0)
           endReads[p.chunkOf[i]] +=
               (dev0.weights.begin() + i)->second.held / share;
-      p.lowerBoundH2D = lm::sharedFetchLowerBound(p.problem, shares, endReads);
+      // A carried chunk's refresh uploads each weight's part of the update
+      // (HeldWeight::offloaded; a weight ZeRO-3 keeps whole is gathered
+      // from the other replicas' parts): its stale bytes for the bound are
+      // those, in the chunk's bytes, as the end reads.
+      lm::ChunkProblem bounded = p.problem;
+      if (o.training && !bounded.staleBytes.empty()) {
+        bounded.staleBytes.assign(bounded.chunkBytes.size(), 0);
+        for (auto [i, entry] : llvm::enumerate(dev0.weights))
+          if (entry.second.trainable &&
+              !c->deviceOptimizerWeights.contains(entry.first))
+            if (double share = shares[p.chunkOf[i]]; share > 0)
+              bounded.staleBytes[p.chunkOf[i]] +=
+                  entry.second.offloaded() / share;
+      }
+      p.lowerBoundH2D = lm::sharedFetchLowerBound(bounded, shares, endReads);
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }

@@ -273,13 +273,13 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     }
     // A split of a streamed optimizer: the device's update reads some kept
     // weights from copies uploaded after the backward, one at a time
-    // (updateReloads): the largest such copy, from the iteration's last
-    // step on.
+    // (updateReloads, as the IR writes them): the largest such copy, from
+    // the iteration's last step on.
     if (c.params != Tier::Device && !c.deviceOptimizerWeights.empty()) {
       double largest = 0;
-      for (size_t i :
-           updateReloads(dev, c.deviceOptimizerWeights, p.chunkOf,
-                         lm::onDeviceAtEveryStart(p.problem, p.plan)))
+      for (size_t i : updateReloads(dev, c.deviceOptimizerWeights, p.chunkOf,
+                                    lm::onDeviceAtEveryStart(p.problem, p.plan),
+                                    /*asWritten=*/true))
         largest = std::max(largest, (dev.weights.begin() + i)->second.held);
       add(Tier::Device, Owner{Owner::Scratch}, kUpdateReloadScratch.str(),
           largest, total - 1, total);

@@ -152,6 +152,8 @@ llvm::Error mlir::loom::writeTimeline(const MemoryPlacement &p,
     if (pipeline) {
       trace.span(DeviceLane, "optimizer step (device)",
                  pipeline->deviceUpdate.start, pipeline->deviceUpdate.end);
+      trace.span(HostToDevice, "kept weights reloaded for the device's update",
+                 pipeline->deviceReloads.start, pipeline->deviceReloads.end);
     } else if (n) {
       double update = p.training && c->optimizer == Tier::Device
                           ? dev.times.optimizerStep
@@ -167,7 +169,7 @@ llvm::Error mlir::loom::writeTimeline(const MemoryPlacement &p,
         n) {
       lm::PlanOnTimeline on(p.plan, starts);
       auto place = [&](double start, double end) {
-        double at = pipeline ? on.early(start) : start;
+        double at = pipeline ? on.at(start) : start;
         return std::make_pair(at, at + end - start);
       };
       for (const lm::Fetch &f : p.plan.fetches) {

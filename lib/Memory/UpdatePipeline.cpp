@@ -53,6 +53,11 @@ llvm::Error validate(const UpdateProblem &p) {
   if (!nonNegative(p.deviceUpdateSeconds))
     return fail(llvm::formatv("the device's update takes {0} s",
                               p.deviceUpdateSeconds));
+  if (!nonNegative(p.deviceReloadSeconds) ||
+      p.deviceReloadSeconds > p.deviceUpdateSeconds)
+    return fail(llvm::formatv("the device's update reloads for {0} s of its "
+                              "{1} s",
+                              p.deviceReloadSeconds, p.deviceUpdateSeconds));
   if (p.uploadsAfterStep < -1 || p.uploadsAfterStep >= n)
     return fail(llvm::formatv("uploads wait for step {0}, but there are {1} "
                               "steps",
@@ -194,7 +199,7 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
   int cycle = 0;
   for (int k = 0; k < maxIterations && !cycle; ++k) {
     std::swap(previous, current);
-    current.deviceUpdate = Interval();
+    current.deviceUpdate = current.deviceReloads = Interval();
     for (TensorTimes &times : current.tensors)
       times.reduce = times.down = times.update = times.up = times.gather =
           Interval();
@@ -237,6 +242,13 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
     }
     if (p.uploadsAfterStep >= 0)
       up = std::max(up, stepEnd[p.uploadsAfterStep]);
+    if (p.deviceReloadSeconds > 0) {
+      // The update starts with its reloads, once the link is free (before
+      // this iteration's uploads, whose turn comes below).
+      device = std::max(device, up);
+      up = device + p.deviceReloadSeconds;
+      current.deviceReloads = {device, up};
+    }
     current.deviceUpdate = {device, device + p.deviceUpdateSeconds};
     device += p.deviceUpdateSeconds;
     iterationEnd.push_back(device);
@@ -292,6 +304,7 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
     t.trace.stepEnds[s] -= origin;
   }
   shift(t.trace.deviceUpdate);
+  shift(t.trace.deviceReloads);
   for (auto [x, times] : llvm::enumerate(t.trace.tensors)) {
     times.name = p.tensors[x].name;
     for (Interval *i :

@@ -96,6 +96,14 @@ TEST(RefreshReplay, CarriedChunksRefreshedAfterTheirLastRead) {
               r[3].afterStep = 6;
             }).find("follows step 6, which does not read it"),
             std::string::npos);
+  // The device update's reloads on the link beside the refresh of chunk 0.
+  EXPECT_NE(refusal(simulateRefresh(p, *plan, refresh, starts, 9e-3,
+                                    {{8.5e-3, 9e-3}}))
+                .find("while the refresh of chunk 0 holds the link"),
+            std::string::npos);
+  EXPECT_EQ(refusal(simulateRefresh(p, *plan, refresh, starts, 10e-3,
+                                    {{9e-3, 10e-3}})),
+            "");
   // A step held back 2 ms (gradient staging) moves what follows it.
   std::vector<double> held = starts;
   for (int s = 5; s < 8; ++s)
@@ -166,13 +174,20 @@ TEST(RefreshReplay, RandomPipelinesRefreshBesideTheSchedule) {
         reads(0, 3);
     std::uniform_real_distribution<double> unit(0, 1), seconds(1e-4, 2e-3);
     int n = chunkCount(rng);
+    // Half the problems in round numbers (whole MB and milliseconds, no
+    // latency), where transfers end exactly as steps do.
+    const bool round = seed % 2 == 1;
+    std::uniform_int_distribution<int> whole(1, 8);
     ChunkProblem p;
     for (int c = 0; c < n; ++c)
-      p.chunkBytes.push_back(static_cast<int64_t>((1 + 7 * unit(rng)) * MB));
+      p.chunkBytes.push_back(
+          static_cast<int64_t>((round ? whole(rng) : 1 + 7 * unit(rng)) * MB));
     int steps = stepCount(rng);
     double largest = 0;
     for (int s = 0; s < steps; ++s) {
-      Step step{"s" + std::to_string(s), seconds(rng), {}};
+      Step step{"s" + std::to_string(s),
+                round ? whole(rng) % 3 * 1e-3 : seconds(rng),
+                {}};
       std::uniform_int_distribution<int> pick(0, n - 1);
       for (int r = reads(rng); r > 0; --r)
         step.reads.push_back(pick(rng));
@@ -186,8 +201,8 @@ TEST(RefreshReplay, RandomPipelinesRefreshBesideTheSchedule) {
       p.steps.push_back(std::move(step));
     }
     p.budgetBytes = std::max(largest, 8 * MB) + unit(rng) * 24 * MB;
-    p.hostToDevice = 1e9 + unit(rng) * 20e9;
-    p.linkLatency = 1e-5;
+    p.hostToDevice = round ? 1e9 : 1e9 + unit(rng) * 20e9;
+    p.linkLatency = round ? 0 : 1e-5;
     p.fetchWithinIteration = true;
     p.singleIteration = true;
     for (int64_t bytes : p.chunkBytes)
@@ -242,6 +257,9 @@ TEST(RefreshReplay, RandomPipelinesRefreshBesideTheSchedule) {
       // A third of them stage gradients through 2 MB, holding steps back.
       if (seed % 3 == 0)
         up.stagingBytes = 2 * MB;
+      if (round)
+        for (OffloadedTensor &t : up.tensors)
+          t.updateSeconds = std::round(t.updateSeconds * 1e3) * 1e-3;
       llvm::Expected<UpdateTimeline> timeline = simulateUpdates(up);
       ASSERT_TRUE(!!timeline)
           << "seed " << seed << ": " << llvm::toString(timeline.takeError());

@@ -122,6 +122,30 @@ TEST(UpdatePipeline, UploadsAfterAnEarlierStep) {
             std::string::npos);
 }
 
+TEST(UpdatePipeline, DeviceReloadsTakeTheLinkFirst) {
+  // A 3 s device update after the last step (ends at 4) whose first 2 s
+  // reload kept weights over the link: b's upload, ready at 5, waits for
+  // them (6-7), a's follows (7-8), and the next forward waits for a until
+  // 8. Without the reloads on the link, a lands at 7 as the update ends.
+  UpdateProblem p = twoLayers();
+  p.deviceUpdateSeconds = 3;
+  EXPECT_DOUBLE_EQ(simulateOrFail(p).stepSeconds, 7);
+  p.deviceReloadSeconds = 2;
+  p.traceIteration = true;
+  UpdateTimeline t = simulateOrFail(p);
+  EXPECT_DOUBLE_EQ(t.stepSeconds, 8);
+  EXPECT_DOUBLE_EQ(t.trace.deviceReloads.start, 4);
+  EXPECT_DOUBLE_EQ(t.trace.deviceReloads.end, 6);
+  EXPECT_DOUBLE_EQ(t.trace.tensors[1].up.start, 6);
+  EXPECT_DOUBLE_EQ(t.trace.tensors[0].up.end, 8);
+  // More reload than update is an error.
+  p.deviceReloadSeconds = 4;
+  llvm::Expected<UpdateTimeline> bad = simulateUpdates(p);
+  ASSERT_FALSE(!!bad);
+  EXPECT_NE(llvm::toString(bad.takeError()).find("reloads for 4"),
+            std::string::npos);
+}
+
 TEST(UpdatePipeline, DataParallelReduceAndGatherOnTheNetwork) {
   // Each gradient is reduced over the replicas (1 s on the network) before
   // it goes down, and each updated shard all-gathered (1 s) after it is back

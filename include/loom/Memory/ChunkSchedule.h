@@ -190,15 +190,13 @@ struct Refresh {
 /// Times of a plan of one iteration (with steps) moved onto a timeline
 /// whose steps start at `stepStarts`, each lasting what it does in the
 /// plan, stalls included (the update pipeline's, where gradient staging
-/// may hold a step back): a time within a step moves with it, a transfer's
-/// start with the first step whose interval holds it (`early`), its end
-/// with the last (`late`), so a transfer spanning a held-back step widens.
+/// may hold a step back): a time moves with the first step whose interval
+/// holds it (`at`), so a transfer spanning a held-back step widens.
 class PlanOnTimeline {
 public:
   PlanOnTimeline(const ChunkPlan &plan, const std::vector<double> &stepStarts)
       : plan(plan), stepStarts(stepStarts) {}
-  double early(double planTime) const;
-  double late(double planTime) const;
+  double at(double planTime) const;
   double stepEnd(size_t step) const;
 
 private:
@@ -220,10 +218,13 @@ private:
 /// not on the device); a chunk carried with fewer (or more) of its stale
 /// bytes refreshed than the host rewrote; steps overlapping in the given
 /// timeline. Independent of the update pipeline's bookkeeping.
-llvm::Error simulateRefresh(const ChunkProblem &problem, const ChunkPlan &plan,
-                            const std::vector<Refresh> &refreshes,
-                            const std::vector<double> &stepStarts,
-                            double nextStart);
+/// `otherUploads`: other transfers on the link in the timeline's time (a
+/// split's device update reloading kept weights), checked the same way.
+llvm::Error simulateRefresh(
+    const ChunkProblem &problem, const ChunkPlan &plan,
+    const std::vector<Refresh> &refreshes,
+    const std::vector<double> &stepStarts, double nextStart,
+    const std::vector<std::pair<double, double>> &otherUploads = {});
 
 /// The chunks on the device at the start of each iteration of `plan`'s
 /// period (the first is `residentAtStart`). Training rewrites their

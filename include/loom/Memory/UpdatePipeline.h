@@ -58,6 +58,11 @@ struct UpdateProblem {
   std::vector<std::vector<int>> waitsFor;
   std::vector<OffloadedTensor> tensors;
   double deviceUpdateSeconds = 0;
+  /// Of `deviceUpdateSeconds`, the first part is uploads on the
+  /// host-to-device link (a split's device update reloading kept weights
+  /// the chunk schedule did not leave on the device): the link carries them
+  /// from the last step's end, and the tensors' uploads queue behind.
+  double deviceReloadSeconds = 0;
   double deviceToHost = 0, hostToDevice = 0; // bytes/s, one direction each
   double linkLatency = 0;                    // seconds per transfer
   int staleness = 0; // 0: exact; 1: delayed parameter update
@@ -101,7 +106,7 @@ struct TensorTimes {
 /// before the last replayed.
 struct IterationTrace {
   std::vector<double> stepStarts, stepEnds;
-  Interval deviceUpdate;
+  Interval deviceUpdate, deviceReloads;
   std::vector<TensorTimes> tensors;
   double nextStart = 0;
 };
