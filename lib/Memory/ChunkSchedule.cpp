@@ -853,13 +853,16 @@ llvm::Error loom::memory::simulateRefresh(
     return fail(llvm::formatv("the timeline starts {0} steps, the plan has {1}",
                               stepStarts.size(), n));
   PlanOnTimeline on(plan, stepStarts);
+  // Times are compared to within a nanosecond per second of the iteration
+  // (the pipeline's clock runs over many iterations before it is traced).
+  const double eps = 1e-9 * std::max(1.0, nextStart);
   auto stepEnd = [&](size_t s) { return on.stepEnd(s); };
   for (size_t s = 0; s < n; ++s)
-    if (s ? stepStarts[s] + 1e-12 < stepEnd(s - 1) : stepStarts[s] != 0)
+    if (s ? stepStarts[s] + eps < stepEnd(s - 1) : stepStarts[s] != 0)
       return fail(llvm::formatv("step {0} starts at {1:F3} ms in the timeline, "
                                 "before the step before it ends",
                                 s, stepStarts[s] * 1e3));
-  if (n && nextStart + 1e-12 < stepEnd(n - 1))
+  if (n && nextStart + eps < stepEnd(n - 1))
     return fail(llvm::formatv("the next iteration starts at {0:F3} ms, before "
                               "this one's last step ends ({1:F3} ms)",
                               nextStart * 1e3, stepEnd(n - 1) * 1e3));
@@ -902,17 +905,17 @@ llvm::Error loom::memory::simulateRefresh(
       return fail(llvm::formatv("the refresh of chunk {0} follows step {1}, "
                                 "which does not read it",
                                 r.chunk, r.afterStep));
-    if (r.start + 1e-12 < stepEnd(r.afterStep))
+    if (r.start + eps < stepEnd(r.afterStep))
       return fail(llvm::formatv("the refresh of chunk {0} starts at {1:F3} ms, "
                                 "before step {2} has read it ({3:F3} ms)",
                                 r.chunk, r.start * 1e3, r.afterStep,
                                 stepEnd(r.afterStep) * 1e3));
-    if (r.start + 1e-12 < lastArrival[r.chunk])
+    if (r.start + eps < lastArrival[r.chunk])
       return fail(llvm::formatv("the refresh of chunk {0} starts at {1:F3} ms, "
                                 "before the chunk's fetch arrives ({2:F3} ms)",
                                 r.chunk, r.start * 1e3,
                                 lastArrival[r.chunk] * 1e3));
-    if (r.end > nextStart + 1e-12)
+    if (r.end > nextStart + eps)
       return fail(llvm::formatv("the refresh of chunk {0} ends at {1:F3} ms, "
                                 "after the next iteration starts ({2:F3} ms)",
                                 r.chunk, r.end * 1e3, nextStart * 1e3));
@@ -931,7 +934,7 @@ llvm::Error loom::memory::simulateRefresh(
   }
   llvm::sort(link);
   for (size_t k = 1; k < link.size(); ++k)
-    if (std::get<0>(link[k]) + 1e-12 < std::get<1>(link[k - 1]))
+    if (std::get<0>(link[k]) + eps < std::get<1>(link[k - 1]))
       return fail(llvm::formatv(
           "{0} starts at {1:F3} ms, while {2} holds the "
           "link until {3:F3} ms",
