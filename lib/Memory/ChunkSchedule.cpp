@@ -43,6 +43,24 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// A transfer on the host-to-device link: [start, end) seconds, named.
+using LinkTransfer = std::tuple<double, double, std::string>;
+
+/// The first two `transfers` on the link at once (beyond `eps` seconds),
+/// as an error; the link carries one at a time.
+llvm::Error oneAtATime(std::vector<LinkTransfer> transfers, double eps) {
+  llvm::sort(transfers);
+  for (size_t k = 1; k < transfers.size(); ++k) {
+    const auto &[start, end, name] = transfers[k];
+    const auto &[busyFrom, busyUntil, busy] = transfers[k - 1];
+    if (start + eps < busyUntil)
+      return fail(llvm::formatv("{0} starts at {1:F3} ms, while {2} holds the "
+                                "link until {3:F3} ms",
+                                name, start * 1e3, busy, busyUntil * 1e3));
+  }
+  return llvm::Error::success();
+}
+
 /// Distinct chunk ids each step reads.
 std::vector<std::vector<int>> distinctReads(const ChunkProblem &p) {
   std::vector<std::vector<int>> reads;
@@ -656,15 +674,8 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
       return fail(llvm::formatv("resident chunk {0} does not exist", c));
     present[c].push_back({0, 0, inf});
   }
-  // The link's transfers (start, end, index: a fetch's, or -1 - a
-  // reloading step's), checked apart below; named only in an error.
-  std::vector<std::tuple<double, double, int64_t>> transfers;
-  auto transferName = [&](int64_t index) {
-    return index >= 0 ? llvm::formatv("fetch {0} (chunk {1})", index,
-                                      plan.fetches[index].chunk)
-                            .str()
-                      : llvm::formatv("the reload for step {0}", -1 - index).str();
-  };
+  // The link's transfers, checked apart below.
+  std::vector<LinkTransfer> transfers;
   for (auto [k, f] : llvm::enumerate(plan.fetches)) {
     if (f.chunk < 0 || f.chunk >= static_cast<int>(chunks))
       return fail(llvm::formatv("fetch {0} moves chunk {1}, which does not exist",
@@ -679,7 +690,9 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
       return fail(llvm::formatv("fetch {0} (chunk {1}) does not take its "
                                 "bytes' time",
                                 k, f.chunk));
-    transfers.emplace_back(f.start, f.end, static_cast<int64_t>(k));
+    transfers.emplace_back(
+        f.start, f.end,
+        llvm::formatv("fetch {0} (chunk {1})", k, f.chunk).str());
     for (int v : f.evicts) {
       if (v < 0 || v >= static_cast<int>(chunks) || present[v].empty() ||
           present[v].back().leave != inf)
@@ -707,17 +720,12 @@ llvm::Error loom::memory::simulateChunks(const ChunkProblem &problem,
                                 "bytes' time",
                                 r.forStep));
     reloadOf[r.forStep] = &r;
-    transfers.emplace_back(r.start, r.end, -1 - static_cast<int64_t>(r.forStep));
+    transfers.emplace_back(
+        r.start, r.end,
+        llvm::formatv("the reload for step {0}", r.forStep).str());
   }
-  llvm::sort(transfers);
-  for (size_t k = 1; k < transfers.size(); ++k)
-    if (std::get<0>(transfers[k]) + 1e-12 < std::get<1>(transfers[k - 1]))
-      return fail(llvm::formatv("{0} starts at {1} s, while {2} holds the link "
-                                "until {3} s",
-                                transferName(std::get<2>(transfers[k])),
-                                std::get<0>(transfers[k]),
-                                transferName(std::get<2>(transfers[k - 1])),
-                                std::get<1>(transfers[k - 1])));
+  if (llvm::Error e = oneAtATime(std::move(transfers), 1e-12))
+    return e;
   // Steps: start when the previous has ended, every read is present and
   // its activations are back.
   double clock = 0, previousStart = 0;
@@ -856,18 +864,17 @@ llvm::Error loom::memory::simulateRefresh(
   // Times are compared to within a nanosecond per second of the iteration
   // (the pipeline's clock runs over many iterations before it is traced).
   const double eps = 1e-9 * std::max(1.0, nextStart);
-  auto stepEnd = [&](size_t s) { return on.stepEnd(s); };
   for (size_t s = 0; s < n; ++s)
-    if (s ? stepStarts[s] + eps < stepEnd(s - 1) : stepStarts[s] != 0)
+    if (s ? stepStarts[s] + eps < on.stepEnd(s - 1) : stepStarts[s] != 0)
       return fail(llvm::formatv("step {0} starts at {1:F3} ms in the timeline, "
                                 "before the step before it ends",
                                 s, stepStarts[s] * 1e3));
-  if (n && nextStart + eps < stepEnd(n - 1))
+  if (n && nextStart + eps < on.stepEnd(n - 1))
     return fail(llvm::formatv("the next iteration starts at {0:F3} ms, before "
                               "this one's last step ends ({1:F3} ms)",
-                              nextStart * 1e3, stepEnd(n - 1) * 1e3));
+                              nextStart * 1e3, on.stepEnd(n - 1) * 1e3));
   // The link: (start, end, what).
-  std::vector<std::tuple<double, double, std::string>> link;
+  std::vector<LinkTransfer> link;
   std::vector<double> lastArrival(chunks, -1);
   if (n) {
     for (const Fetch &f : plan.fetches) {
@@ -905,11 +912,11 @@ llvm::Error loom::memory::simulateRefresh(
       return fail(llvm::formatv("the refresh of chunk {0} follows step {1}, "
                                 "which does not read it",
                                 r.chunk, r.afterStep));
-    if (r.start + eps < stepEnd(r.afterStep))
+    if (r.start + eps < on.stepEnd(r.afterStep))
       return fail(llvm::formatv("the refresh of chunk {0} starts at {1:F3} ms, "
                                 "before step {2} has read it ({3:F3} ms)",
                                 r.chunk, r.start * 1e3, r.afterStep,
-                                stepEnd(r.afterStep) * 1e3));
+                                on.stepEnd(r.afterStep) * 1e3));
     if (r.start + eps < lastArrival[r.chunk])
       return fail(llvm::formatv("the refresh of chunk {0} starts at {1:F3} ms, "
                                 "before the chunk's fetch arrives ({2:F3} ms)",
@@ -932,15 +939,7 @@ llvm::Error loom::memory::simulateRefresh(
                                 "but {2:F0} are refreshed",
                                 c, stale, refreshed[c]));
   }
-  llvm::sort(link);
-  for (size_t k = 1; k < link.size(); ++k)
-    if (std::get<0>(link[k]) + eps < std::get<1>(link[k - 1]))
-      return fail(llvm::formatv(
-          "{0} starts at {1:F3} ms, while {2} holds the "
-          "link until {3:F3} ms",
-          std::get<2>(link[k]), std::get<0>(link[k]) * 1e3,
-          std::get<2>(link[k - 1]), std::get<1>(link[k - 1]) * 1e3));
-  return llvm::Error::success();
+  return oneAtATime(std::move(link), eps);
 }
 
 std::vector<std::vector<int>>

@@ -1376,22 +1376,20 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   }
   if (const PlacementCandidate *c = p.best()) {
     if (c->params != Tier::Device) {
-      Streamed &s = *bestStreamed[streamVariant(
+      const Streamed &s = *bestStreamed[streamVariant(
           c->params, c->optimizer, !c->deviceOptimizerWeights.empty())];
+      std::optional<Streamed> traced;
       if (o.training) {
         std::string why;
-        std::optional<Streamed> traced =
-            priceStreamed(s.problem, s.chunkOf,
-                          s.split >= 0 ? &streamSplits[s.split] : nullptr,
-                          s.from, s.plan, s.optimizer, why);
-        if (!traced)
+        traced = priceStreamed(s.problem, s.chunkOf,
+                               s.split >= 0 ? &streamSplits[s.split] : nullptr,
+                               s.from, s.plan, s.optimizer, why);
+        if (!traced || !traced->update)
           return func.emitOpError("the chosen placement's update cannot be "
                                   "priced again: ")
                  << why;
-        s.update = traced->update;
-        s.tensorWeights = std::move(traced->tensorWeights);
-        p.candidates[p.chosen].update = s.update;
-        p.deviceUpdates = {s.update};
+        p.candidates[p.chosen].update = traced->update;
+        p.deviceUpdates = {traced->update};
       }
       p.problem = s.problem;
       p.plan = s.plan;
@@ -1409,15 +1407,15 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       // iteration, replayed beside the schedule's transfers on the
       // iteration as the update pipeline ran it. Each weight's bytes
       // follow its last reader in the schedule's steps.
-      if (o.training && s.update && p.plan.iterations == 1) {
+      if (traced && p.plan.iterations == 1) {
         std::vector<int> lastRead(dev0.weights.size(), -1);
         for (auto [position, at] : llvm::enumerate(dev0.layout.positions))
           for (WeightOp w : dev0.steps[at.step].weights)
             lastRead[dev0.weights.find(w) - dev0.weights.begin()] =
                 static_cast<int>(position);
-        const lm::IterationTrace &trace = s.update->trace;
+        const lm::IterationTrace &trace = traced->update->trace;
         std::vector<lm::Refresh> refreshes;
-        for (auto [x, i] : llvm::enumerate(s.tensorWeights)) {
+        for (auto [x, i] : llvm::enumerate(traced->tensorWeights)) {
           const lm::Interval &up = trace.tensors[x].up;
           if (!up.empty())
             refreshes.push_back({p.chunkOf[i],

@@ -1,5 +1,4 @@
-//===- Timeline.cpp - the placed iteration as a Chrome trace
-//---------------===//
+//===- Timeline.cpp - the placed iteration as a Chrome trace --------------===//
 //
 // The chosen placement's steady-state iteration, one lane per resource, in
 // the trace-event format chrome://tracing and Perfetto read: what the plan

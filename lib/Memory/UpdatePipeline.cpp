@@ -134,7 +134,6 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
   std::vector<std::vector<double>> updated(keep, std::vector<double>(m));
   std::vector<std::vector<double>> landed(keep, std::vector<double>(m));
   std::vector<double> iterationEnd, waited;
-  std::vector<double> stepEnd(n);
   // The tensors each step completes, in pipeline order, and the gradients
   // in staging (when their copies end, and their bytes), oldest first.
   std::vector<std::vector<int>> completes(n);
@@ -181,11 +180,11 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
     }
     return true;
   };
-  // The trace of the iteration before the current one, and the current
-  // one's, absolute until the loop ends (two buffers, swapped: the loop
-  // can run thousands of iterations over thousands of tensors; names are
-  // filled in at the end).
-  // Untraced, each tensor's times go to one scratch entry.
+  // The iteration before the current one, and the current one (whose step
+  // ends the pipeline reads), absolute until the loop ends: two buffers,
+  // swapped, as the loop can run thousands of iterations over thousands of
+  // tensors; names are filled in at the end. Untraced, every tensor's
+  // times go to one scratch entry.
   const bool tracing = p.traceIteration;
   IterationTrace previous, current;
   for (IterationTrace *t : {&previous, &current}) {
@@ -214,12 +213,11 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
       start = roomFor(completedBytes[s], start);
       current.stepStarts[s] = start;
       wait += start - device;
-      stepEnd[s] = current.stepEnds[s] = start + p.stepSeconds[s];
-      device = stepEnd[s];
+      device = current.stepEnds[s] = start + p.stepSeconds[s];
       // Its gradients go down as it ends and are updated.
       for (int x : completes[s]) {
         const OffloadedTensor &tensor = p.tensors[x];
-        double ready = stepEnd[s];
+        double ready = current.stepEnds[s];
         TensorTimes &times = timesOf(x);
         if (tensor.reduceSeconds > 0) {
           times.reduce.start = std::max(ready, network);
@@ -241,7 +239,7 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
       }
     }
     if (p.uploadsAfterStep >= 0)
-      up = std::max(up, stepEnd[p.uploadsAfterStep]);
+      up = std::max(up, current.stepEnds[p.uploadsAfterStep]);
     if (p.deviceReloadSeconds > 0) {
       // The update starts with its reloads, once the link is free (before
       // this iteration's uploads, whose turn comes below).
@@ -263,7 +261,7 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
         break;
       const OffloadedTensor &tensor = p.tensors[x];
       double ready = std::max(updated[j % keep][x],
-                              stepEnd[tensor.readyAfterStep]);
+                              current.stepEnds[tensor.readyAfterStep]);
       TensorTimes &times = timesOf(x);
       if (tensor.uploadBytes > 0) {
         times.up.start = std::max(ready, up);
@@ -291,9 +289,9 @@ loom::memory::simulateUpdates(const UpdateProblem &p) {
   t.stepSeconds = (iterationEnd[last] - iterationEnd[last - window]) / window;
   for (int k = last - window + 1; k <= last; ++k)
     t.waitSeconds += waited[k] / window;
-  // (The loop ran at least 4 iterations, so both traces exist.)
   if (!tracing)
     return t;
+  // (The loop ran at least 4 iterations, so both traces exist.)
   double origin = n ? previous.stepStarts.front() : 0;
   t.trace = std::move(previous);
   auto shift = [&](Interval &i) {
