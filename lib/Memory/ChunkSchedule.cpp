@@ -11,7 +11,9 @@
 // price (a training step's, which refreshes carried chunks after the
 // update) prefers it. fetchLowerBound is Belady's rule on bytes instead
 // of chunks: any chunk plan is also a byte plan, and for bytes (equal
-// pages) the rule is optimal, so its traffic bounds every chunk plan's.
+// pages) the rule is optimal, so its traffic bounds every chunk plan's;
+// for plans of one iteration, a branch and bound over which chunks are
+// kept whole where (wholeChunkLowerBound) raises it to what they move.
 //
 //===----------------------------------------------------------------------===//
 
@@ -1004,35 +1006,106 @@ struct Need {
   bool staleDead;
 };
 
+/// What a node of wholeChunkLowerBound's search fixed for a gap in which a
+/// chunk is not read. A chunk read at k distinct steps of the iteration has
+/// k + 1 gaps:
+/// - gap j < k - 1 follows its j-th read up to the next one: the chunk is
+///   kept whole throughout (Keep) or absent throughout (Drop: fetched whole
+///   again for the next read);
+/// - gap k - 1 follows its last read up to the iteration's end, when the
+///   chunk is on the device whole (AtEnd) or not (Drop); on the device at
+///   the end, it is kept throughout (Keep) or released after its last read
+///   and fetched again (Refetch);
+/// - gap k runs from the next iteration's start to the chunk's first read:
+///   on the device at the boundary, the chunk is kept whole throughout
+///   (Keep: its stale bytes sent again in place) or released there (Drop).
+enum class Gap : uint8_t { Free, Keep, Drop, AtEnd, Refetch };
+using GapFixes = std::vector<std::vector<Gap>>; // [chunk][gap]; empty: none
+
+/// Chunk c's gap up to the iteration's end in `fixes`, and from the next
+/// iteration's start (Free where nothing is fixed or c is not read); and
+/// whether the first puts c on the device at the end.
+Gap toBoundary(const GapFixes &fixes, size_t c) {
+  return c < fixes.size() && fixes[c].size() >= 2
+             ? fixes[c][fixes[c].size() - 2]
+             : Gap::Free;
+}
+Gap fromBoundary(const GapFixes &fixes, size_t c) {
+  return c < fixes.size() && !fixes[c].empty() ? fixes[c].back() : Gap::Free;
+}
+bool onDeviceAtEnd(Gap toBoundary) {
+  return toBoundary == Gap::Keep || toBoundary == Gap::AtEnd ||
+         toBoundary == Gap::Refetch;
+}
+
+/// The free gap a byte plan splits most: the one where the smaller of a
+/// chunk's bytes kept and those evicted is the largest. (From the boundary,
+/// the byte rule frees a chunk's stale bytes, while a plan holds the chunk
+/// whole to send them again in place: keeping only the rest splits it.)
+struct SplitGap {
+  int chunk = -1, gap = -1;
+  double partial = 0; // the smaller of the bytes kept and those evicted
+  void consider(int c, int g, double kept, double bytes) {
+    double part = std::min(kept, bytes - kept);
+    if (part > std::max(partial, 0.5)) // (half a byte: rounding)
+      *this = {c, g, part};
+  }
+};
+
 /// One iteration of Belady's rule on bytes. Chunk c's resident bytes are
 /// `valid[c]` that stay valid across the iteration boundary (at most the
 /// chunk less its stale bytes) and `stale[c]` that the host rewrites
 /// there; `used` is their sum. Room is made from the bytes needed
 /// furthest ahead (`need`), part of a chunk if need be; dead stale bytes
 /// go first (Belady's rule with invalidations: a page dead before its next
-/// use is the best victim). Returns the bytes fetched.
-double bytesIteration(const ChunkProblem &p, const std::vector<std::vector<int>> &reads,
-                      double budget, std::vector<double> &valid,
-                      std::vector<double> &stale, double &used,
-                      llvm::function_ref<Need(int chunk, int step)> need) {
-  double fetched = 0;
-  for (auto [i, r] : llvm::enumerate(reads)) {
-    int step = static_cast<int>(i);
-    double missing = 0;
+/// use is the best victim). With `fixes` (Gap): a chunk in a kept gap is
+/// no victim; one whose read opens a gap it is absent from (dropped or
+/// refetched) leaves the device after that step; one to be on the device
+/// at the iteration's end is needed there, and what it lacks then is
+/// fetched. Returns the bytes fetched, or infinity where the fixes leave
+/// too little room. `split` (may be null) records the free gap the
+/// iteration splits most.
+double bytesIteration(const ChunkProblem &p,
+                      const std::vector<std::vector<int>> &reads, double budget,
+                      std::vector<double> &valid, std::vector<double> &stale,
+                      double &used,
+                      llvm::function_ref<Need(int chunk, int step)> need,
+                      const GapFixes &fixes = {}, SplitGap *split = nullptr) {
+  const size_t chunks = valid.size();
+  const int n = static_cast<int>(reads.size());
+  // Each chunk's distinct reads, and its gap now: before its first read,
+  // the one from the boundary.
+  std::vector<int> readCount(chunks, 0), readsSoFar(chunks, 0);
+  for (const std::vector<int> &r : reads)
     for (int c : r)
-      missing += p.chunkBytes[c] - valid[c] - stale[c];
-    fetched += missing;
+      ++readCount[c];
+  std::vector<int> gap = readCount;
+  // Bytes evicted in the gap each chunk is in.
+  std::vector<double> evicted(chunks, 0), validAtStart = valid;
+  auto fixOf = [&](size_t c) {
+    return fixes.empty() || readCount[c] == 0 ? Gap::Free : fixes[c][gap[c]];
+  };
+  auto toEnd = [&](size_t c) { return gap[c] == readCount[c] - 1; };
+  // Makes room for `missing` bytes beside the chunks of `r`; false where
+  // the fixes leave too little.
+  auto makeRoom = [&](const std::vector<int> &r, double missing, int step) {
     double over = used + missing - budget;
     while (over > 1e-9) {
       int victim = -1;
       bool deadBytes = false;
       double furthest = -1;
-      for (size_t v = 0; v < valid.size(); ++v) {
+      for (size_t v = 0; v < chunks; ++v) {
         if (valid[v] + stale[v] <= 0 || llvm::is_contained(r, static_cast<int>(v)))
           continue;
-        Need n = need(static_cast<int>(v), step);
-        bool dead = n.staleDead && stale[v] > 0;
-        double d = dead ? std::numeric_limits<double>::infinity() : n.distance;
+        Need want = need(static_cast<int>(v), step);
+        if (fixOf(v) == Gap::Keep)
+          continue;
+        // Needed at the end: before the next iteration's first step.
+        if (toEnd(v) && fixOf(v) == Gap::AtEnd)
+          want = {n - step - 0.5, false};
+        bool dead = want.staleDead && stale[v] > 0;
+        double d =
+            dead ? std::numeric_limits<double>::infinity() : want.distance;
         if (d > furthest) {
           furthest = d;
           victim = static_cast<int>(v);
@@ -1048,18 +1121,74 @@ double bytesIteration(const ChunkProblem &p, const std::vector<std::vector<int>>
       pool -= take;
       used -= take;
       over -= take;
+      evicted[victim] += take;
     }
+    // (Without fixes the step's chunks fit the budget: validate().)
+    return fixes.empty() || over <= 0.5;
+  };
+  double fetched = 0;
+  for (auto [i, r] : llvm::enumerate(reads)) {
+    int step = static_cast<int>(i);
+    double missing = 0;
+    for (int c : r)
+      missing += p.chunkBytes[c] - valid[c] - stale[c];
+    fetched += missing;
+    if (!makeRoom(r, missing, step))
+      return std::numeric_limits<double>::infinity();
     for (int c : r) {
       used += p.chunkBytes[c] - valid[c] - stale[c];
       stale[c] = staleBytesOf(p, c);
       valid[c] = p.chunkBytes[c] - stale[c];
+      const double bytes = static_cast<double>(p.chunkBytes[c]);
+      // The gap this read closes: one between reads, or the one from the
+      // boundary (that splits the chunk's place at the boundary first).
+      if (split && fixOf(c) == Gap::Free) {
+        if (readsSoFar[c] > 0)
+          split->consider(c, gap[c], bytes - evicted[c], bytes);
+        else
+          split->consider(
+              c,
+              onDeviceAtEnd(toBoundary(fixes, c)) ? gap[c] : readCount[c] - 1,
+              validAtStart[c] - evicted[c], bytes);
+      }
+      evicted[c] = 0;
+      gap[c] = readsSoFar[c]++;
     }
+    for (int c : r)
+      if (fixOf(c) == Gap::Drop || fixOf(c) == Gap::Refetch) {
+        used -= valid[c] + stale[c];
+        valid[c] = stale[c] = 0;
+      }
   }
+  // The chunks to be on the device at the end, whole.
+  std::vector<int> atEnd;
+  double missing = 0;
+  for (size_t c = 0; c < chunks; ++c)
+    if (readCount[c] > 0 && onDeviceAtEnd(fixOf(c))) {
+      atEnd.push_back(static_cast<int>(c));
+      missing += p.chunkBytes[c] - valid[c] - stale[c];
+    }
+  if (!makeRoom(atEnd, missing, n - 1))
+    return std::numeric_limits<double>::infinity();
+  fetched += missing;
+  used += missing;
+  for (int c : atEnd) {
+    stale[c] = staleBytesOf(p, c);
+    valid[c] = p.chunkBytes[c] - stale[c];
+  }
+  // Whether the chunk is on the device at the end, or (there) kept since
+  // its last read.
+  if (split)
+    for (size_t c = 0; c < chunks; ++c) {
+      const double bytes = static_cast<double>(p.chunkBytes[c]);
+      if (readCount[c] > 0 && fixOf(c) == Gap::Free)
+        split->consider(static_cast<int>(c), gap[c], valid[c] + stale[c],
+                        bytes);
+      if (readCount[c] > 0 && fixOf(c) == Gap::AtEnd)
+        split->consider(static_cast<int>(c), gap[c], bytes - evicted[c], bytes);
+    }
   return fetched;
 }
-
-/// Chunks up to which oneIterationLowerBound tries every boundary set.
-constexpr size_t kMaxBoundaryChunks = 12;
 
 /// `endReads[c]` (empty: none) of chunk c, where it exists.
 double endReadOf(const std::vector<double> &endReads, size_t c) {
@@ -1069,22 +1198,29 @@ double endReadOf(const std::vector<double> &endReads, size_t c) {
 /// The least of `endReads` any iteration end leaves to come up apart: at
 /// most `budget` bytes of whole chunks are on the device then, and those
 /// hold at most the fractional knapsack of their end reads (each chunk's
-/// end reads per byte, best first).
+/// end reads per byte, best first). With `fixes`, the chunks on the
+/// device at the end are, and those not there are not.
 double endReadsUncarried(const ChunkProblem &p,
-                         const std::vector<double> &endReads, double budget) {
+                         const std::vector<double> &endReads, double budget,
+                         const GapFixes &fixes = {}) {
   std::vector<size_t> order;
-  double total = 0;
-  for (size_t c = 0; c < p.chunkBytes.size(); ++c)
-    if (double r = endReadOf(endReads, c); r > 0) {
+  double total = 0, room = budget, kept = 0;
+  for (size_t c = 0; c < p.chunkBytes.size(); ++c) {
+    double r = endReadOf(endReads, c);
+    total += r;
+    Gap fix = toBoundary(fixes, c);
+    if (onDeviceAtEnd(fix)) {
+      room -= static_cast<double>(p.chunkBytes[c]);
+      kept += r;
+    } else if (fix == Gap::Free && r > 0) {
       order.push_back(c);
-      total += r;
     }
+  }
   auto density = [&](size_t c) {
     return endReadOf(endReads, c) / std::max<double>(1, p.chunkBytes[c]);
   };
   llvm::stable_sort(
       order, [&](size_t a, size_t b) { return density(a) > density(b); });
-  double room = budget, kept = 0;
   for (size_t c : order) {
     double bytes = static_cast<double>(p.chunkBytes[c]);
     double take = std::min(1.0, std::max(0.0, room) / std::max(1.0, bytes));
@@ -1094,49 +1230,180 @@ double endReadsUncarried(const ChunkProblem &p,
   return std::max(0.0, total - kept);
 }
 
-/// A lower bound on the bytes per iteration of plans of one iteration
-/// (ChunkProblem::singleIteration). Such a plan starts and ends with the
-/// same whole chunks S on the device; for each S that fits, Belady's rule
-/// on bytes from S (less its stale bytes) with S needed again at the end
-/// moves the least, and the end reads of chunks not in S come up apart, so
-/// the least over every S bounds the plan. A chunk not in S is dead after
-/// its last read. Exhaustive, so only up to kMaxBoundaryChunks chunks (0
-/// past that: no bound).
-double oneIterationLowerBound(const ChunkProblem &p,
-                              const std::vector<std::vector<int>> &reads,
-                              const NextUse &next, double budget,
-                              const std::vector<double> &endReads) {
-  size_t chunks = p.chunkBytes.size(), n = reads.size();
-  if (chunks > kMaxBoundaryChunks)
-    return 0;
-  double best = std::numeric_limits<double>::infinity();
-  for (uint32_t mask = 0; mask < (1u << chunks); ++mask) {
-    auto inS = [&](size_t c) { return (mask >> c) & 1u; };
-    std::vector<double> valid(chunks, 0), stale(chunks, 0);
-    double used = 0, whole = 0;
-    for (size_t c = 0; c < chunks; ++c)
-      if (inS(c)) {
-        whole += p.chunkBytes[c];
-        valid[c] = p.chunkBytes[c] - staleBytesOf(p, c);
-        used += valid[c];
+/// Belady's rule on bytes (`fixes` applied) over iterations from an empty
+/// device until its state repeats: the average bytes per iteration over
+/// the period, which no plan (obeying the fixes) moves less than; stale
+/// bytes whose next use is past the boundary are dead. Infinity where the
+/// fixes do not fit. `split`: the gap the period's last iteration splits
+/// most. `rounds`: iterations run.
+double steadyBytes(const ChunkProblem &p,
+                   const std::vector<std::vector<int>> &reads,
+                   const NextUse &next, double budget, const GapFixes &fixes,
+                   SplitGap *split, int &rounds) {
+  const size_t chunks = p.chunkBytes.size(), n = reads.size();
+  std::vector<double> valid(chunks, 0), stale(chunks, 0), lastStart;
+  std::vector<int> readCount(chunks, 0);
+  for (const std::vector<int> &r : reads)
+    for (int c : r)
+      ++readCount[c];
+  std::map<std::vector<double>, int> seen;
+  std::vector<double> traffic; // per round
+  double used = 0;
+  for (int round = 0; round <= kMaxPeriod; ++round) {
+    // What the host updated since is no longer on the device. A chunk
+    // held from the boundary has those bytes sent again in place; one
+    // released there leaves.
+    double refreshed = 0;
+    for (size_t c = 0; c < chunks; ++c) {
+      Gap from = fromBoundary(fixes, c);
+      if (from == Gap::Keep) {
+        refreshed += stale[c];
+        valid[c] += stale[c];
+      } else if (from == Gap::Drop) {
+        used -= valid[c] + stale[c];
+        valid[c] = 0;
+      } else {
+        used -= stale[c];
       }
-    if (whole > budget)
-      continue;
-    double fetched = bytesIteration(p, reads, budget, valid, stale, used,
-                                    [&](int v, int step) -> Need {
-      double d = next.after(v, step);
-      if (step + d < static_cast<double>(n))
-        return {d, false};
-      return {inS(v) ? static_cast<double>(n) - step
-                     : std::numeric_limits<double>::infinity(),
-              false};
-    });
-    for (size_t c = 0; c < chunks; ++c)
-      fetched += inS(c) ? p.chunkBytes[c] - valid[c] - stale[c]
-                        : endReadOf(endReads, c);
-    best = std::min(best, fetched);
+      stale[c] = 0;
+    }
+    auto [it, fresh] = seen.emplace(valid, round);
+    if (!fresh) {
+      // Periodic from round it->second: the average over the period.
+      double sum = 0;
+      for (int r = it->second; r < round; ++r)
+        sum += traffic[r];
+      // Over several iterations, its last may split no gap and still end
+      // with chunks it did not start with, which a plan of one iteration
+      // cannot: split the first such chunk's place at the end.
+      if (split && split->chunk < 0 && round - it->second > 1)
+        for (size_t c = 0; c < chunks; ++c)
+          if (valid[c] != lastStart[c] && readCount[c] > 0 &&
+              toBoundary(fixes, c) == Gap::Free) {
+            *split = {static_cast<int>(c), readCount[c] - 1,
+                      static_cast<double>(p.chunkBytes[c]) / 2};
+            break;
+          }
+      return sum / (round - it->second);
+    }
+    if (split)
+      *split = {};
+    lastStart = valid;
+    ++rounds;
+    traffic.push_back(refreshed +
+                      bytesIteration(
+                          p, reads, budget, valid, stale, used,
+                          [&](int v, int step) -> Need {
+                            double d = next.after(v, step);
+                            return {d, step + d >= static_cast<double>(n)};
+                          },
+                          fixes, split));
+    if (std::isinf(traffic.back()))
+      return traffic.back();
   }
-  return std::isfinite(best) ? best : 0;
+  // No exact period (rounding in partial evictions): any plan that
+  // repeats with traffic T per iteration, started from an empty device,
+  // would move at most budget + K T over K iterations, and the byte rule
+  // moves the least: T >= (its K-iteration traffic - budget) / K.
+  double sum = 0;
+  for (double t : traffic)
+    sum += t;
+  return std::max(0.0, (sum - budget) / traffic.size());
+}
+
+/// What wholeChunkLowerBound spends at most: rounds of Belady's rule on
+/// bytes, counted in steps times chunks (4e8: about half a second here),
+/// and nodes expanded. (The 38-chunk MoE of place-memory-parallel.test
+/// needs 3185 nodes, 3.2e8; placement computes it for the winner only.)
+constexpr double kWholeChunkWork = 4e8;
+constexpr int kWholeChunkNodes = 4096;
+
+/// A lower bound on the bytes per iteration of plans of one iteration
+/// (ChunkProblem::singleIteration), which hold chunks whole: between two
+/// reads, such a plan keeps a chunk on the device throughout or fetches it
+/// whole again, while the byte rule may keep part of it (a 131 MB
+/// embedding in a 160 MB budget stays mostly resident while others stream
+/// past). Branch and bound over those gaps (Gap), best first: a node fixes
+/// some gaps and is priced by the byte rule under its fixes (a lower bound
+/// on every plan obeying them), plus the end reads its end leaves apart;
+/// its children fix the gap its byte plan splits most or, where none is,
+/// whether a chunk with end reads is on the device at the end. A node
+/// with neither is a plan of whole chunks, and the first popped is the
+/// least. Past the search's budget, the least node not yet expanded
+/// bounds every plan.
+double wholeChunkLowerBound(const ChunkProblem &p,
+                            const std::vector<std::vector<int>> &reads,
+                            const NextUse &next, double budget,
+                            const std::vector<double> &endReads) {
+  const size_t chunks = p.chunkBytes.size();
+  std::vector<int> gaps(chunks, 0); // distinct reads, then one more
+  for (const std::vector<int> &r : reads)
+    for (int c : r)
+      ++gaps[c];
+  for (int &g : gaps)
+    g += g > 0;
+  using Fix = std::tuple<int, int, Gap>;
+  struct Node {
+    std::vector<Fix> fixes;
+    SplitGap split;
+  };
+  std::vector<Node> nodes;
+  std::priority_queue<std::pair<double, size_t>,
+                      std::vector<std::pair<double, size_t>>, std::greater<>>
+      open;
+  double work = 0;
+  auto price = [&](std::vector<Fix> fixes) {
+    GapFixes table(chunks);
+    for (size_t c = 0; c < chunks; ++c)
+      table[c].assign(gaps[c], Gap::Free);
+    for (auto [c, g, fix] : fixes)
+      table[c][g] = fix;
+    Node node{std::move(fixes), {}};
+    int rounds = 0;
+    double bytes =
+        steadyBytes(p, reads, next, budget, table, &node.split, rounds);
+    work += static_cast<double>(rounds) * reads.size() * chunks;
+    if (std::isinf(bytes))
+      return;
+    bytes += endReadsUncarried(p, endReads, budget, table);
+    // Where no gap is split, whether a chunk is there for the end reads.
+    if (node.split.chunk < 0)
+      for (size_t c = 0; c < chunks; ++c)
+        if (gaps[c] > 0 && toBoundary(table, c) == Gap::Free &&
+            endReadOf(endReads, c) > node.split.partial)
+          node.split = {static_cast<int>(c), gaps[c] - 2,
+                        endReadOf(endReads, c)};
+    open.push({bytes, nodes.size()});
+    nodes.push_back(std::move(node));
+  };
+  price({});
+  for (int expanded = 0; !open.empty(); ++expanded) {
+    auto [bound, k] = open.top();
+    const SplitGap split = nodes[k].split;
+    if (split.chunk < 0 || expanded == kWholeChunkNodes ||
+        work > kWholeChunkWork)
+      return bound;
+    open.pop();
+    // The gap up to the end is first split on whether the chunk is there,
+    // then (there) on whether it is kept since its last read.
+    bool toEnd = split.gap == gaps[split.chunk] - 2;
+    bool atEnd = toEnd && llvm::any_of(nodes[k].fixes, [&](const Fix &f) {
+                   return f == Fix{split.chunk, split.gap, Gap::AtEnd};
+                 });
+    std::pair<Gap, Gap> children = {Gap::Keep, Gap::Drop};
+    if (toEnd)
+      children = atEnd ? std::pair{Gap::Keep, Gap::Refetch}
+                       : std::pair{Gap::AtEnd, Gap::Drop};
+    for (Gap fix : {children.first, children.second}) {
+      std::vector<Fix> fixes = nodes[k].fixes;
+      fixes.emplace_back(split.chunk, split.gap, fix);
+      // Not on the device at the end: not held from the boundary either.
+      if (fix == Gap::Drop && toEnd)
+        fixes.emplace_back(split.chunk, split.gap + 1, Gap::Drop);
+      price(std::move(fixes));
+    }
+  }
+  return 0; // (no node fits: the root always does, so unreachable)
 }
 
 } // namespace
@@ -1148,53 +1415,16 @@ double loom::memory::fetchLowerBound(const ChunkProblem &p,
     llvm::consumeError(std::move(e));
     return 0;
   }
-  size_t chunks = p.chunkBytes.size(), n = reads.size();
-  NextUse next(reads, chunks);
+  NextUse next(reads, p.chunkBytes.size());
   const double budget = wholeChunkBudget(p.chunkBytes, p.budgetBytes);
-  // Belady on bytes over iterations until the state repeats; stale bytes
-  // whose next use is past the boundary are dead.
-  std::vector<double> valid(chunks, 0), stale(chunks, 0);
-  std::map<std::vector<double>, int> seen;
-  std::vector<double> traffic; // per round
-  double used = 0;
-  double anyPeriod = -1;
-  for (int round = 0; round <= kMaxPeriod; ++round) {
-    // What the host updated since is no longer on the device.
-    for (size_t c = 0; c < chunks; ++c) {
-      used -= stale[c];
-      stale[c] = 0;
-    }
-    auto [it, fresh] = seen.emplace(valid, round);
-    if (!fresh) {
-      // Periodic from round it->second: the average over the period.
-      double sum = 0;
-      for (int r = it->second; r < round; ++r)
-        sum += traffic[r];
-      anyPeriod = sum / (round - it->second);
-      break;
-    }
-    traffic.push_back(bytesIteration(p, reads, budget, valid, stale, used,
-                                     [&](int v, int step) -> Need {
-      double d = next.after(v, step);
-      return {d, step + d >= static_cast<double>(n)};
-    }));
-  }
-  if (anyPeriod < 0) {
-    // No exact period (rounding in partial evictions): any plan that
-    // repeats with traffic T per iteration, started from an empty device,
-    // would move at most budget + K T over K iterations, and the byte rule
-    // moves the least: T >= (its K-iteration traffic - budget) / K.
-    double sum = 0;
-    for (double t : traffic)
-      sum += t;
-    anyPeriod = std::max(0.0, (sum - budget) / traffic.size());
-  }
+  int rounds = 0;
   // The end reads are apart from the fetches, so their bounds add.
-  anyPeriod += endReadsUncarried(p, endReads, budget);
+  double anyPeriod = steadyBytes(p, reads, next, budget, {}, nullptr, rounds) +
+                     endReadsUncarried(p, endReads, budget);
   if (!p.singleIteration)
     return anyPeriod;
   return std::max(anyPeriod,
-                  oneIterationLowerBound(p, reads, next, budget, endReads));
+                  wholeChunkLowerBound(p, reads, next, budget, endReads));
 }
 
 double

@@ -1463,7 +1463,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
               bounded.staleBytes[p.chunkOf[i]] +=
                   entry.second.offloaded() / share;
       }
-      p.lowerBoundH2D = lm::sharedFetchLowerBound(bounded, shares, endReads);
+      // (Computed once the winner across evaluations is known: it searches.)
+      p.lowerBoundInputs =
+          std::make_shared<const MemoryPlacement::LowerBoundInputs>(
+              MemoryPlacement::LowerBoundInputs{
+                  std::move(bounded), std::move(shares), std::move(endReads)});
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
@@ -1822,6 +1826,7 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       p.forwardOps = std::move(part.forwardOps);
       p.backwardSteps = std::move(part.backwardSteps);
       p.lowerBoundH2D = part.lowerBoundH2D;
+      p.lowerBoundInputs = std::move(part.lowerBoundInputs);
       p.refreshesReplayed = part.refreshesReplayed;
       p.deviceUpdates = std::move(part.deviceUpdates);
       p.programs = std::move(part.programs);
@@ -2163,6 +2168,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       rejected.byName[refused.name] = std::move(**overflow);
   }
   p.refusals = std::move(refusals);
+  if (const MemoryPlacement::LowerBoundInputs *in = p.lowerBoundInputs.get())
+    p.lowerBoundH2D =
+        lm::sharedFetchLowerBound(in->problem, in->shares, in->endReads);
   Builder b(module.getContext());
   if (const PlacementCandidate *c = p.best()) {
     if (c->recomputedSegments)

@@ -244,19 +244,24 @@ std::vector<bool> onDeviceAtEveryStart(const ChunkProblem &problem,
 /// a chunk plan can use). With equal chunks and no stale bytes, it is
 /// exactly what planChunks moves. With stale bytes, each iteration starts
 /// with at most the rest of each chunk valid on the device, and the bound
-/// counts re-sending them. With `singleIteration`, also a bound on plans of
-/// one iteration alone, which may move more than a cycling plan: the least,
-/// over every set of whole chunks the iteration could start and end with,
-/// of Belady's rule on bytes from that set back to it (exhaustive, so only
-/// up to 12 chunks; past that, the bound for any period).
+/// counts re-sending them. With `singleIteration`, a bound on plans of one
+/// iteration that hold chunks whole, which may move more than the byte rule
+/// (it keeps part of a chunk where a plan must fetch all of it again) or a
+/// cycling plan: a branch and bound, best first, over whether each chunk is
+/// kept between two reads, on the device at the iteration's end and kept
+/// from there to its first read, each node priced by the byte rule under
+/// what it fixed. Searched to the end (4096 nodes, or about half a second),
+/// it is the fewest bytes of any such plan: some way of holding whole chunks
+/// that fits the budget at every step moves exactly that (link timing
+/// aside). Stopped early, the least node left open.
 ///
 /// `endReads[c]` (empty: none): bytes of chunk c that work after the
 /// iteration's last step reads (a split's device update of its 32-bit
 /// weights), brought up the link apart where the chunk is not on the device
-/// when the iteration ends. The bound counts them too: for each end set
-/// above, those of the chunks outside it; for any period, at least what the
+/// when the iteration ends. The bound counts them too: at least what the
 /// end's whole chunks cannot hold (the fractional knapsack of the end reads
-/// in the budget).
+/// in the budget), and with `singleIteration` the search fixes whether each
+/// chunk with end reads is there.
 double fetchLowerBound(const ChunkProblem &problem,
                        const std::vector<double> &endReads = {});
 

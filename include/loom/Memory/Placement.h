@@ -237,6 +237,15 @@ struct MemoryPlacement {
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
   double lowerBoundH2D = 0; // bytes per step, for the chosen placement
+  /// What a streamed placement's bound is computed from
+  /// (sharedFetchLowerBound): its chunk problem as the bound reads it, each
+  /// chunk's share of a fetch and the device update's end reads. The bound
+  /// searches, so placeMemory computes it for the winner alone.
+  struct LowerBoundInputs {
+    ::loom::memory::ChunkProblem problem;
+    std::vector<double> shares, endReads;
+  };
+  std::shared_ptr<const LowerBoundInputs> lowerBoundInputs;
   /// Training: the refresh uploads of carried chunks replayed beside the
   /// chunk schedule (simulateRefresh).
   int64_t refreshesReplayed = 0;
