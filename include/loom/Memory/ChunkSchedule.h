@@ -250,10 +250,13 @@ std::vector<bool> onDeviceAtEveryStart(const ChunkProblem &problem,
 /// cycling plan: a branch and bound, best first, over whether each chunk is
 /// kept between two reads, on the device at the iteration's end and kept
 /// from there to its first read, each node priced by the byte rule under
-/// what it fixed. Searched to the end (4096 nodes, or about half a second),
-/// it is the fewest bytes of any such plan: some way of holding whole chunks
-/// that fits the budget at every step moves exactly that (link timing
-/// aside). Stopped early, the least node left open.
+/// what it fixed. Searched to the end (within 65536 nodes and about a
+/// second), it is the fewest bytes of any such plan: some way of holding
+/// whole chunks that fits the budget at every step moves exactly that (link
+/// timing aside; the way may hold a chunk at the iteration's end and
+/// release it at the boundary without refreshing it, which a ChunkPlan
+/// cannot say, so the plans placement makes may not reach it). Stopped
+/// early, the least node left open.
 ///
 /// `endReads[c]` (empty: none): bytes of chunk c that work after the
 /// iteration's last step reads (a split's device update of its 32-bit
