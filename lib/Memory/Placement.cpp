@@ -1195,12 +1195,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // by the whole step's price, at each split's fastest chunk size, against
   // the fastest of its placement (refreshing a carried chunk waits for the
   // CPU's update of it; fetching it again overlaps the next forward).
-  // Carrying fewer moves more bytes, so it must gain at least
-  // kCarryFewerGain of the step: a smaller gain is within what the model
-  // cannot see (the link shared with other traffic, transfers' latency),
-  // and on the TP GPT of place-memory-parallel.test it was 0.08% of the
-  // step for 11% more bytes.
-  constexpr double kCarryFewerGain = 0.005;
+  // Carrying fewer moves more bytes, so as across placements it must be
+  // faster beyond the model's resolution (kStepTimesEqualWithin): on the
+  // TP GPT of place-memory-parallel.test it was 0.08% faster for 11% more
+  // bytes.
   double fastest[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
   for (auto &[key, s] : fastestOf)
     fastest[key.first] = std::min(fastest[key.first], s->stepSeconds);
@@ -1214,7 +1212,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           s->problem, s->chunkOf, kept, s->from, plan, s->optimizer, why);
       return priced ? priced->stepSeconds : INFINITY;
     };
-    const double toBeat = fastest[key.first] * (1 - kCarryFewerGain);
+    const double toBeat = fastest[key.first] / kStepTimesEqualWithin;
     lm::ChunkPlan fewer = lm::carryFewer(s->problem, s->plan, toBeat, price);
     if (fewer.dropped.empty())
       continue;
