@@ -210,6 +210,22 @@ inline std::vector<double> chunkHomeBytes(const DeviceProgram &dev,
   return home;
 }
 
+/// Per chunk, the bytes its carried copy has stale at an iteration
+/// boundary: those of the trainable weights not in `kept` (updated off the
+/// device, which rewrites their home copies), each weight i as
+/// `bytesOf(i, its HeldWeight)` counts it.
+inline std::vector<double> staleChunkBytes(
+    const DeviceProgram &dev, llvm::ArrayRef<int> chunkOf, size_t chunks,
+    const llvm::DenseSet<Operation *> *kept,
+    llvm::function_ref<double(size_t, const HeldWeight &)> bytesOf) {
+  std::vector<double> stale(chunks, 0);
+  for (auto [i, entry] : llvm::enumerate(dev.weights))
+    if (i < chunkOf.size() && entry.second.trainable &&
+        !(kept && kept->contains(entry.first)))
+      stale[chunkOf[i]] += bytesOf(i, entry.second);
+  return stale;
+}
+
 /// An evaluation's pipeline devices, kept with its chosen placement for
 /// the static memory plan.
 struct PlacedPrograms {
@@ -251,8 +267,22 @@ planStaticMemory(func::FuncOp func, const MemoryPlacement &p,
 /// argument's as the same argument attribute.
 void writeResultOffsets(func::FuncOp func, const StaticMemoryPlan &plan);
 
-/// Removes every `loom.offsets` (ops and arguments): a plan from an
-/// earlier run.
+/// Writes a pipelined program's plans (`plans[d]`, pipeline device d's):
+/// on each op, `loom.pipeline_offsets = {device, backward, forward, host}`
+/// for the device its stage runs on, each array by micro-batch then by
+/// result (micro-batch k's result r at k * results + r; -1 where it has no
+/// buffer), and `loom.received_offsets`, a list of the same for each device
+/// another stage hands its results to; each function argument's as
+/// `loom.pipeline_offsets` with one slot per micro-batch.
+void writePipelineOffsets(func::FuncOp func, ArrayRef<StaticMemoryPlan> plans);
+
+/// A weight's buffers as `loom.placement` entries (`offset`, `copy_offset`,
+/// `gradient_offset`, `optimizer_offset`), those it has.
+void appendWeightOffsets(Builder &b, const WeightOffsets &at,
+                         SmallVectorImpl<NamedAttribute> &attrs);
+
+/// Removes every `loom.offsets`, `loom.pipeline_offsets` and
+/// `loom.received_offsets` (ops and arguments): a plan from an earlier run.
 void removeStaticMemoryPlan(func::FuncOp func);
 
 /// The arenas as `{device = {bytes, live_bound, <scratch> = offset...,

@@ -891,11 +891,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // replicas, off this link).
     if (o.training) {
       cp.fetchWithinIteration = true;
-      cp.staleBytes.assign(cp.chunkBytes.size(), 0);
-      for (auto [i, entry] : llvm::enumerate(dev0.weights))
-        if (entry.second.trainable &&
-            !(keptWeights && keptWeights->contains(entry.first)))
-          cp.staleBytes[chunkOf[i]] += entry.second.bytes;
+      cp.staleBytes =
+          staleChunkBytes(dev0, chunkOf, cp.chunkBytes.size(), keptWeights,
+                          [](size_t, const HeldWeight &h) { return h.bytes; });
     }
     auto readsOf = [&](const OpStep &s) {
       std::vector<int> reads;
@@ -1458,15 +1456,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       // from the other replicas' parts): its stale bytes for the bound are
       // those, in the chunk's bytes, as the end reads.
       lm::ChunkProblem bounded = p.problem;
-      if (o.training && !bounded.staleBytes.empty()) {
-        bounded.staleBytes.assign(bounded.chunkBytes.size(), 0);
-        for (auto [i, entry] : llvm::enumerate(dev0.weights))
-          if (entry.second.trainable &&
-              !c->deviceOptimizerWeights.contains(entry.first))
-            if (double share = shares[p.chunkOf[i]]; share > 0)
-              bounded.staleBytes[p.chunkOf[i]] +=
-                  entry.second.offloaded() / share;
-      }
+      if (o.training && !bounded.staleBytes.empty())
+        bounded.staleBytes = staleChunkBytes(
+            dev0, p.chunkOf, bounded.chunkBytes.size(),
+            &c->deviceOptimizerWeights, [&](size_t i, const HeldWeight &h) {
+              double share = shares[p.chunkOf[i]];
+              return share > 0 ? h.offloaded() / share : 0.0;
+            });
       // (Computed once the winner across evaluations is known: it searches.)
       p.lowerBoundInputs =
           std::make_shared<const MemoryPlacement::LowerBoundInputs>(
@@ -2208,22 +2204,30 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
           attrs.push_back(b.getNamedAttr(
               "zero_shards", b.getI64IntegerAttr(static_cast<int64_t>(shards))));
       }
-      // Its buffers in the static memory plan, each in its tier's arena.
-      if (p.memoryPlan) {
-        WeightOffsets at = p.memoryPlan->weights.lookup(op);
-        auto offset = [&](StringRef key, int64_t value) {
-          if (value >= 0)
-            attrs.push_back(b.getNamedAttr(key, b.getI64IntegerAttr(value)));
-        };
-        offset("offset", at.parameter);
-        offset("copy_offset", at.parameterCopy);
-        offset("gradient_offset", at.gradient);
-        offset("optimizer_offset", at.optimizer);
+      // Its buffers in the static memory plan, each in its tier's arena;
+      // pipelined, on each pipeline device that holds it (a tied weight
+      // lives on two).
+      if (p.memoryPlan)
+        appendWeightOffsets(b, p.memoryPlan->weights.lookup(op), attrs);
+      SmallVector<Attribute> onDevices;
+      for (auto [d, plan] : llvm::enumerate(p.pipelineMemoryPlans)) {
+        auto at = plan.weights.find(op);
+        if (at == plan.weights.end())
+          continue;
+        SmallVector<NamedAttribute> entries = {b.getNamedAttr(
+            "device", b.getI64IntegerAttr(static_cast<int64_t>(d)))};
+        appendWeightOffsets(b, at->second, entries);
+        onDevices.push_back(b.getDictionaryAttr(entries));
       }
+      if (!onDevices.empty())
+        attrs.push_back(
+            b.getNamedAttr("pipeline_offsets", b.getArrayAttr(onDevices)));
       op->setAttr("loom.placement", b.getDictionaryAttr(attrs));
     }
     if (p.memoryPlan)
       writeResultOffsets(func, *p.memoryPlan);
+    if (!p.pipelineMemoryPlans.empty())
+      writePipelineOffsets(func, p.pipelineMemoryPlans);
     // ZeRO-3 stores the weights in shards; ZeRO-2 only their gradients,
     // which the backward returns in the same layout (and the optimizer
     // step updates in, its state stored there). ZeRO-1 is the same program
@@ -2282,6 +2286,13 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
                                        b.getF64FloatAttr(c->activationBytes)));
     if (p.memoryPlan)
       summary.push_back(b.getNamedAttr("arenas", arenasAttr(b, *p.memoryPlan)));
+    if (!p.pipelineMemoryPlans.empty()) {
+      SmallVector<Attribute> perDevice;
+      for (const StaticMemoryPlan &plan : p.pipelineMemoryPlans)
+        perDevice.push_back(arenasAttr(b, plan));
+      summary.push_back(
+          b.getNamedAttr("pipeline_arenas", b.getArrayAttr(perDevice)));
+    }
     if (p.dataParallel > 1)
       summary.push_back(b.getNamedAttr("zero_stage", b.getI64IntegerAttr(p.zeroStage)));
     if (c->update && c->d2hBytes > 0 && p.delayedUpdate &&
@@ -2429,17 +2440,16 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
     os << llvm::formatv("  activations offloaded: {0} down and back up per step "
                         "(beside the model state above)\n",
                         bytesText(c->activationBytes));
-  // One pipeline device's plan is written to the IR; a pipelined program's
-  // are planned and checked per device (every micro-batch in flight with
-  // its own buffers), and reported.
+  // One pipeline device's plan, or a pipelined program's per device (every
+  // micro-batch in flight with its own buffers).
   SmallVector<const StaticMemoryPlan *> plans;
   if (p.memoryPlan)
     plans.push_back(&*p.memoryPlan);
   for (const StaticMemoryPlan &plan : p.pipelineMemoryPlans)
     plans.push_back(&plan);
   if (!p.pipelineMemoryPlans.empty())
-    os << "  static memory plans per pipeline device (planned and checked; "
-          "offsets not written to the IR):\n";
+    os << "  static memory plans per pipeline device (every micro-batch in "
+          "flight with its own buffers):\n";
   for (auto [d, plan] : llvm::enumerate(plans)) {
     for (Tier t : {Tier::Device, Tier::Host, Tier::Nvme}) {
       const TierArena &a = plan->arena(t);

@@ -14,6 +14,7 @@
 #include "loom/Memory/Arena.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -45,6 +46,10 @@ struct Owner {
   } kind;
   Operation *op = nullptr;
   int64_t index = 0;
+  /// A pipelined program's: the micro-batch, and whether the value comes
+  /// from another stage (`op` computes it there).
+  int64_t microBatch = 0;
+  bool received = false;
 };
 
 /// The WeightOffsets field a weight-owned buffer's offset goes to.
@@ -312,10 +317,12 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     }
   }
   // `v` (result `result` of `op`, or function argument `result` when `op`
-  // is null) is written at its stage's local step `def`, or before the
-  // stage's first step when it comes from outside (`def` < 0).
+  // is null, or `received` from another stage) is written at its stage's
+  // local step `def`, or before the stage's first step when it comes from
+  // outside (`def` < 0).
   auto placeValue = [&](Value v, Operation *op, int64_t result, double bytes,
-                        int64_t def, const OpStep *step = nullptr) {
+                        int64_t def, const OpStep *step = nullptr,
+                        bool received = false) {
     if (bytes <= 0)
       return;
     // Readers through shard annotations and fetches, by the step of this
@@ -376,9 +383,15 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       auto [F, B] = at;
       if (key.first != stage || F < 0 || (training && B < 0))
         continue;
+      // (A sequential program's offsets are its first iteration's.)
       auto owner = [&](Owner::Kind kind) {
-        return sequential && key.second == 0 ? Owner{kind, op, result}
-                                              : Owner{Owner::Other};
+        if (sequential)
+          return key.second == 0 ? Owner{kind, op, result}
+                                 : Owner{Owner::Other};
+        if (!received)
+          return Owner{kind, op, result, key.second};
+        auto r = cast<OpResult>(v);
+        return Owner{kind, r.getOwner(), r.getResultNumber(), key.second, true};
       };
       auto forward = [&](int64_t k) { return forwardAt(F, k); };
       auto backward = [&](int64_t k) { return backwardAt(F, B, size, k); };
@@ -436,7 +449,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
                  programs.argumentBytes[a], -1);
   if (!sequential) // one pseudo-stage: every value is its own step's
     for (auto [v, bytes] : dev.receivedBytes)
-      placeValue(v, nullptr, 0, bytes, -1);
+      placeValue(v, nullptr, 0, bytes, -1, nullptr, /*received=*/true);
   for (const OpStep &s : steps)
     for (auto [r, v] : llvm::enumerate(s.op->getResults()))
       placeValue(v, s.op, static_cast<int64_t>(r),
@@ -514,10 +527,24 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     plan.carriedOffsets.assign(p.problem.chunkBytes.size(), -1);
   }
   plan.arguments.resize(func.getNumArguments());
-  // An op result's slot, or a function argument's (one slot each).
+  if (!sequential)
+    plan.microBatchArguments.resize(func.getNumArguments());
+  // An op result's slot, or a function argument's (one slot each); in a
+  // pipelined program, its micro-batch's.
+  auto offsetsOf = [&](const Owner &owner) -> ResultOffsets & {
+    if (sequential)
+      return owner.op ? plan.results[owner.op] : plan.arguments[owner.index];
+    std::vector<ResultOffsets> &byMicroBatch =
+        owner.received ? plan.receivedResults[owner.op]
+        : owner.op     ? plan.microBatchResults[owner.op]
+                       : plan.microBatchArguments[owner.index];
+    if (byMicroBatch.size() <= static_cast<size_t>(owner.microBatch))
+      byMicroBatch.resize(
+          std::max<int64_t>(p.microBatches, owner.microBatch + 1));
+    return byMicroBatch[owner.microBatch];
+  };
   auto resultSlot = [&](Owner owner, Owner::Kind kind) -> int64_t & {
-    ResultOffsets &offsets =
-        owner.op ? plan.results[owner.op] : plan.arguments[owner.index];
+    ResultOffsets &offsets = offsetsOf(owner);
     SmallVector<int64_t> &slots = kind == Owner::Forward    ? offsets.forward
                                   : kind == Owner::HostCopy ? offsets.host
                                                             : offsets.backward;
@@ -596,31 +623,94 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
 }
 
 void mlir::loom::placement::removeStaticMemoryPlan(func::FuncOp func) {
-  func.walk([](Operation *op) { op->removeAttr(kOffsetsAttr); });
+  func.walk([](Operation *op) {
+    for (StringRef name :
+         {kOffsetsAttr, kPipelineOffsetsAttr, kReceivedOffsetsAttr})
+      op->removeAttr(name);
+  });
   for (unsigned a = 0; a < func.getNumArguments(); ++a)
-    func.removeArgAttr(a, kOffsetsAttr);
+    for (StringRef name : {kOffsetsAttr, kPipelineOffsetsAttr})
+      func.removeArgAttr(a, name);
+}
+
+/// `{backward, forward, host}` of a value's offsets, by micro-batch then by
+/// result (`results` per micro-batch), those with any buffer, beside
+/// `first`; null where it has none.
+static DictionaryAttr offsetsAttr(Builder &b,
+                                  ArrayRef<ResultOffsets> byMicroBatch,
+                                  size_t results,
+                                  ArrayRef<NamedAttribute> first = {}) {
+  SmallVector<NamedAttribute> entries(first.begin(), first.end());
+  auto put = [&](StringRef key, SmallVector<int64_t> ResultOffsets::*field) {
+    SmallVector<int64_t> slots(byMicroBatch.size() * results, -1);
+    bool any = false;
+    for (auto [k, offsets] : llvm::enumerate(byMicroBatch))
+      for (auto [r, at] : llvm::enumerate(offsets.*field))
+        if (r < results && at >= 0) {
+          slots[k * results + r] = at;
+          any = true;
+        }
+    if (any)
+      entries.push_back(b.getNamedAttr(key, b.getDenseI64ArrayAttr(slots)));
+  };
+  put("backward", &ResultOffsets::backward);
+  put("forward", &ResultOffsets::forward);
+  put("host", &ResultOffsets::host);
+  if (entries.size() == first.size())
+    return nullptr;
+  return b.getDictionaryAttr(entries);
 }
 
 void mlir::loom::placement::writeResultOffsets(func::FuncOp func,
                                                const StaticMemoryPlan &plan) {
   Builder b(func.getContext());
-  auto attr = [&](const ResultOffsets &offsets) -> DictionaryAttr {
-    SmallVector<NamedAttribute> entries;
-    auto put = [&](StringRef key, ArrayRef<int64_t> slots) {
-      if (!slots.empty())
-        entries.push_back(b.getNamedAttr(key, b.getDenseI64ArrayAttr(slots)));
-    };
-    put("backward", offsets.backward);
-    put("forward", offsets.forward);
-    put("host", offsets.host);
-    return entries.empty() ? DictionaryAttr() : b.getDictionaryAttr(entries);
-  };
   for (auto [a, offsets] : llvm::enumerate(plan.arguments))
-    if (DictionaryAttr d = attr(offsets); d && a < func.getNumArguments())
+    if (DictionaryAttr d = offsetsAttr(b, offsets, 1);
+        d && a < func.getNumArguments())
       func.setArgAttr(static_cast<unsigned>(a), kOffsetsAttr, d);
   for (auto &[op, offsets] : plan.results)
-    if (DictionaryAttr d = attr(offsets))
+    if (DictionaryAttr d = offsetsAttr(b, offsets, op->getNumResults()))
       op->setAttr(kOffsetsAttr, d);
+}
+
+void mlir::loom::placement::writePipelineOffsets(
+    func::FuncOp func, ArrayRef<StaticMemoryPlan> plans) {
+  Builder b(func.getContext());
+  auto onDevice = [&](size_t d) {
+    return b.getNamedAttr("device",
+                          b.getI64IntegerAttr(static_cast<int64_t>(d)));
+  };
+  // Received results, collected per op across the devices that hold them.
+  llvm::MapVector<Operation *, SmallVector<Attribute>> received;
+  for (auto [d, plan] : llvm::enumerate(plans)) {
+    for (auto [a, offsets] : llvm::enumerate(plan.microBatchArguments))
+      if (DictionaryAttr at = offsetsAttr(b, offsets, 1, onDevice(d));
+          at && a < func.getNumArguments())
+        func.setArgAttr(static_cast<unsigned>(a), kPipelineOffsetsAttr, at);
+    for (auto &[op, offsets] : plan.microBatchResults)
+      if (DictionaryAttr at =
+              offsetsAttr(b, offsets, op->getNumResults(), onDevice(d)))
+        op->setAttr(kPipelineOffsetsAttr, at);
+    for (auto &[op, offsets] : plan.receivedResults)
+      if (DictionaryAttr at =
+              offsetsAttr(b, offsets, op->getNumResults(), onDevice(d)))
+        received[op].push_back(at);
+  }
+  for (auto &[op, list] : received)
+    op->setAttr(kReceivedOffsetsAttr, b.getArrayAttr(list));
+}
+
+void mlir::loom::placement::appendWeightOffsets(
+    Builder &b, const WeightOffsets &at,
+    SmallVectorImpl<NamedAttribute> &attrs) {
+  auto offset = [&](StringRef key, int64_t value) {
+    if (value >= 0)
+      attrs.push_back(b.getNamedAttr(key, b.getI64IntegerAttr(value)));
+  };
+  offset("offset", at.parameter);
+  offset("copy_offset", at.parameterCopy);
+  offset("gradient_offset", at.gradient);
+  offset("optimizer_offset", at.optimizer);
 }
 
 DictionaryAttr mlir::loom::placement::arenasAttr(Builder &b,

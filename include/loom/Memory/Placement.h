@@ -150,6 +150,13 @@ struct StaticMemoryPlan {
   /// period's start (-1 for the others); a weight's copy sits at its
   /// chunk's plus `offsetInChunk` (by first-use index).
   std::vector<int64_t> fetchOffsets, carriedOffsets, offsetInChunk;
+  /// A pipelined program's values on this pipeline device, every
+  /// micro-batch in flight with its own buffers: per micro-batch, what
+  /// `results` and `arguments` hold for one; `received`, the values this
+  /// device is handed by another stage, by the op that computes them.
+  llvm::DenseMap<Operation *, std::vector<ResultOffsets>> microBatchResults,
+      receivedResults;
+  std::vector<std::vector<ResultOffsets>> microBatchArguments; // [argument]
   const TierArena &arena(Tier t) const { return arenas[static_cast<int>(t)]; }
 };
 
@@ -258,8 +265,8 @@ struct MemoryPlacement {
   /// another (written to the IR).
   std::optional<StaticMemoryPlan> memoryPlan;
   /// A pipelined program's static memory plans, one per pipeline device
-  /// (every micro-batch in flight with its own buffers), planned and
-  /// checked but not written to the IR.
+  /// (every micro-batch in flight with its own buffers), written to the IR
+  /// as `loom.pipeline_offsets` (writePipelineOffsets).
   std::vector<StaticMemoryPlan> pipelineMemoryPlans;
   /// The chosen placement's per-device programs, from which its static
   /// memory plans are made once the winner across evaluations is known.

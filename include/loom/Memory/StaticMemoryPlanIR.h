@@ -25,6 +25,17 @@ inline constexpr llvm::StringLiteral kMemoryPlanAttr = "loom.memory_plan";
 /// has no buffer there.
 inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
 
+/// A pipelined program's op (and function argument) attribute: its
+/// results' offsets on the pipeline device its stage runs on, `{device,
+/// backward, forward, host}`, each array by micro-batch, then by result.
+inline constexpr llvm::StringLiteral kPipelineOffsetsAttr =
+    "loom.pipeline_offsets";
+
+/// A pipelined program's op attribute: for each other pipeline device that
+/// receives its results, their offsets there, as kPipelineOffsetsAttr.
+inline constexpr llvm::StringLiteral kReceivedOffsetsAttr =
+    "loom.received_offsets";
+
 /// The entry argument attribute naming the tier ("device", "host") of an
 /// arena loom-arena-buffers added: the runtime maps it once and passes it
 /// after the weights, the device's first.
