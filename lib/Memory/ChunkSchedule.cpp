@@ -1449,49 +1449,87 @@ double loom::memory::fetchLowerBound(const ChunkProblem &p,
                   wholeChunkLowerBound(p, reads, next, budget, endReads));
 }
 
+/// `problem` with only the chunks of `members`, renumbered, every step
+/// reading its chunks among those it read; `endReads` follows them.
+static ChunkProblem restrictedTo(const ChunkProblem &problem,
+                                 llvm::ArrayRef<int> members,
+                                 const std::vector<double> &endReads,
+                                 std::vector<double> &restrictedEndReads) {
+  ChunkProblem part = problem;
+  std::vector<int> index(problem.chunkBytes.size(), -1);
+  part.chunkBytes.clear();
+  part.staleBytes.clear();
+  part.transferSeconds.clear();
+  restrictedEndReads.clear();
+  for (int c : members) {
+    index[c] = static_cast<int>(part.chunkBytes.size());
+    part.chunkBytes.push_back(problem.chunkBytes[c]);
+    part.staleBytes.push_back(staleBytesOf(problem, c));
+    restrictedEndReads.push_back(endReadOf(endReads, c));
+  }
+  for (Step &step : part.steps) {
+    std::vector<int> reads;
+    for (int c : step.reads)
+      if (index[c] >= 0)
+        reads.push_back(index[c]);
+    step.reads = std::move(reads);
+  }
+  return part;
+}
+
 double
 loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
                                     const std::vector<double> &shares,
                                     const std::vector<double> &endReads) {
-  double least = 1;
-  std::map<long, std::vector<int>> groups; // by share, in 1/64ths
-  for (size_t c = 0; c < problem.chunkBytes.size(); ++c) {
-    double share = c < shares.size() ? shares[c] : 1;
-    least = std::min(least, share);
-    groups[std::lround(share * 64)].push_back(static_cast<int>(c));
+  auto shareOf = [&](size_t c) { return c < shares.size() ? shares[c] : 1.0; };
+  // Groups by share, in 1/64ths; each weighs its bytes by its least share.
+  std::map<long, std::vector<int>> groups;
+  for (size_t c = 0; c < problem.chunkBytes.size(); ++c)
+    groups[std::lround(shareOf(c) * 64)].push_back(static_cast<int>(c));
+  std::vector<double> weight;
+  for (auto &[bucket, members] : groups) {
+    double least = 1;
+    for (int c : members)
+      least = std::min(least, shareOf(c));
+    weight.push_back(least);
   }
-  double bound = least * fetchLowerBound(problem, endReads);
+  const double whole = fetchLowerBound(problem, endReads);
+  double bound = weight.empty() ? 0 : weight.front() * whole;
   if (groups.size() < 2)
     return bound;
+  std::vector<double> partEndReads;
+  // Each group alone, in the same budget: a plan's fetches of one group are
+  // a plan for that group alone.
   double byGroup = 0;
-  for (auto &[bucket, members] : groups) {
-    // The group alone: its chunks renumbered, every step reading its
-    // chunks among those it read.
-    ChunkProblem group = problem;
-    std::vector<int> index(problem.chunkBytes.size(), -1);
-    group.chunkBytes.clear();
-    group.staleBytes.clear();
-    group.transferSeconds.clear();
-    std::vector<double> groupEndReads;
-    double share = 1;
-    for (int c : members) {
-      index[c] = static_cast<int>(group.chunkBytes.size());
-      group.chunkBytes.push_back(problem.chunkBytes[c]);
-      group.staleBytes.push_back(staleBytesOf(problem, c));
-      groupEndReads.push_back(endReadOf(endReads, c));
-      share = std::min(share,
-                       c < static_cast<int>(shares.size()) ? shares[c] : 1.0);
-    }
-    for (Step &step : group.steps) {
-      std::vector<int> reads;
-      for (int c : step.reads)
-        if (index[c] >= 0)
-          reads.push_back(index[c]);
-      step.reads = std::move(reads);
-    }
-    byGroup += share * fetchLowerBound(group, groupEndReads);
+  for (auto [g, entry] : llvm::enumerate(groups)) {
+    ChunkProblem part =
+        restrictedTo(problem, entry.second, endReads, partEndReads);
+    byGroup += weight[g] * fetchLowerBound(part, partEndReads);
   }
-  return std::max(bound, byGroup);
+  // By prefixes of the heaviest groups: with weights w1 > w2 > ... > wk
+  // (w(k+1) = 0), the weighted bytes of any plan are the sum over i of
+  // (wi - w(i+1)) times what it fetches of the first i groups, and those
+  // fetches are a plan for the first i groups alone. Unlike the groups
+  // alone, this charges the lighter groups for the room the heavier ones
+  // take (the MoE's experts beside its dense layers).
+  double byPrefix = 0;
+  std::vector<int> prefix;
+  const size_t k = groups.size();
+  auto heaviest = groups.rbegin();
+  for (size_t i = 0; i < k; ++i, ++heaviest) {
+    prefix.insert(prefix.end(), heaviest->second.begin(),
+                  heaviest->second.end());
+    const double wi = weight[k - 1 - i],
+                 next = i + 1 < k ? weight[k - 2 - i] : 0;
+    if (!(wi > next))
+      continue;
+    double fetched = i + 1 == k ? whole : [&] {
+      ChunkProblem part = restrictedTo(problem, prefix, endReads, partEndReads);
+      return fetchLowerBound(part, partEndReads);
+    }();
+    byPrefix += (wi - next) * fetched;
+  }
+  return std::max({bound, byGroup, byPrefix});
 }
 
 std::vector<int>

@@ -271,11 +271,14 @@ double fetchLowerBound(const ChunkProblem &problem,
 /// The same bound where a fetch of chunk c moves `shares[c]` of its bytes
 /// (streamed in ZeRO-3 shards, a device uploads its shard; shares differ
 /// where weights are split over different numbers of replicas, as MoE
-/// experts are): the larger of fetchLowerBound scaled by the smallest
-/// share, and the sum over groups of chunks of about the same share (to
-/// 1/64) of each group's own bound scaled by its smallest share. A plan's
-/// fetches of one group are a plan for that group alone in the same
-/// budget, so each group's bound holds for them. `endReads` as for
+/// experts are). Chunks of about the same share (to 1/64) form a group,
+/// weighed by its smallest share; a plan's fetches of any set of groups
+/// are a plan for those groups alone in the same budget. The bound is the
+/// largest of: fetchLowerBound scaled by the smallest share; the sum of
+/// each group's own bound times its weight; and, with the weights w1 > w2
+/// > ... > wk sorted (w(k+1) = 0), the sum over i of (wi - w(i+1)) times
+/// the bound of the i heaviest groups together, which also charges the
+/// lighter groups for the room the heavier take. `endReads` as for
 /// fetchLowerBound, in whole bytes (scaled by the share as fetches are).
 double sharedFetchLowerBound(const ChunkProblem &problem,
                              const std::vector<double> &shares,
