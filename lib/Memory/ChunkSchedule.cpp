@@ -1359,7 +1359,8 @@ constexpr int kWholeChunkNodes = 65536;
 double wholeChunkLowerBound(const ChunkProblem &p,
                             const std::vector<std::vector<int>> &reads,
                             const NextUse &next, double budget,
-                            const std::vector<double> &endReads) {
+                            const std::vector<double> &endReads,
+                            const std::vector<int> &released) {
   const size_t chunks = p.chunkBytes.size();
   std::vector<int> gaps = readCounts(reads, chunks); // then one more
   for (int &g : gaps)
@@ -1398,7 +1399,15 @@ double wholeChunkLowerBound(const ChunkProblem &p,
     open.push({bytes, nodes.size()});
     nodes.push_back(std::move(node));
   };
-  price({});
+  // Released after its last read: not on the device at the end, nor held
+  // from the boundary.
+  std::vector<Fix> root;
+  for (int c : released)
+    if (c >= 0 && static_cast<size_t>(c) < chunks && gaps[c] > 0) {
+      root.emplace_back(c, gaps[c] - 2, Gap::Drop);
+      root.emplace_back(c, gaps[c] - 1, Gap::Drop);
+    }
+  price(std::move(root));
   for (int expanded = 0; !open.empty(); ++expanded) {
     auto [bound, k] = open.top();
     const SplitGap split = nodes[k].split;
@@ -1425,13 +1434,15 @@ double wholeChunkLowerBound(const ChunkProblem &p,
       price(std::move(fixes));
     }
   }
-  return 0; // (no node fits: the root always does, so unreachable)
+  // (No node fits: without `released` the root always does.)
+  return std::numeric_limits<double>::infinity();
 }
 
 } // namespace
 
 double loom::memory::fetchLowerBound(const ChunkProblem &p,
-                                     const std::vector<double> &endReads) {
+                                     const std::vector<double> &endReads,
+                                     const std::vector<int> &released) {
   std::vector<std::vector<int>> reads = distinctReads(p);
   if (llvm::Error e = validate(p, reads)) {
     llvm::consumeError(std::move(e));
@@ -1445,8 +1456,8 @@ double loom::memory::fetchLowerBound(const ChunkProblem &p,
                      endReadsUncarried(p, endReads, budget);
   if (!p.singleIteration)
     return anyPeriod;
-  return std::max(anyPeriod,
-                  wholeChunkLowerBound(p, reads, next, budget, endReads));
+  return std::max(anyPeriod, wholeChunkLowerBound(p, reads, next, budget,
+                                                  endReads, released));
 }
 
 /// `problem` with only the chunks of `members`, renumbered, every step
@@ -1454,7 +1465,9 @@ double loom::memory::fetchLowerBound(const ChunkProblem &p,
 static ChunkProblem restrictedTo(const ChunkProblem &problem,
                                  llvm::ArrayRef<int> members,
                                  const std::vector<double> &endReads,
-                                 std::vector<double> &restrictedEndReads) {
+                                 std::vector<double> &restrictedEndReads,
+                                 const std::vector<int> &released,
+                                 std::vector<int> &restrictedReleased) {
   ChunkProblem part = problem;
   std::vector<int> index(problem.chunkBytes.size(), -1);
   part.chunkBytes.clear();
@@ -1474,13 +1487,17 @@ static ChunkProblem restrictedTo(const ChunkProblem &problem,
         reads.push_back(index[c]);
     step.reads = std::move(reads);
   }
+  restrictedReleased.clear();
+  for (int c : released)
+    if (c >= 0 && static_cast<size_t>(c) < index.size() && index[c] >= 0)
+      restrictedReleased.push_back(index[c]);
   return part;
 }
 
-double
-loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
-                                    const std::vector<double> &shares,
-                                    const std::vector<double> &endReads) {
+double loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
+                                           const std::vector<double> &shares,
+                                           const std::vector<double> &endReads,
+                                           const std::vector<int> &released) {
   auto shareOf = [&](size_t c) { return c < shares.size() ? shares[c] : 1.0; };
   // Groups by share, in 1/64ths; each weighs its bytes by its least share.
   std::map<long, std::vector<int>> groups;
@@ -1493,18 +1510,19 @@ loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
       least = std::min(least, shareOf(c));
     weight.push_back(least);
   }
-  const double whole = fetchLowerBound(problem, endReads);
+  const double whole = fetchLowerBound(problem, endReads, released);
   double bound = weight.empty() ? 0 : weight.front() * whole;
   if (groups.size() < 2)
     return bound;
   std::vector<double> partEndReads;
+  std::vector<int> partReleased;
   // Each group alone, in the same budget: a plan's fetches of one group are
   // a plan for that group alone.
   double byGroup = 0;
   for (auto [g, entry] : llvm::enumerate(groups)) {
-    ChunkProblem part =
-        restrictedTo(problem, entry.second, endReads, partEndReads);
-    byGroup += weight[g] * fetchLowerBound(part, partEndReads);
+    ChunkProblem part = restrictedTo(problem, entry.second, endReads,
+                                     partEndReads, released, partReleased);
+    byGroup += weight[g] * fetchLowerBound(part, partEndReads, partReleased);
   }
   // By prefixes of the heaviest groups: with weights w1 > w2 > ... > wk
   // (w(k+1) = 0), the weighted bytes of any plan are the sum over i of
@@ -1524,8 +1542,9 @@ loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
     if (!(wi > next))
       continue;
     double fetched = i + 1 == k ? whole : [&] {
-      ChunkProblem part = restrictedTo(problem, prefix, endReads, partEndReads);
-      return fetchLowerBound(part, partEndReads);
+      ChunkProblem part = restrictedTo(problem, prefix, endReads, partEndReads,
+                                       released, partReleased);
+      return fetchLowerBound(part, partEndReads, partReleased);
     }();
     byPrefix += (wi - next) * fetched;
   }

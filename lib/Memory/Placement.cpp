@@ -1467,7 +1467,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       p.lowerBoundInputs =
           std::make_shared<const MemoryPlacement::LowerBoundInputs>(
               MemoryPlacement::LowerBoundInputs{
-                  std::move(bounded), std::move(shares), std::move(endReads)});
+                  std::move(bounded), std::move(shares), std::move(endReads),
+                  p.plan.dropped});
     } else {
       p.lowerBoundH2D = c->h2dBytes;
     }
@@ -2168,9 +2169,15 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       rejected.byName[refused.name] = std::move(**overflow);
   }
   p.refusals = std::move(refusals);
-  if (const MemoryPlacement::LowerBoundInputs *in = p.lowerBoundInputs.get())
+  if (const MemoryPlacement::LowerBoundInputs *in = p.lowerBoundInputs.get()) {
     p.lowerBoundH2D =
         lm::sharedFetchLowerBound(in->problem, in->shares, in->endReads);
+    // Where the plan releases chunks after their last read (faster than
+    // carrying them, for more bytes), what plans releasing them move.
+    if (!in->released.empty())
+      p.lowerBoundH2DReleasing = lm::sharedFetchLowerBound(
+          in->problem, in->shares, in->endReads, in->released);
+  }
   Builder b(module.getContext());
   if (const PlacementCandidate *c = p.best()) {
     if (c->recomputedSegments)
@@ -2431,11 +2438,22 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
                       c->name, c->stepSeconds * 1e3,
                       c->stepSeconds > 0 ? p.unlimitedStepSeconds / c->stepSeconds
                                          : 1.0);
-  os << llvm::formatv("  moved per step: host->device {0} (lower bound {1}, "
-                      "{2:F2}x), device->host {3}, NVMe {4}\n",
-                      bytesText(c->h2dBytes), bytesText(p.lowerBoundH2D),
-                      p.lowerBoundH2D > 0 ? c->h2dBytes / p.lowerBoundH2D : 1.0,
-                      bytesText(c->d2hBytes), bytesText(c->nvmeBytes));
+  auto againstBound = [&](double bound) {
+    return llvm::formatv("{0}, {1:F2}x", bytesText(bound),
+                         bound > 0 ? c->h2dBytes / bound : 1.0)
+        .str();
+  };
+  std::string releasing;
+  if (p.lowerBoundH2DReleasing > 0 && std::isfinite(p.lowerBoundH2DReleasing))
+    releasing = llvm::formatv("; {0} releasing the {1} chunks it releases",
+                              againstBound(p.lowerBoundH2DReleasing),
+                              p.lowerBoundInputs->released.size())
+                    .str();
+  os << llvm::formatv("  moved per step: host->device {0} (lower bound "
+                      "{1}{2}), device->host {3}, NVMe {4}\n",
+                      bytesText(c->h2dBytes), againstBound(p.lowerBoundH2D),
+                      releasing, bytesText(c->d2hBytes),
+                      bytesText(c->nvmeBytes));
   if (c->activations == Tier::Host)
     os << llvm::formatv("  activations offloaded: {0} down and back up per step "
                         "(beside the model state above)\n",

@@ -265,8 +265,14 @@ std::vector<bool> onDeviceAtEveryStart(const ChunkProblem &problem,
 /// end's whole chunks cannot hold (the fractional knapsack of the end reads
 /// in the budget), and with `singleIteration` the search fixes whether each
 /// chunk with end reads is there.
+///
+/// `released` (plans of one iteration): chunks the plans bounded release
+/// after their last read (ChunkPlan::dropped), so not on the device at the
+/// iteration's end: the search starts with that fixed, and bounds only
+/// such plans.
 double fetchLowerBound(const ChunkProblem &problem,
-                       const std::vector<double> &endReads = {});
+                       const std::vector<double> &endReads = {},
+                       const std::vector<int> &released = {});
 
 /// The same bound where a fetch of chunk c moves `shares[c]` of its bytes
 /// (streamed in ZeRO-3 shards, a device uploads its shard; shares differ
@@ -279,10 +285,12 @@ double fetchLowerBound(const ChunkProblem &problem,
 /// > ... > wk sorted (w(k+1) = 0), the sum over i of (wi - w(i+1)) times
 /// the bound of the i heaviest groups together, which also charges the
 /// lighter groups for the room the heavier take. `endReads` as for
-/// fetchLowerBound, in whole bytes (scaled by the share as fetches are).
+/// fetchLowerBound, in whole bytes (scaled by the share as fetches are);
+/// `released` as for fetchLowerBound.
 double sharedFetchLowerBound(const ChunkProblem &problem,
                              const std::vector<double> &shares,
-                             const std::vector<double> &endReads = {});
+                             const std::vector<double> &endReads = {},
+                             const std::vector<int> &released = {});
 
 /// Groups `tensorBytes` (in first-use order) into chunks of at most
 /// `chunkBytes` (a tensor larger than that is a chunk alone), returning each

@@ -244,6 +244,9 @@ struct MemoryPlacement {
   ::loom::memory::ChunkProblem problem;
   ::loom::memory::ChunkPlan plan;
   double lowerBoundH2D = 0; // bytes per step, for the chosen placement
+  /// The same for plans that release what the chosen one releases after
+  /// its last read (0: it releases nothing).
+  double lowerBoundH2DReleasing = 0;
   /// What a streamed placement's bound is computed from
   /// (sharedFetchLowerBound): its chunk problem as the bound reads it, each
   /// chunk's share of a fetch and the device update's end reads. The bound
@@ -251,6 +254,8 @@ struct MemoryPlacement {
   struct LowerBoundInputs {
     ::loom::memory::ChunkProblem problem;
     std::vector<double> shares, endReads;
+    /// The chunks the chosen plan releases after their last read.
+    std::vector<int> released;
   };
   std::shared_ptr<const LowerBoundInputs> lowerBoundInputs;
   /// Training: the refresh uploads of carried chunks replayed beside the
