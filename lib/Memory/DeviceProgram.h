@@ -273,7 +273,9 @@ void writeResultOffsets(func::FuncOp func, const StaticMemoryPlan &plan);
 /// result (micro-batch k's result r at k * results + r; -1 where it has no
 /// buffer), and `loom.received_offsets`, a list of the same for each device
 /// another stage hands its results to; each function argument's as
-/// `loom.pipeline_offsets` with one slot per micro-batch.
+/// `loom.pipeline_offsets` with one slot per micro-batch, on the first
+/// device that reads it, and `loom.received_offsets` for the others (every
+/// device takes the model's inputs).
 void writePipelineOffsets(func::FuncOp func, ArrayRef<StaticMemoryPlan> plans);
 
 /// A weight's buffers as `loom.placement` entries (`offset`, `copy_offset`,

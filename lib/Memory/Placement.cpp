@@ -320,14 +320,16 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     s.resultBytes.assign(facts.resultBytes.begin(), facts.resultBytes.end());
     s.stage = facts.stage;
     DeviceProgram &dev = devices[facts.stage % P];
-    // What its stage receives from another stage's ops.
+    // What its stage receives from another device's stages (a value from
+    // another stage of this device stays a value, loom-split-stages).
     for (Value v : op->getOperands()) {
       Value source = lookThroughShards(v);
       auto r = dyn_cast<OpResult>(source);
       if (!r)
         continue;
       auto producer = e.opFacts.find(r.getOwner());
-      if (producer != e.opFacts.end() && producer->second.stage != facts.stage &&
+      if (producer != e.opFacts.end() &&
+          producer->second.stage % P != facts.stage % P &&
           r.getResultNumber() < producer->second.resultBytes.size())
         dev.receivedBytes[source] = producer->second.resultBytes[r.getResultNumber()];
     }

@@ -326,12 +326,12 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     if (bytes <= 0)
       return;
     // Readers through shard annotations and fetches, by the step of this
-    // device that contains them; those of another stage receive a copy.
-    int64_t stage = op ? stageOf.lookup(op) : -1;
-    int64_t lastUse = std::max<int64_t>(def, 0), firstUser = INT64_MAX;
-    // The last reader whose backward adds to its gradient (-1: none).
-    int64_t lastGradientReader = -1;
-    bool sentOn = false; // read by a later stage, whose gradient comes back
+    // device that contains them, per stage: the first and last local step
+    // reading it, and the last whose backward adds to its gradient.
+    struct StageReads {
+      int64_t first = INT64_MAX, last = -1, lastGradient = -1;
+    };
+    std::map<int64_t, StageReads> byStage;
     // Sequential: the first and the last re-run reading it.
     int64_t firstRerunRead = INT64_MAX, lastRerunRead = -1;
     bool returned = false;
@@ -345,23 +345,37 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         u = u->getParentOp();
       if (!u)
         return;
-      if (stage < 0)
-        stage = stageOf.lookup(u);
-      if (stageOf.lookup(u) != stage) {
-        sentOn = true;
-        return;
-      }
-      lastUse = std::max(lastUse, localIndex.lookup(u));
-      firstUser = std::min(firstUser, localIndex.lookup(u));
+      const int64_t k = localIndex.lookup(u);
+      StageReads &r = byStage[stageOf.lookup(u)];
+      r.first = std::min(r.first, k);
+      r.last = std::max(r.last, k);
       if (stepOf.lookup(u)->hasBackward)
-        lastGradientReader = std::max(lastGradientReader, localIndex.lookup(u));
-      if (int64_t rerun = sequential ? layout.rerunAt[localIndex.lookup(u)] : -1; rerun >= 0) {
+        r.lastGradient = std::max(r.lastGradient, k);
+      if (int64_t rerun = sequential ? layout.rerunAt[k] : -1; rerun >= 0) {
         firstRerunRead = std::min(firstRerunRead, rerun);
         lastRerunRead = std::max(lastRerunRead, rerun);
       }
     });
-    if (stage < 0)
+    // Its op's stage; an input's or a received value's, the first stage
+    // here that reads it.
+    if (!op && byStage.empty())
       return; // an input no step here reads
+    const int64_t stage = op ? stageOf.lookup(op) : byStage.begin()->first;
+    const StageReads own = byStage.count(stage) ? byStage[stage] : StageReads{};
+    int64_t lastUse = std::max<int64_t>({def, 0, own.last});
+    const int64_t firstUser = own.first, lastGradientReader = own.lastGradient;
+    // Later stages of this device reading it (interleaved schedules): the
+    // value stays a value there (loom-split-stages), so its buffer lives
+    // through their reads of the same micro-batch, and their backward
+    // writes its gradient.
+    SmallVector<std::pair<int64_t, StageReads>> laterStages;
+    for (auto &[s, r] : byStage)
+      if (s != stage)
+        laterStages.push_back({s, r});
+    const bool sentOn = !laterStages.empty();
+    // (Added to deviceCopiesOf after the loop below, which holds a
+    // reference into it.)
+    SmallVector<std::pair<TaskKey, int64_t>> laterCopies;
     def = std::max<int64_t>(def, 0);
     const int64_t size = stageSize[stage];
     // As the estimator decides: kept for the backward, else re-run by it
@@ -396,12 +410,42 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       auto forward = [&](int64_t k) { return forwardAt(F, k); };
       auto backward = [&](int64_t k) { return backwardAt(F, B, size, k); };
       SmallVector<int64_t, 2> &copies = deviceCopiesOf[{v, key}];
-      auto onDevice = [&](Owner::Kind kind, StringRef name, int64_t start, int64_t end) {
-        if (int64_t index = add(Tier::Device, owner(kind), name.str(), bytes, start, end);
-            index >= 0)
+      auto onDevice = [&](Owner::Kind kind, StringRef name, int64_t start,
+                          int64_t end) -> int64_t {
+        int64_t index =
+            add(Tier::Device, owner(kind), name.str(), bytes, start, end);
+        if (index >= 0)
           copies.push_back(index);
+        return index;
       };
       int64_t end = forward(lastUse) + 1;
+      // Through the later stages' reads of this micro-batch: their forward,
+      // and, what a backward reads, their backward; the gradient from the
+      // first of their backward steps that writes it.
+      int64_t gradientFrom =
+          lastGradientReader >= 0 ? backward(lastGradientReader) : INT64_MAX;
+      SmallVector<TaskKey> laterTasks;
+      for (auto &[later, r] : laterStages) {
+        auto task = taskAt.find({later, key.second});
+        if (task == taskAt.end() || task->second.first < 0)
+          continue;
+        auto [F2, B2] = task->second;
+        const int64_t size2 = stageSize[later];
+        laterTasks.push_back(task->first);
+        end = std::max(end, F2 + r.last + 1);
+        if (!training || B2 < 0)
+          continue;
+        if (programs.keptActivations.contains(v) ||
+            savedForBackward.contains(v))
+          end = std::max(end, B2 + size2 - 1 - r.first + 1);
+        if (r.lastGradient >= 0)
+          gradientFrom =
+              std::min(gradientFrom, B2 + size2 - 1 - r.lastGradient);
+      }
+      // (A later stage on another device sends it back when this stage's
+      // backward starts.)
+      if (gradientFrom == INT64_MAX)
+        gradientFrom = backward(size - 1);
       if (returned)
         end = training ? (sequential ? F + perIteration : B + size) : forward(size - 1) + 1;
       if (kept && programs.offloadedActivations.contains(v)) {
@@ -420,10 +464,14 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         // transpose, is kept as well.)
         end = std::max(end, backward(lastBackwardRead) + 1);
       }
-      onDevice(Owner::Forward, "activation", forward(def), end);
+      int64_t activation =
+          onDevice(Owner::Forward, "activation", forward(def), end);
+      for (TaskKey later : laterTasks)
+        if (activation >= 0)
+          laterCopies.push_back({later, activation});
       if (hasGradient)
         add(Tier::Device, Owner{Owner::Other}, "activation gradient", bytes,
-            backward(sentOn ? size - 1 : lastGradientReader), backward(def) + 1);
+            gradientFrom, backward(def) + 1);
       if (recomputed) {
         int64_t rerun;
         if (sequential) {
@@ -440,11 +488,14 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
                  savedForBackward.contains(v) ? backward(def) + 1 : until);
       }
     }
+    for (auto [task, buffer] : laterCopies)
+      deviceCopiesOf[{v, task}].push_back(buffer);
   };
-  // The function's inputs arrive before the first stage's first step, and
-  // a later stage's from the previous stage's device.
+  // The function's inputs arrive before the first step reading them (every
+  // pipeline device takes them all, loom-split-stages), and a later
+  // stage's values from the device that computes them.
   for (auto [a, arg] : llvm::enumerate(func.getArguments()))
-    if (d == 0 && a < programs.argumentBytes.size())
+    if (a < programs.argumentBytes.size())
       placeValue(arg, nullptr, static_cast<int64_t>(a),
                  programs.argumentBytes[a], -1);
   if (!sequential) // one pseudo-stage: every value is its own step's
@@ -629,7 +680,8 @@ void mlir::loom::placement::removeStaticMemoryPlan(func::FuncOp func) {
       op->removeAttr(name);
   });
   for (unsigned a = 0; a < func.getNumArguments(); ++a)
-    for (StringRef name : {kOffsetsAttr, kPipelineOffsetsAttr})
+    for (StringRef name :
+         {kOffsetsAttr, kPipelineOffsetsAttr, kReceivedOffsetsAttr})
       func.removeArgAttr(a, name);
 }
 
@@ -680,13 +732,16 @@ void mlir::loom::placement::writePipelineOffsets(
     return b.getNamedAttr("device",
                           b.getI64IntegerAttr(static_cast<int64_t>(d)));
   };
-  // Received results, collected per op across the devices that hold them.
+  // Each op's (or argument's) offsets on the device that computes it (the
+  // first that reads an argument), then on the devices that receive it
+  // (each device takes every argument).
   llvm::MapVector<Operation *, SmallVector<Attribute>> received;
+  std::vector<SmallVector<Attribute>> arguments(func.getNumArguments());
   for (auto [d, plan] : llvm::enumerate(plans)) {
     for (auto [a, offsets] : llvm::enumerate(plan.microBatchArguments))
       if (DictionaryAttr at = offsetsAttr(b, offsets, 1, onDevice(d));
-          at && a < func.getNumArguments())
-        func.setArgAttr(static_cast<unsigned>(a), kPipelineOffsetsAttr, at);
+          at && a < arguments.size())
+        arguments[a].push_back(at);
     for (auto &[op, offsets] : plan.microBatchResults)
       if (DictionaryAttr at =
               offsetsAttr(b, offsets, op->getNumResults(), onDevice(d)))
@@ -698,6 +753,15 @@ void mlir::loom::placement::writePipelineOffsets(
   }
   for (auto &[op, list] : received)
     op->setAttr(kReceivedOffsetsAttr, b.getArrayAttr(list));
+  for (auto [a, list] : llvm::enumerate(arguments)) {
+    if (list.empty())
+      continue;
+    func.setArgAttr(static_cast<unsigned>(a), kPipelineOffsetsAttr,
+                    list.front());
+    if (list.size() > 1)
+      func.setArgAttr(static_cast<unsigned>(a), kReceivedOffsetsAttr,
+                      b.getArrayAttr(ArrayRef(list).drop_front()));
+  }
 }
 
 void mlir::loom::placement::appendWeightOffsets(

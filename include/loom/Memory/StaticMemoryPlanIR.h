@@ -31,8 +31,9 @@ inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
 inline constexpr llvm::StringLiteral kPipelineOffsetsAttr =
     "loom.pipeline_offsets";
 
-/// A pipelined program's op attribute: for each other pipeline device that
-/// receives its results, their offsets there, as kPipelineOffsetsAttr.
+/// A pipelined program's op (and function argument) attribute: for each
+/// other pipeline device that receives its results (that takes the
+/// argument), their offsets there, as kPipelineOffsetsAttr.
 inline constexpr llvm::StringLiteral kReceivedOffsetsAttr =
     "loom.received_offsets";
 

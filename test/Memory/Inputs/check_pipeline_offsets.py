@@ -3,7 +3,8 @@ from stdin, the default printed form): loom.memory_plan's `pipeline_arenas`
 holds one dictionary of arenas per pipeline device; every op's
 `loom.pipeline_offsets` names the device its `loom.stage` runs on (stage mod
 the pipeline devices) and holds, per array, MICRO_BATCHES slots per result;
-each `loom.received_offsets` entry names another device; every offset an op,
+each `loom.received_offsets` entry names another device (an op's, another
+than its own); every offset an op,
 an argument or a weight (`loom.placement`'s `pipeline_offsets`) has lies
 inside its device's arena of its tier. Buffer sizes are not in the IR
 (partitioned programs' local shapes differ from its types), so overlaps are
@@ -104,7 +105,8 @@ for n, line in enumerate(text.splitlines(), 1):
                 distinct[device] += len(set(per)) == micro_batches
     g = re.search(r"loom.received_offsets = \[", line)
     if g:
-        own = int(re.search(r"device = (\d+)", p.group(1)).group(1)) if p else None
+        # (On a function line the offsets are its arguments', each its own.)
+        own = int(re.search(r"device = (\d+)", p.group(1)).group(1)) if p and "func.func" not in line else None
         for entry in top_level_dicts(balanced(line, g.end() - 1, "[", "]")):
             device, _ = check_offsets(entry, what + " (received)")
             assert device != own, "%s: received on its own pipeline device %d" % (what, device)
