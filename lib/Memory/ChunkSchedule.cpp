@@ -1498,6 +1498,10 @@ double loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
                                            const std::vector<double> &shares,
                                            const std::vector<double> &endReads,
                                            const std::vector<int> &released) {
+  if (llvm::Error e = validate(problem, distinctReads(problem))) {
+    llvm::consumeError(std::move(e));
+    return 0; // (as fetchLowerBound: no bound for a malformed problem)
+  }
   auto shareOf = [&](size_t c) { return c < shares.size() ? shares[c] : 1.0; };
   // Groups by share, in 1/64ths; each weighs its bytes by its least share.
   std::map<long, std::vector<int>> groups;
@@ -1519,10 +1523,12 @@ double loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
   // Each group alone, in the same budget: a plan's fetches of one group are
   // a plan for that group alone.
   double byGroup = 0;
+  std::vector<double> groupBound;
   for (auto [g, entry] : llvm::enumerate(groups)) {
     ChunkProblem part = restrictedTo(problem, entry.second, endReads,
                                      partEndReads, released, partReleased);
-    byGroup += weight[g] * fetchLowerBound(part, partEndReads, partReleased);
+    groupBound.push_back(fetchLowerBound(part, partEndReads, partReleased));
+    byGroup += weight[g] * groupBound.back();
   }
   // By prefixes of the heaviest groups: with weights w1 > w2 > ... > wk
   // (w(k+1) = 0), the weighted bytes of any plan are the sum over i of
@@ -1541,11 +1547,16 @@ double loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
                  next = i + 1 < k ? weight[k - 2 - i] : 0;
     if (!(wi > next))
       continue;
-    double fetched = i + 1 == k ? whole : [&] {
-      ChunkProblem part = restrictedTo(problem, prefix, endReads, partEndReads,
-                                       released, partReleased);
-      return fetchLowerBound(part, partEndReads, partReleased);
-    }();
+    // (The heaviest group alone, and all of them, are bounded above.)
+    double fetched =
+        i + 1 == k ? whole
+        : i == 0   ? groupBound.back()
+                   : [&] {
+                     ChunkProblem part =
+                         restrictedTo(problem, prefix, endReads, partEndReads,
+                                        released, partReleased);
+                     return fetchLowerBound(part, partEndReads, partReleased);
+                   }();
     byPrefix += (wi - next) * fetched;
   }
   return std::max({bound, byGroup, byPrefix});
