@@ -41,6 +41,10 @@ namespace {
 /// Longest steady-state period searched for.
 constexpr int kMaxPeriod = 64;
 
+/// carryFewer tries every count of chunks kept throughout up to this many
+/// (each is one plan priced); past it, a grid refined by halving.
+constexpr size_t kEveryPinnedCount = 64;
+
 llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
@@ -649,8 +653,12 @@ ChunkPlan loom::memory::carryFewer(const ChunkProblem &problem, ChunkPlan plan,
                ? priced[a] < priced[b]
                : tried[a]->bytesFetched < tried[b]->bytesFetched;
   };
+  // The price is not unimodal in j: a grid with halving around its best
+  // can miss the cheapest, and then more memory prices slower. Every j is
+  // tried where there are few.
+  const size_t points = most + 1 <= kEveryPinnedCount ? most + 1 : 4;
   std::optional<size_t> best =
-      bestPinnedCount(most, 4, /*halving=*/true, attempt, cheaper);
+      bestPinnedCount(most, points, /*halving=*/true, attempt, cheaper);
   if (!best || !(priced[*best] < toBeat))
     return plan;
   return *tried[*best];
