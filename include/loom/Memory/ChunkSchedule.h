@@ -153,8 +153,9 @@ using PlanPrice = llvm::function_ref<double(const ChunkPlan &)>;
 /// (`staleBytes`). Such a plan keeps the first j chunks (in the order
 /// Belady's cycling plans pin them) on the device throughout, and the
 /// chunks the last step reads across the boundary, and drops the others
-/// after their last read (ChunkPlan::dropped); j is searched on a grid of
-/// about 4 values, then at half the grid step either side of the best, a
+/// after their last read (ChunkPlan::dropped); j takes every value where
+/// there are at most 64 (the price is not unimodal in j), else a grid of
+/// about 4 values, then half the grid step either side of the best, a
 /// quarter, and so on. A plan whose own iteration takes as long as the
 /// cheapest price found so far (a bound on its price) is not priced. (It
 /// is searched even where `plan`'s own iteration already takes `toBeat`:
