@@ -316,6 +316,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         savedByOwnBackward.insert(v);
     }
   }
+  // Values the program gives no bytes (no buffer to read from).
+  DenseSet<Value> noBytes;
   // `v` (result `result` of `op`, or function argument `result` when `op`
   // is null, or `received` from another stage) is written at its stage's
   // local step `def`, or before the stage's first step when it comes from
@@ -323,8 +325,10 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   auto placeValue = [&](Value v, Operation *op, int64_t result, double bytes,
                         int64_t def, const OpStep *step = nullptr,
                         bool received = false) {
-    if (bytes <= 0)
+    if (bytes <= 0) {
+      noBytes.insert(v);
       return;
+    }
     // Readers through shard annotations and fetches, by the step of this
     // device that contains them, per stage: the first and last local step
     // reading it, and the last whose backward adds to its gradient.
@@ -539,9 +543,26 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     else
       for (Value operand : s.op->getOperands())
         values.push_back(lookThroughShards(operand));
-    for (Value v : values)
-      if (auto found = deviceCopiesOf.find({v, task}); found != deviceCopiesOf.end())
+    for (Value v : values) {
+      if (auto found = deviceCopiesOf.find({v, task});
+          found != deviceCopiesOf.end()) {
         read(found->second, describe(v));
+        continue;
+      }
+      // Weights and constants live outside these buffers, and values of no
+      // bytes have none; any other value read without one is a read the
+      // plan missed, which the replay reports ("it has no buffer").
+      Operation *def = v.getDefiningOp();
+      if (!noBytes.contains(v) &&
+          (!def ||
+           (!isa<WeightOp>(def) && !def->hasTrait<OpTrait::ConstantLike>())))
+        deviceReads.push_back(
+            {position,
+             {},
+             llvm::formatv("the {0} of '{1}' (step {2}) reads {3}", phase,
+                           s.op->getName(), k, describe(v))
+                 .str()});
+    }
     if (c.params != Tier::Device)
       for (WeightOp w : s.weights)
         if (auto it = dev.weights.find(w); it != dev.weights.end()) {
