@@ -330,8 +330,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       auto producer = e.opFacts.find(r.getOwner());
       if (producer != e.opFacts.end() &&
           producer->second.stage % P != facts.stage % P &&
-          r.getResultNumber() < producer->second.resultBytes.size())
+          r.getResultNumber() < producer->second.resultBytes.size()) {
         dev.receivedBytes[source] = producer->second.resultBytes[r.getResultNumber()];
+        devices[producer->second.stage % P].sentValues.insert(source);
+      }
     }
     for (Value v : op->getOperands())
       if (auto w = lookThroughShards(v).getDefiningOp<WeightOp>()) {

@@ -376,7 +376,10 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     for (auto &[s, r] : byStage)
       if (s != stage)
         laterStages.push_back({s, r});
-    const bool sentOn = !laterStages.empty();
+    // Read by a later stage here, or sent to another device's: either way
+    // its gradient comes back in the backward.
+    const bool sentAway = dev.sentValues.contains(v);
+    const bool sentOn = !laterStages.empty() || sentAway;
     // (Added to deviceCopiesOf after the loop below, which holds a
     // reference into it.)
     SmallVector<std::pair<TaskKey, int64_t>> laterCopies;
@@ -448,8 +451,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       }
       // (A later stage on another device sends it back when this stage's
       // backward starts.)
-      if (gradientFrom == INT64_MAX)
-        gradientFrom = backward(size - 1);
+      if (gradientFrom == INT64_MAX || sentAway)
+        gradientFrom = std::min(gradientFrom, backward(size - 1));
       if (returned)
         end = training ? (sequential ? F + perIteration : B + size) : forward(size - 1) + 1;
       if (kept && programs.offloadedActivations.contains(v)) {
