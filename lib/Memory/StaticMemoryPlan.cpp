@@ -454,7 +454,9 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       if (gradientFrom == INT64_MAX || sentAway)
         gradientFrom = std::min(gradientFrom, backward(size - 1));
       if (returned)
-        end = training ? (sequential ? F + perIteration : B + size) : forward(size - 1) + 1;
+        end =
+            std::max(end, training ? (sequential ? F + perIteration : B + size)
+                                   : forward(size - 1) + 1);
       if (kept && programs.offloadedActivations.contains(v)) {
         end = std::max(end, forward(def) + 2);
         int64_t firstRead = backward(lastUse);
@@ -526,6 +528,11 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
           .str();
     return llvm::formatv("argument {0}", cast<BlockArgument>(v).getArgNumber()).str();
   };
+  // The program's steps, on every pipeline device.
+  DenseSet<Operation *> isStep;
+  for (const DeviceProgram &other : programs.devices)
+    for (const OpStep &s : other.steps)
+      isStep.insert(s.op);
   auto readsOfStep = [&](int64_t k, IterationLayout::Kind kind, int64_t position,
                          TaskKey task) {
     const OpStep &s = steps[k];
@@ -552,13 +559,17 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         read(found->second, describe(v));
         continue;
       }
-      // Weights and constants live outside these buffers, and values of no
-      // bytes have none; any other value read without one is a read the
-      // plan missed, which the replay reports ("it has no buffer").
+      // The plan buffers the function's arguments and the results of the
+      // program's steps (here, or received from another device), those of
+      // no bytes aside; a read of one without a buffer is a read the plan
+      // missed, which the replay reports ("it has no buffer"). Weights,
+      // constants and what other ops make (no step of the estimator's)
+      // live outside these buffers.
       Operation *def = v.getDefiningOp();
-      if (!noBytes.contains(v) &&
-          (!def ||
-           (!isa<WeightOp>(def) && !def->hasTrait<OpTrait::ConstantLike>())))
+      const bool buffered = def ? isStep.contains(def) && !isa<WeightOp>(def) &&
+                                      !def->hasTrait<OpTrait::ConstantLike>()
+                                : v.getParentRegion() == &func.getBody();
+      if (buffered && !noBytes.contains(v))
         deviceReads.push_back(
             {position,
              {},

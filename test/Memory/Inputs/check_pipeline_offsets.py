@@ -3,8 +3,8 @@ from stdin, the default printed form): loom.memory_plan's `pipeline_arenas`
 holds one dictionary of arenas per pipeline device; every op's
 `loom.pipeline_offsets` names the device its `loom.stage` runs on (stage mod
 the pipeline devices) and holds, per array, MICRO_BATCHES slots per result;
-each `loom.received_offsets` entry names another device (an op's, another
-than its own); every offset an op,
+each `loom.received_offsets` entry names another device than its
+`loom.pipeline_offsets` (an op's, or an argument's); every offset an op,
 an argument or a weight (`loom.placement`'s `pipeline_offsets`) has lies
 inside its device's arena of its tier. Buffer sizes are not in the IR
 (partitioned programs' local shapes differ from its types), so overlaps are
@@ -89,7 +89,15 @@ received = [0] * devices
 weights = [0] * devices
 distinct = [0] * devices  # values with a forward buffer of their own per micro-batch
 valued = [0] * devices
-for n, line in enumerate(text.splitlines(), 1):
+def pieces(line):
+    """A function line's arguments one by one (each has its own offsets); any
+    other line whole."""
+    if "func.func" not in line:
+        return [line]
+    return re.split(r"(?=%arg\d+: )", line)[1:]
+
+
+for n, line in ((n, piece) for n, whole in enumerate(text.splitlines(), 1) for piece in pieces(whole)):
     what = "line %d" % n
     p = re.search(r"loom.pipeline_offsets = (\{[^}]*\})", line)
     if p:
@@ -105,8 +113,7 @@ for n, line in enumerate(text.splitlines(), 1):
                 distinct[device] += len(set(per)) == micro_batches
     g = re.search(r"loom.received_offsets = \[", line)
     if g:
-        # (On a function line the offsets are its arguments', each its own.)
-        own = int(re.search(r"device = (\d+)", p.group(1)).group(1)) if p and "func.func" not in line else None
+        own = int(re.search(r"device = (\d+)", p.group(1)).group(1)) if p else None
         for entry in top_level_dicts(balanced(line, g.end() - 1, "[", "]")):
             device, _ = check_offsets(entry, what + " (received)")
             assert device != own, "%s: received on its own pipeline device %d" % (what, device)
