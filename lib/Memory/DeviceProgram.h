@@ -129,8 +129,8 @@ struct DeviceProgram {
   /// Local bytes of the values its stages receive from another device's
   /// stage (activations crossing a pipeline boundary).
   llvm::DenseMap<Value, double> receivedBytes;
-  /// The values its stages send to another device's stage (whose
-  /// gradients come back in the backward).
+  /// The values its stages send to another device's stage whose gradients
+  /// come back in the backward (floating point, read by a step with one).
   llvm::DenseSet<Value> sentValues;
   DeviceTimes times;
   double padding = 0;       // waiting for the pipeline's last device

@@ -332,7 +332,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           producer->second.stage % P != facts.stage % P &&
           r.getResultNumber() < producer->second.resultBytes.size()) {
         dev.receivedBytes[source] = producer->second.resultBytes[r.getResultNumber()];
-        devices[producer->second.stage % P].sentValues.insert(source);
+        // (Its gradient comes back where this reader's backward makes one.)
+        if (o.training && facts.hasBackward &&
+            isa<FloatType>(getElementTypeOrSelf(source.getType())))
+          devices[producer->second.stage % P].sentValues.insert(source);
       }
     }
     for (Value v : op->getOperands())
