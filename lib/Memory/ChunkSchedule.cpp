@@ -1567,7 +1567,8 @@ double loom::memory::sharedFetchLowerBound(const ChunkProblem &problem,
                    }();
     byPrefix += (wi - next) * fetched;
   }
-  return std::max({bound, byGroup, byPrefix});
+  // (byPrefix's last term is `bound`, the others are not negative.)
+  return std::max(byGroup, byPrefix);
 }
 
 std::vector<int>

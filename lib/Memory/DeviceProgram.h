@@ -281,6 +281,12 @@ void writeResultOffsets(func::FuncOp func, const StaticMemoryPlan &plan);
 /// device takes the model's inputs).
 void writePipelineOffsets(func::FuncOp func, ArrayRef<StaticMemoryPlan> plans);
 
+/// A pipelined program's `loom.placement` entry `pipeline_offsets` of
+/// `weight`: a `{device, <appendWeightOffsets' entries>}` per pipeline
+/// device whose plan holds it (null where none does).
+ArrayAttr pipelineWeightOffsets(Builder &b, ArrayRef<StaticMemoryPlan> plans,
+                                Operation *weight);
+
 /// A weight's buffers as `loom.placement` entries (`offset`, `copy_offset`,
 /// `gradient_offset`, `optimizer_offset`), those it has.
 void appendWeightOffsets(Builder &b, const WeightOffsets &at,

@@ -2223,19 +2223,9 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       // lives on two).
       if (p.memoryPlan)
         appendWeightOffsets(b, p.memoryPlan->weights.lookup(op), attrs);
-      SmallVector<Attribute> onDevices;
-      for (auto [d, plan] : llvm::enumerate(p.pipelineMemoryPlans)) {
-        auto at = plan.weights.find(op);
-        if (at == plan.weights.end())
-          continue;
-        SmallVector<NamedAttribute> entries = {b.getNamedAttr(
-            "device", b.getI64IntegerAttr(static_cast<int64_t>(d)))};
-        appendWeightOffsets(b, at->second, entries);
-        onDevices.push_back(b.getDictionaryAttr(entries));
-      }
-      if (!onDevices.empty())
-        attrs.push_back(
-            b.getNamedAttr("pipeline_offsets", b.getArrayAttr(onDevices)));
+      if (ArrayAttr onDevices =
+              pipelineWeightOffsets(b, p.pipelineMemoryPlans, op))
+        attrs.push_back(b.getNamedAttr("pipeline_offsets", onDevices));
       op->setAttr("loom.placement", b.getDictionaryAttr(attrs));
     }
     if (p.memoryPlan)

@@ -563,12 +563,11 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       // program's steps (here, or received from another device), those of
       // no bytes aside; a read of one without a buffer is a read the plan
       // missed, which the replay reports ("it has no buffer"). Weights,
-      // constants and what other ops make (no step of the estimator's)
-      // live outside these buffers.
+      // constants and what other ops make are no steps (the estimator
+      // costs neither) and live outside these buffers.
       Operation *def = v.getDefiningOp();
-      const bool buffered = def ? isStep.contains(def) && !isa<WeightOp>(def) &&
-                                      !def->hasTrait<OpTrait::ConstantLike>()
-                                : v.getParentRegion() == &func.getBody();
+      const bool buffered =
+          def ? isStep.contains(def) : v.getParentRegion() == &func.getBody();
       if (buffered && !noBytes.contains(v))
         deviceReads.push_back(
             {position,
@@ -760,13 +759,14 @@ void mlir::loom::placement::writeResultOffsets(func::FuncOp func,
       op->setAttr(kOffsetsAttr, d);
 }
 
+/// The `device = d` entry of a pipelined program's offsets.
+static NamedAttribute onDevice(Builder &b, size_t d) {
+  return b.getNamedAttr("device", b.getI64IntegerAttr(static_cast<int64_t>(d)));
+}
+
 void mlir::loom::placement::writePipelineOffsets(
     func::FuncOp func, ArrayRef<StaticMemoryPlan> plans) {
   Builder b(func.getContext());
-  auto onDevice = [&](size_t d) {
-    return b.getNamedAttr("device",
-                          b.getI64IntegerAttr(static_cast<int64_t>(d)));
-  };
   // Each op's (or argument's) offsets on the device that computes it (the
   // first that reads an argument), then on the devices that receive it
   // (each device takes every argument).
@@ -774,16 +774,16 @@ void mlir::loom::placement::writePipelineOffsets(
   std::vector<SmallVector<Attribute>> arguments(func.getNumArguments());
   for (auto [d, plan] : llvm::enumerate(plans)) {
     for (auto [a, offsets] : llvm::enumerate(plan.microBatchArguments))
-      if (DictionaryAttr at = offsetsAttr(b, offsets, 1, onDevice(d));
+      if (DictionaryAttr at = offsetsAttr(b, offsets, 1, onDevice(b, d));
           at && a < arguments.size())
         arguments[a].push_back(at);
     for (auto &[op, offsets] : plan.microBatchResults)
       if (DictionaryAttr at =
-              offsetsAttr(b, offsets, op->getNumResults(), onDevice(d)))
+              offsetsAttr(b, offsets, op->getNumResults(), onDevice(b, d)))
         op->setAttr(kPipelineOffsetsAttr, at);
     for (auto &[op, offsets] : plan.receivedResults)
       if (DictionaryAttr at =
-              offsetsAttr(b, offsets, op->getNumResults(), onDevice(d)))
+              offsetsAttr(b, offsets, op->getNumResults(), onDevice(b, d)))
         received[op].push_back(at);
   }
   for (auto &[op, list] : received)
@@ -797,6 +797,18 @@ void mlir::loom::placement::writePipelineOffsets(
       func.setArgAttr(static_cast<unsigned>(a), kReceivedOffsetsAttr,
                       b.getArrayAttr(ArrayRef(list).drop_front()));
   }
+}
+
+ArrayAttr mlir::loom::placement::pipelineWeightOffsets(
+    Builder &b, ArrayRef<StaticMemoryPlan> plans, Operation *weight) {
+  SmallVector<Attribute> onDevices;
+  for (auto [d, plan] : llvm::enumerate(plans))
+    if (auto at = plan.weights.find(weight); at != plan.weights.end()) {
+      SmallVector<NamedAttribute> entries = {onDevice(b, d)};
+      appendWeightOffsets(b, at->second, entries);
+      onDevices.push_back(b.getDictionaryAttr(entries));
+    }
+  return onDevices.empty() ? ArrayAttr() : b.getArrayAttr(onDevices);
 }
 
 void mlir::loom::placement::appendWeightOffsets(
