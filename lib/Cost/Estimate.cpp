@@ -347,7 +347,22 @@ LogicalResult Estimator::resolveBatch() {
                        << " but the IR's batch is " << irBatch << " over " << dp
                        << " data-parallel devices, i.e. micro-batch "
                        << result.microBatch << "; re-import with --input-shape";
-  result.globalBatch = options.globalBatch ? options.globalBatch : irBatch;
+  // A planned function says how many micro-batches its step runs; a global
+  // batch given beside it must agree, since the program runs that many.
+  int64_t planned = irBatch;
+  if (auto m = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr)) {
+    if (m.getInt() < 1)
+      return error(func) << kMicroBatchesAttr << " = " << m.getInt()
+                         << "; a step runs at least one micro-batch";
+    planned = m.getInt() * irBatch;
+    if (options.globalBatch && options.globalBatch != planned)
+      return error(func) << "global-batch=" << options.globalBatch
+                         << " but the function runs " << m.getInt()
+                         << " micro-batches of " << irBatch << " ("
+                         << kMicroBatchesAttr << "), a global batch of "
+                         << planned;
+  }
+  result.globalBatch = options.globalBatch ? options.globalBatch : planned;
   if (result.globalBatch % irBatch != 0)
     return error(func) << "global-batch=" << result.globalBatch
                        << " is not a multiple of micro-batch x data-parallel = "

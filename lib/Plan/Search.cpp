@@ -2773,7 +2773,7 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
   // `loom.micro_batches` slices of the global batch, cut along each input's
   // and output's `loom.batch_dim` (absent: every micro-batch sees it whole).
   if (cfg.microBatches > 1) {
-    f->setAttr("loom.micro_batches", b.getI64IntegerAttr(cfg.microBatches));
+    f->setAttr(kMicroBatchesAttr, b.getI64IntegerAttr(cfg.microBatches));
     auto batchDimOf = [&](Value v) -> int64_t {
       auto it = model->valueIndex.find(v);
       return it == model->valueIndex.end() ? -1 : model->values[it->second].batchDim;

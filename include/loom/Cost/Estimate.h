@@ -44,10 +44,17 @@ inline double adamStateBytesPerParameter(double elementBytes) {
 /// (written by memory placement, read by the estimator).
 constexpr llvm::StringLiteral kOffloadMark = "loom.offload";
 
+/// The entry function attribute a plan writes: how many micro-batches of
+/// its (one micro-batch's) batch a step runs. The runtime feeds it that
+/// many slices; the estimator and memory placement take the global batch
+/// from it when they are given none.
+constexpr llvm::StringLiteral kMicroBatchesAttr = "loom.micro_batches";
+
 struct EstimateOptions {
   std::string cluster = "dgx-a100-80g";
   bool training = true;
-  int64_t globalBatch = 0;  // samples per step; 0 = one micro-batch step
+  int64_t globalBatch = 0;  // samples per step; 0 = the function's
+                            // kMicroBatchesAttr micro-batches, or one
   int64_t microBatch = 0;   // samples per micro-batch per replica; 0 = from IR
   ::loom::PipelineSchedule schedule = ::loom::PipelineSchedule::OneFOneB;
   int64_t kfkbGroup = 2;
