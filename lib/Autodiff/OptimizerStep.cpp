@@ -250,7 +250,7 @@ LogicalResult UpdateWriter::run() {
   // Such a reload goes where the static memory plan put the buffer the
   // update reads it into, the weights one after another.
   IntegerAttr updateReloadAt;
-  if (auto buffer = scratchBuffer(module, kUpdateReloadScratch))
+  if (auto buffer = scratchBuffer(planArenas(module), kUpdateReloadScratch))
     updateReloadAt = b.getI64IntegerAttr(buffer->first);
   for (auto &[i, w] : gradients)
     if (!updatePlace(w).tier && placedTier(w) != "device")

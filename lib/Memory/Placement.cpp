@@ -2295,7 +2295,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       for (const StaticMemoryPlan &plan : p.pipelineMemoryPlans)
         perDevice.push_back(arenasAttr(b, plan));
       summary.push_back(
-          b.getNamedAttr("pipeline_arenas", b.getArrayAttr(perDevice)));
+          b.getNamedAttr(kPipelineArenasKey, b.getArrayAttr(perDevice)));
     }
     if (p.dataParallel > 1)
       summary.push_back(b.getNamedAttr("zero_stage", b.getI64IntegerAttr(p.zeroStage)));

@@ -102,8 +102,23 @@ static FailureOr<llvm::json::Object>
 describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
   llvm::json::Array inputs, weights, outputs;
   std::optional<int64_t> arenaBytes, hostArenaBytes;
+  bool microBatchIndex = false;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
+    // The micro-batch a call runs, where the arena's places differ by
+    // micro-batch (loom-arena-buffers): the last argument, an int64.
+    if (attrs && attrs.get(kMicroBatchIndexAttr)) {
+      auto memref = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
+      if (!memref || memref.getShape() != ArrayRef<int64_t>{1} ||
+          !memref.getElementType().isInteger(64) || !arenaBytes ||
+          i + 1 != func.getNumArguments())
+        return func.emitOpError("argument #")
+               << i << " is marked " << kMicroBatchIndexAttr
+               << " but is not a memref<1xi64> following the arenas as the "
+                  "last argument";
+      microBatchIndex = true;
+      continue;
+    }
     // The static memory plan's arenas (loom-arena-buffers): the runtime
     // allocates them once and passes them after the weights.
     if (auto tier = attrs ? attrs.getAs<StringAttr>(kArenaArgAttr) : nullptr) {
@@ -182,6 +197,8 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
     described["arena_bytes"] = *arenaBytes;
   if (hostArenaBytes)
     described["host_arena_bytes"] = *hostArenaBytes;
+  if (microBatchIndex)
+    described["micro_batch_index"] = true;
   return described;
 }
 
@@ -218,7 +235,7 @@ describeEntry(ModuleOp module, ArrayRef<func::FuncOp> functions,
       return failure();
     described.push_back(std::move(*d));
   }
-  if (!functions.front()->hasAttr("loom.pipeline_stage")) {
+  if (!functions.front()->hasAttr(kPipelineStageAttr)) {
     manifest["entry"] = entrySymbol();
     for (auto &field : described.front())
       manifest[field.first] = std::move(field.second);

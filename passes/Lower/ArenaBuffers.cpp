@@ -10,6 +10,11 @@
 // becomes the copy into its place (on a CPU both tiers are one memory, but
 // the bytes still move between the arenas).
 //
+// A pipelined program's stage function allocates from its own pipeline
+// device's plan, one micro-batch per call: where the micro-batches' places
+// differ, the runtime passes the micro-batch the call runs and each place
+// is read from a table by it.
+//
 // Each planned value is redirected into a view of the arena in value
 // semantics (materialize_in_destination into to_tensor of a memref.view);
 // upstream eliminate-empty-tensors then lets its producer compute in place
@@ -32,12 +37,14 @@
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Autodiff/Differentiate.h"
+#include "loom/Cost/Estimate.h"
 #include "loom/Memory/StaticMemoryPlanIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include <array>
 
@@ -62,7 +69,10 @@ struct PlannedBuffer {
   Operation *owner; // names it in diagnostics
   std::string what;
   Tier tier = Tier::Device;
-  int64_t offset = 0, bytes = 0;
+  /// By micro-batch in a pipelined stage function whose micro-batches'
+  /// places differ, else one offset for every call.
+  SmallVector<int64_t, 1> offsets;
+  int64_t bytes = 0;
   /// Positions in the function body (-1: an entry argument, written on
   /// entry): where it is written, and the last op reading it directly or
   /// through a value that may alias it after bufferization.
@@ -71,6 +81,69 @@ struct PlannedBuffer {
   /// False when a partitioned program reads an earlier buffer over its
   /// bytes while it lives: it gets a private allocation.
   bool inArena = true;
+};
+
+/// Where a function's values are planned: `loom.offsets` in a program of
+/// one device; in a stage function of a pipelined program (after
+/// loom-split-stages), `loom.pipeline_offsets` of its own pipeline device,
+/// laid out by micro-batch, then by result.
+struct OffsetSource {
+  std::optional<int64_t> pipelineDevice;
+  int64_t microBatches = 1;
+
+  StringRef attrName() const {
+    return pipelineDevice ? kPipelineOffsetsAttr : kOffsetsAttr;
+  }
+
+  /// The forward offsets of result `index` of `results` in `offsets` (an
+  /// op's or argument's attrName() dictionary): one per micro-batch, one
+  /// for every call (a program of one device, or micro-batches sharing
+  /// it), or none. Fails on `owner` where a pipelined dictionary is another
+  /// device's, holds no whole number of micro-batches, or places a value
+  /// in some micro-batches and not others.
+  FailureOr<SmallVector<int64_t, 1>> forward(Operation *owner, StringRef what,
+                                             DictionaryAttr offsets,
+                                             unsigned results,
+                                             unsigned index) const {
+    SmallVector<int64_t, 1> at;
+    if (!pipelineDevice) {
+      if (std::optional<int64_t> o = forwardOffset(offsets, index))
+        at.push_back(*o);
+      return at;
+    }
+    if (!offsets)
+      return at;
+    auto device = offsets.getAs<IntegerAttr>("device");
+    if (!device || device.getInt() != *pipelineDevice)
+      return owner->emitOpError()
+             << what << " carries " << kPipelineOffsetsAttr
+             << " of pipeline device "
+             << (device ? std::to_string(device.getInt()) : "(none)")
+             << ", but its function runs on pipeline device "
+             << *pipelineDevice;
+    auto all = offsets.getAs<DenseI64ArrayAttr>("forward");
+    if (!all)
+      return at;
+    if (all.size() != microBatches * static_cast<int64_t>(results))
+      return owner->emitOpError()
+             << what << " has " << all.size() << " forward offsets in "
+             << kPipelineOffsetsAttr << ", not one per micro-batch ("
+             << microBatches << ", the function's " << kMicroBatchesAttr
+             << ") and result (" << results
+             << "): was it placed for another micro-batch count?";
+    for (int64_t k = 0; k < microBatches; ++k)
+      at.push_back(all[k * results + index]);
+    auto placed = [](int64_t o) { return o >= 0; };
+    if (llvm::none_of(at, placed))
+      return SmallVector<int64_t, 1>();
+    if (!llvm::all_of(at, placed))
+      return owner->emitOpError()
+             << what
+             << " has a forward offset in some micro-batches but not in others";
+    if (llvm::all_equal(at))
+      at.resize(1);
+    return at;
+  }
 };
 
 /// The bytes of a static tensor of integer or float elements (none for any
@@ -122,12 +195,11 @@ bool isGatheredWeight(shard::AllGatherOp gather) {
   return func && func.getArgAttr(arg.getArgNumber(), kZeroShardMark);
 }
 
-/// A writable tensor over the arena's bytes at `offset`, built at `b`'s
-/// insertion point.
+/// A writable tensor over the arena's bytes from `shift` (an index),
+/// built at `b`'s insertion point.
 Value arenaTensor(OpBuilder &b, Location loc, Value arena, Type type,
-                  int64_t offset) {
+                  Value shift) {
   auto tensor = cast<RankedTensorType>(type);
-  Value shift = arith::ConstantIndexOp::create(b, loc, offset);
   auto memref = MemRefType::get(tensor.getShape(), tensor.getElementType());
   Value view = memref::ViewOp::create(b, loc, memref, arena, shift, ValueRange{});
   return bufferization::ToTensorOp::create(b, loc, tensor, view,
@@ -158,8 +230,9 @@ std::optional<int64_t> movementOffset(Operation *op) {
   return std::nullopt;
 }
 
-/// The planned buffers of `func`, with the positions they are live over in
-/// the program as it is now (partitioning may have rewritten it since the
+/// The planned buffers of `func` (their places as `source` reads them,
+/// ZeRO-3's gather slots from `arenas`), with the positions they are live
+/// over in the program as it is now (partitioning may have rewritten it since the
 /// plan was made). A buffer is read until its last reader, or until the
 /// last read of a reader's result that is not planned: after bufferization
 /// that result may be a view of it (a reshape, a slice, an in-place
@@ -170,38 +243,65 @@ std::optional<int64_t> movementOffset(Operation *op) {
 /// does not fit its arena (`arenaBytes`, by Tier; host: -1 when the plan
 /// has none).
 FailureOr<std::vector<PlannedBuffer>>
-collectPlanned(func::FuncOp func, std::array<int64_t, 2> arenaBytes,
+collectPlanned(func::FuncOp func, const OffsetSource &source,
+               DictionaryAttr arenas, std::array<int64_t, 2> arenaBytes,
                SmallVectorImpl<Operation *> *privateReaders = nullptr) {
   std::vector<PlannedBuffer> planned;
-  auto add = [&](Value value, Operation *owner, std::string what, int64_t offset,
-                 int64_t defined, Tier tier = Tier::Device) -> LogicalResult {
+  auto add = [&](Value value, Operation *owner, std::string what,
+                 ArrayRef<int64_t> offsets, int64_t defined,
+                 Tier tier = Tier::Device) -> LogicalResult {
+    if (offsets.empty())
+      return success();
     int64_t arena = arenaBytes[static_cast<int>(tier)];
     if (arena <= 0)
       return owner->emitOpError()
-             << what << " is planned at offset " << offset << " in the " << tierName(tier)
-             << " arena, but the module's " << kMemoryPlanAttr << " gives no "
-             << tierName(tier) << " arena size";
-    FailureOr<int64_t> bytes = plannedBytes(owner, what, value.getType(), offset, tier, arena);
-    if (failed(bytes))
-      return failure();
-    planned.push_back({value, owner, std::move(what), tier, offset, *bytes, defined, defined});
+             << what << " is planned at offset " << offsets.front()
+             << " in the " << tierName(tier) << " arena, but the module's "
+             << kMemoryPlanAttr << " gives no " << tierName(tier)
+             << " arena size"
+             << (source.pipelineDevice
+                     ? " for pipeline device " +
+                           std::to_string(*source.pipelineDevice)
+                     : std::string());
+    int64_t bytes = 0;
+    for (int64_t offset : offsets) {
+      FailureOr<int64_t> b =
+          plannedBytes(owner, what, value.getType(), offset, tier, arena);
+      if (failed(b))
+        return failure();
+      bytes = *b;
+    }
+    planned.push_back({value, owner, std::move(what), tier,
+                       SmallVector<int64_t, 1>(offsets), bytes, defined,
+                       defined});
     return success();
   };
+  // The forward offsets of `owner`'s attribute dictionary for one value.
+  auto addPlanned = [&](Value value, Operation *owner, std::string what,
+                        DictionaryAttr offsets, unsigned results,
+                        unsigned index, int64_t defined) -> LogicalResult {
+    FailureOr<SmallVector<int64_t, 1>> at =
+        source.forward(owner, what, offsets, results, index);
+    if (failed(at))
+      return failure();
+    return add(value, owner, std::move(what), *at, defined);
+  };
   for (unsigned a = 0; a < func.getNumArguments(); ++a)
-    if (std::optional<int64_t> offset = forwardOffset(
-            func.getArgAttrOfType<DictionaryAttr>(a, kOffsetsAttr), 0))
-      if (failed(add(func.getArgument(a), func, "argument #" + std::to_string(a),
-                     *offset, -1)))
-        return failure();
+    if (failed(addPlanned(
+            func.getArgument(a), func,
+            "argument #" + std::to_string(a) + " of @" +
+                func.getSymName().str(),
+            func.getArgAttrOfType<DictionaryAttr>(a, source.attrName()), 1, 0,
+            -1)))
+      return failure();
   Block &body = func.getBody().front();
   llvm::DenseMap<Operation *, int64_t> position;
   for (auto [i, op] : llvm::enumerate(body))
     position[&op] = static_cast<int64_t>(i);
   // ZeRO-3's gathered weights take its slots in turn, in program order
   // (one that does not fit a slot is left to the allocator).
-  auto module = func->getParentOfType<ModuleOp>();
   SmallVector<std::pair<int64_t, int64_t>> slots;
-  while (auto slot = scratchBuffer(module, zeroGatherSlot(slots.size())))
+  while (auto slot = scratchBuffer(arenas, zeroGatherSlot(slots.size())))
     slots.push_back(*slot);
   int64_t gathered = 0;
   for (Operation &op : body) {
@@ -211,7 +311,7 @@ collectPlanned(func::FuncOp func, std::array<int64_t, 2> arenaBytes,
       auto [offset, bytes] = slots[gathered++ % slots.size()];
       std::optional<int64_t> need = staticTensorBytes(gather.getType());
       if (need && *need <= bytes &&
-          failed(add(gather.getResult(), &op, "the gathered weight", offset,
+          failed(add(gather.getResult(), &op, "the gathered weight", {offset},
                      position[&op])))
         return failure();
       continue;
@@ -222,18 +322,18 @@ collectPlanned(func::FuncOp func, std::array<int64_t, 2> arenaBytes,
                        isa<FetchOp>(op)   ? "the fetched weight"
                        : isa<SpillOp>(op) ? "the spilled activation's host copy"
                                           : "the reloaded activation",
-                       *offset, position[&op], isa<SpillOp>(op) ? Tier::Host : Tier::Device)))
+                       {*offset}, position[&op],
+                       isa<SpillOp>(op) ? Tier::Host : Tier::Device)))
           return failure();
       continue;
     }
-    auto offsets = op.getAttrOfType<DictionaryAttr>(kOffsetsAttr);
+    auto offsets = op.getAttrOfType<DictionaryAttr>(source.attrName());
     for (OpResult result : op.getResults())
-      if (std::optional<int64_t> offset =
-              forwardOffset(offsets, result.getResultNumber()))
-        if (failed(add(result, &op,
-                       "result #" + std::to_string(result.getResultNumber()),
-                       *offset, position[&op])))
-          return failure();
+      if (failed(addPlanned(
+              result, &op,
+              "result #" + std::to_string(result.getResultNumber()), offsets,
+              op.getNumResults(), result.getResultNumber(), position[&op])))
+        return failure();
   }
 
   llvm::DenseSet<Value> placed;
@@ -292,16 +392,113 @@ collectPlanned(func::FuncOp func, std::array<int64_t, 2> arenaBytes,
 
 /// Whether `func` holds anything the static memory plan placed (a gathered
 /// weight's slot comes with the plan's other buffers).
-bool hasPlacedBuffers(func::FuncOp func) {
+bool hasPlacedBuffers(func::FuncOp func, const OffsetSource &source) {
   for (unsigned a = 0; a < func.getNumArguments(); ++a)
-    if (func.getArgAttr(a, kOffsetsAttr))
+    if (func.getArgAttr(a, source.attrName()))
       return true;
-  WalkResult found = func.walk([](Operation *op) {
-    return op->hasAttr(kOffsetsAttr) || movementOffset(op) ? WalkResult::interrupt()
-                                                             : WalkResult::advance();
+  WalkResult found = func.walk([&](Operation *op) {
+    return op->hasAttr(source.attrName()) || movementOffset(op)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
   });
   return found.wasInterrupted();
 }
+
+/// Whether byte ranges [a, a + aBytes) and [b, b + bBytes) share a byte.
+bool overlaps(int64_t a, int64_t aBytes, int64_t b, int64_t bBytes) {
+  return a < b + bBytes && b < a + aBytes;
+}
+
+/// The first micro-batch in which `x` and `w` share a byte of one tier
+/// (a buffer with one offset has it in every micro-batch).
+std::optional<int64_t> clashIn(const PlannedBuffer &x, const PlannedBuffer &w) {
+  if (x.tier != w.tier)
+    return std::nullopt;
+  size_t calls = std::max(x.offsets.size(), w.offsets.size());
+  for (size_t k = 0; k < calls; ++k)
+    if (overlaps(x.offsets[std::min(k, x.offsets.size() - 1)], x.bytes,
+                 w.offsets[std::min(k, w.offsets.size() - 1)], w.bytes))
+      return static_cast<int64_t>(k);
+  return std::nullopt;
+}
+
+/// `p`'s place in micro-batch `k` (its only one where it has one).
+int64_t offsetIn(const PlannedBuffer &p, int64_t k) {
+  return p.offsets[std::min<size_t>(k, p.offsets.size() - 1)];
+}
+
+/// The places of the buffers whose micro-batches' places differ, as one
+/// constant table (a row per buffer, a column per micro-batch), and the
+/// micro-batch index argument that picks the column.
+class MicroBatchOffsets {
+public:
+  /// Adds the table and the index argument to `func` where some buffer of
+  /// `planned` in the arena has a place per micro-batch.
+  LogicalResult build(func::FuncOp func, ArrayRef<PlannedBuffer> planned,
+                      int64_t microBatches) {
+    SmallVector<int64_t> table;
+    for (const PlannedBuffer &p : planned)
+      if (p.inArena && p.offsets.size() > 1) {
+        row[&p] = static_cast<int64_t>(row.size());
+        llvm::append_range(table, p.offsets);
+      }
+    if (row.empty())
+      return success();
+    MLIRContext *ctx = func.getContext();
+    OpBuilder b(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    unsigned index = func.getNumArguments();
+    if (failed(func.insertArgument(index, MemRefType::get({1}, i64),
+                                   b.getDictionaryAttr({b.getNamedAttr(
+                                       kMicroBatchIndexAttr, b.getUnitAttr())}),
+                                   func.getLoc())))
+      return failure();
+    auto tableType =
+        MemRefType::get({static_cast<int64_t>(row.size()), microBatches}, i64);
+    auto module = func->getParentOfType<ModuleOp>();
+    b.setInsertionPointToStart(module.getBody());
+    auto global = memref::GlobalOp::create(
+        b, func.getLoc(), (func.getSymName() + "_micro_batch_offsets").str(),
+        b.getStringAttr("private"), tableType,
+        DenseElementsAttr::get(RankedTensorType::get(tableType.getShape(), i64),
+                               ArrayRef<int64_t>(table)),
+        /*constant=*/true, /*alignment=*/nullptr);
+    SymbolTable(module).insert(global); // renamed if the name is taken
+    Location loc = func.getLoc();
+    b.setInsertionPointToStart(&func.getBody().front());
+    offsets =
+        memref::GetGlobalOp::create(b, loc, tableType, global.getSymName());
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value k = memref::LoadOp::create(b, loc, func.getArgument(index),
+                                     ValueRange{zero});
+    microBatch = arith::IndexCastOp::create(b, loc, b.getIndexType(), k);
+    return success();
+  }
+
+  /// Sets `b` at the start of `body`, after the micro-batch index's load.
+  void setInsertionPointAfterPrologue(OpBuilder &b, Block &body) const {
+    if (microBatch)
+      b.setInsertionPointAfterValue(microBatch);
+    else
+      b.setInsertionPointToStart(&body);
+  }
+
+  /// `p`'s place in the micro-batch this call runs, built at `b`'s
+  /// insertion point.
+  Value shift(OpBuilder &b, Location loc, const PlannedBuffer &p) const {
+    auto at = row.find(&p);
+    if (at == row.end())
+      return arith::ConstantIndexOp::create(b, loc, p.offsets.front());
+    Value r = arith::ConstantIndexOp::create(b, loc, at->second);
+    Value o =
+        memref::LoadOp::create(b, loc, offsets, ValueRange{r, microBatch});
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), o);
+  }
+
+private:
+  llvm::DenseMap<const PlannedBuffer *, int64_t> row;
+  Value offsets, microBatch;
+};
 
 struct ArenaBuffersPass
     : mlir::loom::impl::LoomArenaBuffersBase<ArenaBuffersPass> {
@@ -310,26 +507,46 @@ struct ArenaBuffersPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (func::FuncOp func : entryFunctions(module, entry)) {
-      if (func.isExternal() || !hasPlacedBuffers(func))
+      // A plan of several pipeline devices has their arenas; a stage
+      // function of a one-device pipeline reads the program's plan.
+      OffsetSource source;
+      auto stage = func->getAttrOfType<IntegerAttr>(kPipelineStageAttr);
+      auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr);
+      if (stage && plan && plan.get(kPipelineArenasKey)) {
+        source.pipelineDevice = stage.getInt();
+        if (auto m = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr))
+          source.microBatches = std::max<int64_t>(1, m.getInt());
+      }
+      if (func.isExternal() || !hasPlacedBuffers(func, source))
         continue;
-      std::optional<int64_t> bytes = arenaBytes(module);
+      DictionaryAttr arenas = planArenas(module, source.pipelineDevice);
+      std::optional<int64_t> bytes = arenaBytes(arenas);
       if (!bytes || *bytes <= 0) {
-        func.emitOpError("has buffers placed by a static memory plan (")
-            << kOffsetsAttr << " or loom.fetch ... at) but the module's "
+        InFlightDiagnostic diag =
+            func.emitOpError("has buffers placed by a static memory plan (")
+            << source.attrName() << " or loom.fetch ... at) but the module's "
             << kMemoryPlanAttr << " gives no device arena size";
+        if (source.pipelineDevice)
+          diag << " for its pipeline device " << *source.pipelineDevice
+               << " (its " << kPipelineArenasKey << " entry)";
         return signalPassFailure();
       }
-      std::array<int64_t, 2> arenas = {*bytes, arenaBytes(module, "host").value_or(-1)};
-      if (failed(convert(func, arenas, !module.getOps<shard::GridOp>().empty())))
+      std::array<int64_t, 2> sizes = {*bytes,
+                                      arenaBytes(arenas, "host").value_or(-1)};
+      if (failed(convert(func, source, arenas, sizes,
+                         !module.getOps<shard::GridOp>().empty())))
         return signalPassFailure();
     }
   }
 
-  LogicalResult convert(func::FuncOp func, std::array<int64_t, 2> bytes, bool partitioned) {
+  LogicalResult convert(func::FuncOp func, const OffsetSource &source,
+                        DictionaryAttr arenaAttrs, std::array<int64_t, 2> bytes,
+                        bool partitioned) {
     SmallVector<Operation *> privateReaders;
     bool trainingStep = func->hasAttr(kDifferentiatedAttr);
     FailureOr<std::vector<PlannedBuffer>> planned =
-        collectPlanned(func, bytes, trainingStep ? &privateReaders : nullptr);
+        collectPlanned(func, source, arenaAttrs, bytes,
+                       trainingStep ? &privateReaders : nullptr);
     if (failed(planned))
       return failure();
 
@@ -339,22 +556,31 @@ struct ArenaBuffersPass
     // than planned (the partitioner's canonicalization composes ops): the
     // later-written buffer then gets a private buffer instead, which is as
     // un-aliased as its arena place would have been, so nothing else moves.
+    // A pipelined stage function runs one micro-batch per call, with that
+    // micro-batch's places: each call is checked.
     std::vector<const PlannedBuffer *> live;
     int64_t privateBuffers = 0;
     for (PlannedBuffer &w : *planned) {
       llvm::erase_if(live, [&](const PlannedBuffer *x) { return x->lastRead < w.defined; });
       const PlannedBuffer *clash = nullptr;
+      int64_t k = 0;
       for (const PlannedBuffer *x : live)
-        if (x->tier == w.tier && x->offset < w.offset + w.bytes &&
-            w.offset < x->offset + x->bytes)
+        if (std::optional<int64_t> in = clashIn(*x, w)) {
           clash = x;
+          k = *in;
+        }
       if (clash && !partitioned) {
-        InFlightDiagnostic diag = w.owner->emitOpError()
-                                  << w.what << " is planned at bytes [" << w.offset
-                                  << ", " << w.offset + w.bytes << "), which "
-                                  << clash->what << " of the op below still holds";
+        std::string inMicroBatch = source.microBatches > 1
+                                       ? " in micro-batch " + std::to_string(k)
+                                       : "";
+        InFlightDiagnostic diag =
+            w.owner->emitOpError()
+            << w.what << " is planned at bytes [" << offsetIn(w, k) << ", "
+            << offsetIn(w, k) + w.bytes << ")" << inMicroBatch << ", which "
+            << clash->what << " of the op below still holds";
         diag.attachNote(clash->owner->getLoc())
-            << "planned at [" << clash->offset << ", " << clash->offset + clash->bytes << ")";
+            << "planned at [" << offsetIn(*clash, k) << ", "
+            << offsetIn(*clash, k) + clash->bytes << ")";
         if (clash->lastReader)
           diag.attachNote(clash->lastReader->getLoc())
               << "whose bytes are read until here (directly or through a value that "
@@ -398,6 +624,15 @@ struct ArenaBuffersPass
     }
     Block &body = func.getBody().front();
     OpBuilder b(ctx);
+    // Where the micro-batches' places differ, the runtime passes the
+    // micro-batch it runs (a trailing `memref<1xi64>` after the arenas) and
+    // each such buffer's offset is read from a table by it.
+    MicroBatchOffsets byMicroBatch;
+    if (failed(byMicroBatch.build(func, *planned, source.microBatches)))
+      return failure();
+    auto shiftOf = [&](const PlannedBuffer &p, Location loc) {
+      return byMicroBatch.shift(b, loc, p);
+    };
     for (const PlannedBuffer &p : *planned) {
       Operation *op = p.value.getDefiningOp();
       Location loc = p.owner->getLoc();
@@ -408,7 +643,8 @@ struct ArenaBuffersPass
       if (movement) {
         // The copy lands where the plan put it; its readers read the copy.
         b.setInsertionPoint(op);
-        Value dest = arenaTensor(b, loc, arena, p.value.getType(), p.offset);
+        Value dest =
+            arenaTensor(b, loc, arena, p.value.getType(), shiftOf(p, loc));
         auto copy = bufferization::MaterializeInDestinationOp::create(
             b, loc, op->getOperand(0), dest);
         op->getResult(0).replaceAllUsesWith(copy.getResult());
@@ -421,13 +657,14 @@ struct ArenaBuffersPass
       if (op)
         b.setInsertionPoint(op);
       else
-        b.setInsertionPointToStart(&body);
+        byMicroBatch.setInsertionPointAfterPrologue(b, body);
       Value dest =
-          p.inArena ? arenaTensor(b, loc, arena, p.value.getType(), p.offset)
-                  : bufferization::AllocTensorOp::create(
-                        b, loc, cast<RankedTensorType>(p.value.getType()),
-                        ValueRange{})
-                        .getResult();
+          p.inArena
+              ? arenaTensor(b, loc, arena, p.value.getType(), shiftOf(p, loc))
+              : bufferization::AllocTensorOp::create(
+                    b, loc, cast<RankedTensorType>(p.value.getType()),
+                    ValueRange{})
+                    .getResult();
       if (op)
         b.setInsertionPointAfter(op);
       auto placed = bufferization::MaterializeInDestinationOp::create(

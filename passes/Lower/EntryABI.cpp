@@ -38,7 +38,7 @@ struct EntryABIPass : mlir::loom::impl::LoomEntryABIBase<EntryABIPass> {
       return signalPassFailure();
     }
     for (func::FuncOp func : functions) {
-      auto stage = func->getAttrOfType<IntegerAttr>("loom.pipeline_stage");
+      auto stage = func->getAttrOfType<IntegerAttr>(kPipelineStageAttr);
       std::string name =
           entrySymbol(stage ? std::optional<int64_t>(stage.getInt()) : std::nullopt);
       if (failed(wrap(module, func, name)))

@@ -18,7 +18,10 @@
 //    local shard. Values passed between stages of one device stay values.
 //    Every device takes all of the model's inputs (unused ones cost a
 //    buffer, nothing else); the last device, which runs the last stage,
-//    returns the model's outputs.
+//    returns the model's outputs. A static memory plan's offsets follow
+//    the values: each device keeps its own `loom.pipeline_offsets`, and a
+//    received value's argument carries the places its producer's
+//    `loom.received_offsets` give it there.
 //
 //  * loom-stage-transfers (after partitioning) turns those extra arguments
 //    into `shard.recv` ops just before their first use and the extra results
@@ -35,6 +38,7 @@
 
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
+#include "loom/Memory/StaticMemoryPlanIR.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -312,6 +316,22 @@ struct SplitStagesPass
     return success();
   }
 
+  /// The offsets the static memory plan gives the copy of `sent` that
+  /// device `t` receives (its producer's kReceivedOffsetsAttr entry for `t`,
+  /// reduced to its result), seen through the sharding annotations between.
+  static DictionaryAttr receivedOffsets(Value sent, int64_t t) {
+    while (auto annotation = sent.getDefiningOp<shard::ShardOp>())
+      sent = annotation.getSrc();
+    auto result = dyn_cast<OpResult>(sent);
+    if (!result)
+      return nullptr;
+    Operation *producer = result.getOwner();
+    return resultOffsetsOf(
+        offsetsOnDevice(
+            {}, producer->getAttrOfType<ArrayAttr>(kReceivedOffsetsAttr), t),
+        producer->getNumResults(), result.getResultNumber());
+  }
+
   /// The program of device `t`: its stages' ops in `own`'s order, each
   /// clone just before its first user, each received value where first
   /// used (loom-stage-transfers receives it there).
@@ -335,17 +355,34 @@ struct SplitStagesPass
                                       b.getFunctionType(args, results));
     for (NamedAttribute attr : func->getDiscardableAttrs())
       stage->setAttr(attr.getName(), attr.getValue());
-    stage->setAttr("loom.pipeline_stage", b.getI64IntegerAttr(t));
+    stage->setAttr(kPipelineStageAttr, b.getI64IntegerAttr(t));
     if (virtualStages.size() > 1)
       stage->setAttr("loom.virtual_stages", b.getDenseI64ArrayAttr(virtualStages));
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (DictionaryAttr attrs = func.getArgAttrDict(i))
-        stage.setArgAttrs(i, attrs);
-    for (auto [k, c] : llvm::enumerate(received))
+    // A static memory plan's offsets (loom-place-memory) follow each value
+    // to the device that holds it: every stage function keeps only its own
+    // device's, as `loom.pipeline_offsets` (loom-arena-buffers reads them).
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      DictionaryAttr attrs = func.getArgAttrDict(i);
+      if (!attrs)
+        continue;
+      NamedAttrList kept(attrs);
+      kept.erase(kPipelineOffsetsAttr);
+      kept.erase(kReceivedOffsetsAttr);
+      if (DictionaryAttr here =
+              offsetsOnDevice(attrs.getAs<DictionaryAttr>(kPipelineOffsetsAttr),
+                              attrs.getAs<ArrayAttr>(kReceivedOffsetsAttr), t))
+        kept.set(kPipelineOffsetsAttr, here);
+      stage.setArgAttrs(i, kept.getDictionary(b.getContext()));
+    }
+    for (auto [k, c] : llvm::enumerate(received)) {
+      NamedAttrList attrs;
+      attrs.set("loom.recv_from", b.getI64IntegerAttr(c->from));
+      attrs.set("loom.tag", b.getI64IntegerAttr(c->tag));
+      if (DictionaryAttr here = receivedOffsets(c->value, t))
+        attrs.set(kPipelineOffsetsAttr, here);
       stage.setArgAttrs(func.getNumArguments() + k,
-                        b.getDictionaryAttr(
-                            {b.getNamedAttr("loom.recv_from", b.getI64IntegerAttr(c->from)),
-                             b.getNamedAttr("loom.tag", b.getI64IntegerAttr(c->tag))}));
+                        attrs.getDictionary(b.getContext()));
+    }
     unsigned firstSent = 0;
     if (last) {
       for (unsigned i = 0; i < func.getNumResults(); ++i)
@@ -395,7 +432,14 @@ struct SplitStagesPass
       getUsedValuesDefinedAbove(op->getRegions(), inputs);
       for (Value v : inputs)
         materialize(v);
-      body.clone(*op, map)->removeAttr("loom.stage");
+      Operation *copy = body.clone(*op, map);
+      copy->removeAttr("loom.stage");
+      copy->removeAttr(kReceivedOffsetsAttr);
+      // A clone (a weight, a constant) keeps its offsets only on their device.
+      if (clones.contains(op) &&
+          !offsetsOnDevice(
+              op->getAttrOfType<DictionaryAttr>(kPipelineOffsetsAttr), {}, t))
+        copy->removeAttr(kPipelineOffsetsAttr);
     };
     for (Operation *op : own)
       emit(op);
@@ -418,7 +462,7 @@ struct StageTransfersPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (func::FuncOp stage : entryFunctions(module, entry)) {
-      if (!stage->hasAttr("loom.pipeline_stage"))
+      if (!stage->hasAttr(kPipelineStageAttr))
         return;
       auto grid = pipelineGrid(module, stage);
       if (failed(grid))
@@ -453,6 +497,9 @@ struct StageTransfersPass
           b, arg.getLoc(), type, gridRef, axes, empty,
           b.getDenseI64ArrayAttr({from.getInt()}), ValueRange{});
       recv->setAttr("loom.tag", stage.getArgAttr(arg.getArgNumber(), "loom.tag"));
+      if (Attribute offsets =
+              stage.getArgAttr(arg.getArgNumber(), kPipelineOffsetsAttr))
+        recv->setAttr(kPipelineOffsetsAttr, offsets);
       arg.replaceAllUsesWith(recv.getResult());
       receivedArgs.set(arg.getArgNumber());
     }

@@ -43,7 +43,7 @@ struct LoomVerifyMovementPass
       return signalPassFailure();
     }
     // The device arena's size, where the plan has a static memory plan.
-    int64_t deviceArena = arenaBytes(module).value_or(-1);
+    int64_t deviceArena = arenaBytes(planArenas(module)).value_or(-1);
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() &&
           failed(verifyMovement(func, sizes.asArrayRef(),

@@ -306,7 +306,13 @@ LOOMRT_API loomrt_tensor *loomrt_artifact_buffer(loomrt_artifact *a,
                                                  int32_t kind, int64_t index);
 /* Reads this rank's shard of every weight from its file. */
 LOOMRT_API loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a);
-/* Calls entry(buffers): inputs, weights, outputs in manifest order. */
+/* The micro-batch (0 <= m < micro_batches) the next run computes. A
+ * program whose planned buffers lie at different places per micro-batch
+ * (manifest "micro_batch_index": true) reads it; others ignore it. */
+LOOMRT_API loomrt_status loomrt_artifact_set_micro_batch(loomrt_artifact *a,
+                                                         int64_t m);
+/* Calls entry(buffers): inputs, weights, the arenas and the micro-batch
+ * index where the program has them, outputs, in manifest order. */
 LOOMRT_API loomrt_status loomrt_artifact_run(loomrt_artifact *a);
 
 /* ---- collectives called by compiled programs -------------------------------

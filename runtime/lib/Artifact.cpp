@@ -46,6 +46,9 @@ struct StageDesc {
   /// The static memory plan's arenas: the device's, and the host's that
   /// offloaded activations wait in (0: the program has none).
   int64_t arenaBytes = 0, hostArenaBytes = 0;
+  /// Whether the entry takes the micro-batch it runs (an int64 after the
+  /// arenas): its planned buffers' places differ by micro-batch.
+  bool microBatchIndex = false;
 };
 
 const char *kindName(int kind) {
@@ -73,6 +76,8 @@ struct loomrt_artifact {
   /// after the weights.
   void *arena[2] = {nullptr, nullptr};
   int64_t arenaBytes[2] = {0, 0};
+  /// The micro-batch the next call runs, where the entry takes it.
+  int64_t microBatchIndex = 0;
   /// The NVMe tier: the weights placed there, in one shared mapping of an
   /// unlinked file in nvmeDir (the artifact's directory by default).
   std::string nvmeDir;
@@ -328,6 +333,16 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     }
     if (stage.hostArenaBytes && !stage.arenaBytes)
       return bad(scope + "'host_arena_bytes' without 'arena_bytes'");
+    if (object.contains("micro_batch_index")) {
+      if (!object["micro_batch_index"].is_boolean())
+        return bad(scope + "'micro_batch_index' must be true or false");
+      stage.microBatchIndex = object["micro_batch_index"].get<bool>();
+      if (stage.microBatchIndex && (!stage.arenaBytes || a.microBatches < 2))
+        return bad(
+            scope +
+            "'micro_batch_index' needs 'arena_bytes' and more than one "
+            "micro-batch: it picks each micro-batch's places in the arena");
+    }
     return ok();
   };
   auto parseLists = [&](const json &object, const std::string &scope,
@@ -603,6 +618,8 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
       a->arenaBytes[k] = stageArenas[k];
       a->pointers.push_back(p);
     }
+    if (kind == LOOMRT_OUTPUT && stage.microBatchIndex)
+      a->pointers.push_back(&a->microBatchIndex);
     if (kind == LOOMRT_WEIGHT)
       if (loomrt_status s = mapNvmeTier(*a))
         return s;
@@ -650,6 +667,17 @@ loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a){LOOMRT_GUARD({
   }
   return ok();
 })}
+
+loomrt_status loomrt_artifact_set_micro_batch(loomrt_artifact *a, int64_t m) {
+  if (!a)
+    return fail(LOOMRT_ERR_STATE, "no artifact");
+  if (m < 0 || m >= a->microBatches)
+    return fail(LOOMRT_ERR_INVALID,
+                format("micro-batch %lld of a step of %lld", (long long)m,
+                       (long long)a->microBatches));
+  a->microBatchIndex = m;
+  return ok();
+}
 
 loomrt_status loomrt_artifact_run(loomrt_artifact *a) {
   if (!a || !a->entryFn)

@@ -112,3 +112,27 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = loom.unary relu %x : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// A static memory plan's offsets follow each value to its device: the
+// input's are the first device's own and the second's received ones, the
+// value sent to the second device enters it (and its shard.recv) with the
+// places that device's plan gave it, and no stage keeps another device's.
+shard.grid @g(shape = 2) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<4x8xf32> {loom.name = "x", loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 0, 128>}, loom.received_offsets = [{device = 1 : i64, forward = array<i64: 256, 384>}]})
+    -> (tensor<4x8xf32> {loom.name = "y"}) attributes {loom.micro_batches = 2 : i64} {
+  %a = loom.unary relu %x {loom.stage = 0 : i64, loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 512, 640>}, loom.received_offsets = [{device = 1 : i64, forward = array<i64: 768, 896>}]} : tensor<4x8xf32>
+  %y = loom.binary add %a, %x {loom.stage = 1 : i64, loom.pipeline_offsets = {device = 1 : i64, forward = array<i64: 0, 128>}} : tensor<4x8xf32>, tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+// CHECK-LABEL: func.func @main_stage0(
+// CHECK-SAME: {loom.name = "x", loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 0, 128>}})
+// CHECK: loom.unary relu %{{.*}} {loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 512, 640>}}
+// CHECK-LABEL: func.func @main_stage1(
+// CHECK-SAME: {loom.name = "x", loom.pipeline_offsets = {device = 1 : i64, forward = array<i64: 256, 384>}}
+// CHECK-SAME: {loom.pipeline_offsets = {device = 1 : i64, forward = array<i64: 768, 896>}, loom.recv_from = 0 : i64, loom.tag = 0 : i64})
+// CHECK: loom.binary add %{{.*}}, %{{.*}} {loom.pipeline_offsets = {device = 1 : i64, forward = array<i64: 0, 128>}}
+// CHECK-NOT: received_offsets
+// XFER-LABEL: func.func @main_stage1(
+// XFER: shard.recv %{{.*}} source = [0] {loom.pipeline_offsets = {device = 1 : i64, forward = array<i64: 768, 896>}, loom.tag = 0 : i64}

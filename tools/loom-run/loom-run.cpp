@@ -476,6 +476,7 @@ int main(int argc, char **argv) {
         if (!inputSlices[i].empty())
           memcpy(loomrt_tensor_data(loomrt_artifact_buffer(a, LOOMRT_INPUT, i)),
                  inputSlices[i][m].data(), inputSlices[i][m].size());
+      loomrt_artifact_set_micro_batch(a, m); // in range: m < microBatches
       loomrt_artifact_run(a);
       for (int64_t i = 0; i < numOutputs; ++i) {
         if (!assembled[i])

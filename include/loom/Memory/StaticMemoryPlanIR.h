@@ -9,6 +9,7 @@
 #ifndef LOOM_MEMORY_STATICMEMORYPLANIR_H
 #define LOOM_MEMORY_STATICMEMORYPLANIR_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -42,12 +43,32 @@ inline constexpr llvm::StringLiteral kReceivedOffsetsAttr =
 /// after the weights, the device's first.
 inline constexpr llvm::StringLiteral kArenaArgAttr = "loom.arena";
 
-/// The bytes of `tier`'s arena ("device", "host", "nvme") in the module's
-/// memory plan, if it has one.
-inline std::optional<int64_t> arenaBytes(ModuleOp module,
-                                         llvm::StringRef tier = "device") {
+/// The attribute of `loom.memory_plan` listing a pipelined program's arenas,
+/// pipeline device d's `arenas` dictionary at index d.
+inline constexpr llvm::StringLiteral kPipelineArenasKey = "pipeline_arenas";
+
+/// The module's static memory plan's arenas (`{device = {bytes, ...}, host
+/// = ..., nvme = ...}`): of one pipeline device where `pipelineDevice` names
+/// one (its `pipeline_arenas` entry), else the program's. Null without a plan.
+inline DictionaryAttr
+planArenas(ModuleOp module,
+           std::optional<int64_t> pipelineDevice = std::nullopt) {
   auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr);
-  auto arenas = plan ? plan.getAs<DictionaryAttr>("arenas") : nullptr;
+  if (!plan)
+    return nullptr;
+  if (!pipelineDevice)
+    return plan.getAs<DictionaryAttr>("arenas");
+  auto perDevice = plan.getAs<ArrayAttr>(kPipelineArenasKey);
+  if (!perDevice || *pipelineDevice < 0 ||
+      *pipelineDevice >= static_cast<int64_t>(perDevice.size()))
+    return nullptr;
+  return dyn_cast<DictionaryAttr>(perDevice[*pipelineDevice]);
+}
+
+/// The bytes of `tier`'s arena ("device", "host", "nvme") in `arenas`, if
+/// it has one.
+inline std::optional<int64_t> arenaBytes(DictionaryAttr arenas,
+                                         llvm::StringRef tier = "device") {
   auto arena = arenas ? arenas.getAs<DictionaryAttr>(tier) : nullptr;
   auto bytes = arena ? arena.getAs<IntegerAttr>("bytes") : nullptr;
   if (!bytes)
@@ -59,11 +80,11 @@ inline std::optional<int64_t> arenaBytes(ModuleOp module,
 /// op or weight owns), by the identifier whose value is its offset.
 inline constexpr llvm::StringLiteral kScratchBytesKey = "scratch_bytes";
 
-/// Where scratch buffer `id` lies in `tier`'s arena: {offset, bytes}.
+/// Where scratch buffer `id` lies in `tier`'s arena of `arenas`: {offset,
+/// bytes}.
 inline std::optional<std::pair<int64_t, int64_t>>
-scratchBuffer(ModuleOp module, llvm::StringRef id, llvm::StringRef tier = "device") {
-  auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr);
-  auto arenas = plan ? plan.getAs<DictionaryAttr>("arenas") : nullptr;
+scratchBuffer(DictionaryAttr arenas, llvm::StringRef id,
+              llvm::StringRef tier = "device") {
   auto arena = arenas ? arenas.getAs<DictionaryAttr>(tier) : nullptr;
   auto offset = arena ? arena.getAs<IntegerAttr>(id) : nullptr;
   auto sizes = arena ? arena.getAs<DictionaryAttr>(kScratchBytesKey) : nullptr;
@@ -99,6 +120,48 @@ inline std::optional<int64_t> resultOffset(DictionaryAttr offsets,
 inline std::optional<int64_t> forwardOffset(DictionaryAttr offsets,
                                             unsigned index) {
   return resultOffset(offsets, "forward", index);
+}
+
+/// A pipelined program's offsets on pipeline device `device`: the one of
+/// `own` (kPipelineOffsetsAttr) and `received` (kReceivedOffsetsAttr) whose
+/// `device` entry names it; null where neither does.
+inline DictionaryAttr offsetsOnDevice(DictionaryAttr own, ArrayAttr received,
+                                      int64_t device) {
+  auto on = [&](DictionaryAttr d) {
+    auto at = d ? d.getAs<IntegerAttr>("device") : nullptr;
+    return at && at.getInt() == device;
+  };
+  if (on(own))
+    return own;
+  if (received)
+    for (auto d : received.getAsRange<DictionaryAttr>())
+      if (on(d))
+        return d;
+  return nullptr;
+}
+
+/// Result `index` of pipelined offsets laid out by micro-batch, then by
+/// `results` results: the same dictionary with one result per micro-batch
+/// (what a value received alone, as a stage's argument, carries).
+inline DictionaryAttr resultOffsetsOf(DictionaryAttr offsets, unsigned results,
+                                      unsigned index) {
+  if (!offsets || results == 0)
+    return nullptr;
+  Builder b(offsets.getContext());
+  SmallVector<NamedAttribute> entries;
+  for (NamedAttribute entry : offsets) {
+    auto all = dyn_cast<DenseI64ArrayAttr>(entry.getValue());
+    if (!all) {
+      entries.push_back(entry);
+      continue;
+    }
+    SmallVector<int64_t> one;
+    for (size_t at = index; at < static_cast<size_t>(all.size()); at += results)
+      one.push_back(all[at]);
+    entries.push_back(
+        b.getNamedAttr(entry.getName(), b.getDenseI64ArrayAttr(one)));
+  }
+  return b.getDictionaryAttr(entries);
 }
 
 /// Whether the plan offloads a result: it has a host copy.
