@@ -2772,6 +2772,9 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
   // Micro-batches: the function now computes one; the runtime feeds it
   // `loom.micro_batches` slices of the global batch, cut along each input's
   // and output's `loom.batch_dim` (absent: every micro-batch sees it whole).
+  // (A plan of one micro-batch drops the one an earlier plan wrote: the
+  // estimator reads it.)
+  f->removeAttr(kMicroBatchesAttr);
   if (cfg.microBatches > 1) {
     f->setAttr(kMicroBatchesAttr, b.getI64IntegerAttr(cfg.microBatches));
     auto batchDimOf = [&](Value v) -> int64_t {

@@ -102,21 +102,24 @@ static FailureOr<llvm::json::Object>
 describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
   llvm::json::Array inputs, weights, outputs;
   std::optional<int64_t> arenaBytes, hostArenaBytes;
-  bool microBatchIndex = false;
+  std::optional<int64_t> microBatchPlaces;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
     // The micro-batch a call runs, where the arena's places differ by
-    // micro-batch (loom-arena-buffers): the last argument, an int64.
+    // micro-batch (loom-arena-buffers): the last argument, an int64; the
+    // attribute says how many micro-batches' places the program holds.
     if (attrs && attrs.get(kMicroBatchIndexAttr)) {
       auto memref = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
+      auto places = attrs.getAs<IntegerAttr>(kMicroBatchIndexAttr);
       if (!memref || memref.getShape() != ArrayRef<int64_t>{1} ||
           !memref.getElementType().isInteger(64) || !arenaBytes ||
-          i + 1 != func.getNumArguments())
+          i + 1 != func.getNumArguments() || !places || places.getInt() < 2)
         return func.emitOpError("argument #")
                << i << " is marked " << kMicroBatchIndexAttr
                << " but is not a memref<1xi64> following the arenas as the "
-                  "last argument";
-      microBatchIndex = true;
+                  "last argument, marked with the micro-batches (two or more) "
+                  "whose places the program holds";
+      microBatchPlaces = places.getInt();
       continue;
     }
     // The static memory plan's arenas (loom-arena-buffers): the runtime
@@ -197,8 +200,8 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
     described["arena_bytes"] = *arenaBytes;
   if (hostArenaBytes)
     described["host_arena_bytes"] = *hostArenaBytes;
-  if (microBatchIndex)
-    described["micro_batch_index"] = true;
+  if (microBatchPlaces)
+    described["micro_batch_places"] = *microBatchPlaces;
   return described;
 }
 

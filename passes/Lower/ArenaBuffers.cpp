@@ -102,10 +102,15 @@ struct OffsetSource {
   /// device's, holds no whole number of micro-batches, or places a value
   /// in some micro-batches and not others.
   FailureOr<SmallVector<int64_t, 1>> forward(Operation *owner, StringRef what,
-                                             DictionaryAttr offsets,
-                                             unsigned results,
+                                             Attribute attr, unsigned results,
                                              unsigned index) const {
     SmallVector<int64_t, 1> at;
+    auto offsets = dyn_cast_or_null<DictionaryAttr>(attr);
+    if (attr && (!offsets || (offsets.get("forward") &&
+                              !offsets.getAs<DenseI64ArrayAttr>("forward"))))
+      return owner->emitOpError()
+             << what << " has a malformed " << attrName() << " (" << attr
+             << "): a dictionary whose `forward` is an array<i64>";
     if (!pipelineDevice) {
       if (std::optional<int64_t> o = forwardOffset(offsets, index))
         at.push_back(*o);
@@ -278,8 +283,8 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
   };
   // The forward offsets of `owner`'s attribute dictionary for one value.
   auto addPlanned = [&](Value value, Operation *owner, std::string what,
-                        DictionaryAttr offsets, unsigned results,
-                        unsigned index, int64_t defined) -> LogicalResult {
+                        Attribute offsets, unsigned results, unsigned index,
+                        int64_t defined) -> LogicalResult {
     FailureOr<SmallVector<int64_t, 1>> at =
         source.forward(owner, what, offsets, results, index);
     if (failed(at))
@@ -287,12 +292,10 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
     return add(value, owner, std::move(what), *at, defined);
   };
   for (unsigned a = 0; a < func.getNumArguments(); ++a)
-    if (failed(addPlanned(
-            func.getArgument(a), func,
-            "argument #" + std::to_string(a) + " of @" +
-                func.getSymName().str(),
-            func.getArgAttrOfType<DictionaryAttr>(a, source.attrName()), 1, 0,
-            -1)))
+    if (failed(addPlanned(func.getArgument(a), func,
+                          "argument #" + std::to_string(a) + " of @" +
+                              func.getSymName().str(),
+                          func.getArgAttr(a, source.attrName()), 1, 0, -1)))
       return failure();
   Block &body = func.getBody().front();
   llvm::DenseMap<Operation *, int64_t> position;
@@ -327,7 +330,7 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
           return failure();
       continue;
     }
-    auto offsets = op.getAttrOfType<DictionaryAttr>(source.attrName());
+    Attribute offsets = op.getAttr(source.attrName());
     for (OpResult result : op.getResults())
       if (failed(addPlanned(
               result, &op,
@@ -448,22 +451,25 @@ public:
     OpBuilder b(ctx);
     auto i64 = IntegerType::get(ctx, 64);
     unsigned index = func.getNumArguments();
-    if (failed(func.insertArgument(index, MemRefType::get({1}, i64),
-                                   b.getDictionaryAttr({b.getNamedAttr(
-                                       kMicroBatchIndexAttr, b.getUnitAttr())}),
-                                   func.getLoc())))
+    // (The argument says how many micro-batches the table holds: the
+    // runtime refuses to run another count through it.)
+    if (failed(func.insertArgument(
+            index, MemRefType::get({1}, i64),
+            b.getDictionaryAttr({b.getNamedAttr(
+                kMicroBatchIndexAttr, b.getI64IntegerAttr(microBatches))}),
+            func.getLoc())))
       return failure();
     auto tableType =
         MemRefType::get({static_cast<int64_t>(row.size()), microBatches}, i64);
     auto module = func->getParentOfType<ModuleOp>();
-    b.setInsertionPointToStart(module.getBody());
+    // Built detached, then inserted: renamed if the name is taken.
     auto global = memref::GlobalOp::create(
         b, func.getLoc(), (func.getSymName() + "_micro_batch_offsets").str(),
         b.getStringAttr("private"), tableType,
         DenseElementsAttr::get(RankedTensorType::get(tableType.getShape(), i64),
                                ArrayRef<int64_t>(table)),
         /*constant=*/true, /*alignment=*/nullptr);
-    SymbolTable(module).insert(global); // renamed if the name is taken
+    SymbolTable(module).insert(global, module.getBody()->begin());
     Location loc = func.getLoc();
     b.setInsertionPointToStart(&func.getBody().front());
     offsets =
@@ -514,8 +520,15 @@ struct ArenaBuffersPass
       auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr);
       if (stage && plan && plan.get(kPipelineArenasKey)) {
         source.pipelineDevice = stage.getInt();
-        if (auto m = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr))
-          source.microBatches = std::max<int64_t>(1, m.getInt());
+        if (Attribute m = func->getAttr(kMicroBatchesAttr)) {
+          auto count = dyn_cast<IntegerAttr>(m);
+          if (!count || count.getInt() < 1) {
+            func.emitOpError() << kMicroBatchesAttr
+                               << " must be a positive integer, not " << m;
+            return signalPassFailure();
+          }
+          source.microBatches = count.getInt();
+        }
       }
       if (func.isExternal() || !hasPlacedBuffers(func, source))
         continue;
@@ -596,7 +609,8 @@ struct ArenaBuffersPass
     }
     if (privateBuffers)
       mlir::emitRemark(func.getLoc())
-          << privateBuffers << " of " << planned->size()
+          << "@" << func.getSymName() << ": " << privateBuffers << " of "
+          << planned->size()
           << " planned buffers get private ones: the partitioned program "
              "reads the arena bytes they were planned at later than the plan "
              "expects";

@@ -308,7 +308,7 @@ LOOMRT_API loomrt_tensor *loomrt_artifact_buffer(loomrt_artifact *a,
 LOOMRT_API loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a);
 /* The micro-batch (0 <= m < micro_batches) the next run computes. A
  * program whose planned buffers lie at different places per micro-batch
- * (manifest "micro_batch_index": true) reads it; others ignore it. */
+ * (manifest "micro_batch_places") reads it; others ignore it. */
 LOOMRT_API loomrt_status loomrt_artifact_set_micro_batch(loomrt_artifact *a,
                                                          int64_t m);
 /* Calls entry(buffers): inputs, weights, the arenas and the micro-batch

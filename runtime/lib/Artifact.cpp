@@ -47,7 +47,8 @@ struct StageDesc {
   /// offloaded activations wait in (0: the program has none).
   int64_t arenaBytes = 0, hostArenaBytes = 0;
   /// Whether the entry takes the micro-batch it runs (an int64 after the
-  /// arenas): its planned buffers' places differ by micro-batch.
+  /// arenas): its planned buffers' places differ by micro-batch
+  /// (manifest `micro_batch_places`, the micro-batches it has places for).
   bool microBatchIndex = false;
 };
 
@@ -333,15 +334,17 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     }
     if (stage.hostArenaBytes && !stage.arenaBytes)
       return bad(scope + "'host_arena_bytes' without 'arena_bytes'");
-    if (object.contains("micro_batch_index")) {
-      if (!object["micro_batch_index"].is_boolean())
-        return bad(scope + "'micro_batch_index' must be true or false");
-      stage.microBatchIndex = object["micro_batch_index"].get<bool>();
-      if (stage.microBatchIndex && (!stage.arenaBytes || a.microBatches < 2))
+    if (object.contains("micro_batch_places")) {
+      const json &places = object["micro_batch_places"];
+      if (!places.is_number_integer() ||
+          places.get<int64_t>() != a.microBatches || a.microBatches < 2 ||
+          !stage.arenaBytes)
         return bad(
-            scope +
-            "'micro_batch_index' needs 'arena_bytes' and more than one "
-            "micro-batch: it picks each micro-batch's places in the arena");
+            scope + "'micro_batch_places' must be the step's micro-batches (" +
+            std::to_string(a.microBatches) +
+            ", more than one), whose places in the arena the program holds, "
+            "and needs 'arena_bytes'");
+      stage.microBatchIndex = true;
     }
     return ok();
   };

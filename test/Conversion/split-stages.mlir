@@ -136,3 +136,17 @@ func.func @main(%x: tensor<4x8xf32> {loom.name = "x", loom.pipeline_offsets = {d
 // CHECK-NOT: received_offsets
 // XFER-LABEL: func.func @main_stage1(
 // XFER: shard.recv %{{.*}} source = [0] {loom.pipeline_offsets = {device = 1 : i64, forward = array<i64: 768, 896>}, loom.tag = 0 : i64}
+
+// -----
+
+// A malformed entry among the received offsets is skipped, not followed.
+shard.grid @g(shape = 2) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<4x8xf32> {loom.name = "x", loom.received_offsets = [1 : i64, {device = 1 : i64, forward = array<i64: 256>}]})
+    -> (tensor<4x8xf32> {loom.name = "y"}) {
+  %a = loom.unary relu %x {loom.stage = 0 : i64, loom.received_offsets = [7 : i64]} : tensor<4x8xf32>
+  %y = loom.binary add %a, %x {loom.stage = 1 : i64} : tensor<4x8xf32>, tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+// CHECK-LABEL: func.func @main_stage1(
+// CHECK-SAME: {loom.name = "x", loom.pipeline_offsets = {device = 1 : i64, forward = array<i64: 256>}}
+// CHECK-SAME: {loom.recv_from = 0 : i64, loom.tag = 0 : i64})

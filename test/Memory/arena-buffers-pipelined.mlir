@@ -21,7 +21,7 @@ module attributes {loom.memory_plan = {pipeline_arenas = [{device = {bytes = 64 
 }
 // CHECK:      memref.global "private" constant @main_stage1_micro_batch_offsets : memref<2x2xi64> = dense<{{\[\[}}0, 64], [64, 128]]>
 // CHECK-LABEL: func.func @main_stage1(
-// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x8xf32> {{{.*}}}, %[[ARENA:[a-z0-9]+]]: memref<256xi8> {loom.arena = "device"}, %[[MB:[a-z0-9]+]]: memref<1xi64> {loom.micro_batch_index})
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x8xf32> {{{.*}}}, %[[ARENA:[a-z0-9]+]]: memref<256xi8> {loom.arena = "device"}, %[[MB:[a-z0-9]+]]: memref<1xi64> {loom.micro_batch_index = 2 : i64})
 // CHECK:      %[[TABLE:.*]] = memref.get_global @main_stage1_micro_batch_offsets
 // CHECK:      %[[K:.*]] = memref.load %[[MB]][%{{.*}}] : memref<1xi64>
 // CHECK:      %[[KI:.*]] = arith.index_cast %[[K]] : i64 to index
@@ -119,6 +119,40 @@ module attributes {loom.memory_plan = {pipeline_arenas = [{device = {bytes = 128
   // expected-error @+1 {{has buffers placed by a static memory plan (loom.pipeline_offsets or loom.fetch ... at) but the module's loom.memory_plan gives no device arena size for its pipeline device 1 (its pipeline_arenas entry)}}
   func.func @main_stage1(%x: tensor<2x8xf32>) -> tensor<2x8xf32> attributes {loom.micro_batches = 2 : i64, loom.pipeline_stage = 1 : i64} {
     %y = loom.unary relu %x {loom.pipeline_offsets = {device = 1 : i64, forward = array<i64: 0, 64>}} : tensor<2x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// The table takes a fresh name where its own is taken.
+module attributes {loom.memory_plan = {pipeline_arenas = [{device = {bytes = 256 : i64}}]}} {
+  memref.global "private" constant @main_stage0_micro_batch_offsets : memref<1xi64> = dense<7>
+  func.func @main_stage0(%x: tensor<2x8xf32>) -> tensor<2x8xf32> attributes {loom.micro_batches = 2 : i64, loom.pipeline_stage = 0 : i64} {
+    %y = loom.unary relu %x {loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 0, 64>}} : tensor<2x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+// CHECK:      memref.global "private" constant @main_stage0_micro_batch_offsets_0 : memref<1x2xi64>
+// CHECK:      memref.global "private" constant @main_stage0_micro_batch_offsets : memref<1xi64>
+// CHECK:      memref.get_global @main_stage0_micro_batch_offsets_0
+
+// -----
+
+module attributes {loom.memory_plan = {pipeline_arenas = [{device = {bytes = 256 : i64}}]}} {
+  // expected-error @+1 {{loom.micro_batches must be a positive integer, not 0 : i64}}
+  func.func @main_stage0(%x: tensor<2x8xf32>) -> tensor<2x8xf32> attributes {loom.micro_batches = 0 : i64, loom.pipeline_stage = 0 : i64} {
+    %y = loom.unary relu %x {loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 0>}} : tensor<2x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module attributes {loom.memory_plan = {pipeline_arenas = [{device = {bytes = 256 : i64}}]}} {
+  func.func @main_stage0(%x: tensor<2x8xf32>) -> tensor<2x8xf32> attributes {loom.micro_batches = 2 : i64, loom.pipeline_stage = 0 : i64} {
+    // expected-error @+1 {{result #0 has a malformed loom.pipeline_offsets (7 : i64): a dictionary whose `forward` is an array<i64>}}
+    %y = loom.unary relu %x {loom.pipeline_offsets = 7} : tensor<2x8xf32>
     return %y : tensor<2x8xf32>
   }
 }

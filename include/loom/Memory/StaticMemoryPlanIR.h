@@ -134,8 +134,8 @@ inline DictionaryAttr offsetsOnDevice(DictionaryAttr own, ArrayAttr received,
   if (on(own))
     return own;
   if (received)
-    for (auto d : received.getAsRange<DictionaryAttr>())
-      if (on(d))
+    for (Attribute entry : received)
+      if (auto d = dyn_cast<DictionaryAttr>(entry); on(d))
         return d;
   return nullptr;
 }
