@@ -157,6 +157,10 @@ private:
 
   /// Adds `grad` to the adjoint of `v` where `v` is active.
   void accumulate(Value v, Value grad);
+  /// Once the backward is written: the op computing each forward result's
+  /// final adjoint writes it where the static memory plan put that result's
+  /// gradient (`gradient` of its `loom.offsets`, as that op's `forward`).
+  void placeGradients(ArrayRef<Operation *> forwardOrder);
   /// Writes the operands' adjoints of `op` from its result's adjoint `g`.
   void backprop(Operation *op, Value g);
   void backpropUnary(UnaryOp op, Value g);
@@ -516,6 +520,38 @@ void Differentiator::accumulate(Value v, Value grad) {
   auto [it, fresh] = adjoint.try_emplace(v, grad);
   if (!fresh)
     it->second = add(it->second, grad);
+}
+
+void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
+  // The plan holds a result's gradient from the backward of its last
+  // reader to its own op's backward; the final adjoint is written by the
+  // first reader's backward and read by its own op's, within that. Only an
+  // adjoint that no other value shares (an add passes its gradient to both
+  // operands; a weight's is returned) and that nothing reads as a view
+  // (which would carry its bytes to a later value's backward) is placed.
+  DenseMap<Value, int> owners;
+  for (auto &entry : adjoint)
+    ++owners[entry.second];
+  auto isView = [](Operation *op) {
+    return isa<ReshapeOp, SliceOp>(op) || !isa<LoomDialect>(op->getDialect());
+  };
+  Builder attrs(func.getContext());
+  for (Operation *op : forwardOrder) {
+    auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
+    for (OpResult r : op->getResults()) {
+      std::optional<int64_t> at =
+          resultOffset(offsets, "gradient", r.getResultNumber());
+      Value g = adjoint.lookup(r);
+      Operation *def = g ? g.getDefiningOp() : nullptr;
+      if (!at || !def || owners.lookup(g) != 1 || forwardOps.contains(def) ||
+          isView(def) || isa<ConstantOp>(def) || def->getNumResults() != 1 ||
+          def->hasAttr(kOffsetsAttr) || llvm::any_of(g.getUsers(), isView))
+        continue;
+      def->setAttr(kOffsetsAttr,
+                   attrs.getDictionaryAttr(attrs.getNamedAttr(
+                       "forward", attrs.getDenseI64ArrayAttr({*at}))));
+    }
+  }
 }
 
 void Differentiator::backpropUnary(UnaryOp op, Value g) {
@@ -1309,6 +1345,7 @@ LogicalResult Differentiator::run() {
   for (auto &[value, spill] : spills)
     if (!spill.reload)
       spill.host.getDefiningOp()->erase();
+  placeGradients(forwardOrder);
   b.setInsertionPoint(ret);
 
   // Gradients of the trainable parameters, in program order.

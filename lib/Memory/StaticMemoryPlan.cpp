@@ -32,17 +32,18 @@ namespace {
 /// names it.
 struct Owner {
   enum Kind {
-    Scratch,   // named in the module's plan
-    Parameter, // a weight's home copy
+    Scratch,       // named in the module's plan
+    Parameter,     // a weight's home copy
     ParameterCopy, // the host copy the CPU's update writes
     Gradient,
     OptimizerState,
-    ChunkHome,  // `index`: the chunk's copy in its home tier
-    ChunkCopy,  // `index`: the fetch (>= 0) or resident chunk (-1 - chunk)
-    Forward,    // `op` result `index` as the forward writes it
-    HostCopy,   // ... offloaded
-    Backward,   // ... fetched back or recomputed for the backward
-    Other,      // later iterations of the period
+    ChunkHome,      // `index`: the chunk's copy in its home tier
+    ChunkCopy,      // `index`: the fetch (>= 0) or resident chunk (-1 - chunk)
+    Forward,        // `op` result `index` as the forward writes it
+    HostCopy,       // ... offloaded
+    Backward,       // ... fetched back or recomputed for the backward
+    ResultGradient, // ... the gradient the backward accumulates for it
+    Other,          // later iterations of the period
   } kind;
   Operation *op = nullptr;
   int64_t index = 0;
@@ -479,8 +480,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         if (activation >= 0)
           laterCopies.push_back({later, activation});
       if (hasGradient)
-        add(Tier::Device, Owner{Owner::Other}, "activation gradient", bytes,
-            gradientFrom, backward(def) + 1);
+        add(Tier::Device, owner(Owner::ResultGradient), "activation gradient",
+            bytes, gradientFrom, backward(def) + 1);
       if (recomputed) {
         int64_t rerun;
         if (sequential) {
@@ -632,7 +633,9 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     ResultOffsets &offsets = offsetsOf(owner);
     SmallVector<int64_t> &slots = kind == Owner::Forward    ? offsets.forward
                                   : kind == Owner::HostCopy ? offsets.host
-                                                            : offsets.backward;
+                                  : kind == Owner::ResultGradient
+                                      ? offsets.gradient
+                                      : offsets.backward;
     if (slots.empty())
       slots.assign(owner.op ? owner.op->getNumResults() : 1, -1);
     return slots[owner.op ? owner.index : 0];
@@ -685,6 +688,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       case Owner::Forward:
       case Owner::HostCopy:
       case Owner::Backward:
+      case Owner::ResultGradient:
         resultSlot(owner, owner.kind) = offset;
         break;
       case Owner::Other:
@@ -719,8 +723,8 @@ void mlir::loom::placement::removeStaticMemoryPlan(func::FuncOp func) {
       func.removeArgAttr(a, name);
 }
 
-/// `{backward, forward, host}` of a value's offsets, by micro-batch then by
-/// result (`results` per micro-batch), those with any buffer, beside
+/// `{backward, forward, gradient, host}` of a value's offsets, by micro-batch
+/// then by result (`results` per micro-batch), those with any buffer, beside
 /// `first`; null where it has none.
 static DictionaryAttr offsetsAttr(Builder &b,
                                   ArrayRef<ResultOffsets> byMicroBatch,
@@ -741,6 +745,7 @@ static DictionaryAttr offsetsAttr(Builder &b,
   };
   put("backward", &ResultOffsets::backward);
   put("forward", &ResultOffsets::forward);
+  put("gradient", &ResultOffsets::gradient);
   put("host", &ResultOffsets::host);
   if (entries.size() == first.size())
     return nullptr;

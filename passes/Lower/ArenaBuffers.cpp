@@ -23,8 +23,9 @@
 // elementwise fusion from moving a producer's reads past its position,
 // which the plan's lifetimes rely on.
 //
-// A training step's backward (--loom-autodiff) has no planned buffers: the
-// plan does not model the gradients of activations. Its ops that read
+// A training step's backward (--loom-autodiff) has planned buffers only
+// for the activations' final gradients (the op computing one carries its
+// place as a forward offset), not for its other values. Its ops that read
 // planned bytes (any unplanned loom op that does, which in practice is the
 // backward's) get private buffers the same way, so that their reads stay
 // where they are and their results are not views the closure would have to
@@ -237,16 +238,16 @@ std::optional<int64_t> movementOffset(Operation *op) {
 
 /// The planned buffers of `func` (their places as `source` reads them,
 /// ZeRO-3's gather slots from `arenas`), with the positions they are live
-/// over in the program as it is now (partitioning may have rewritten it since the
-/// plan was made). A buffer is read until its last reader, or until the
+/// over in the program as it is now (partitioning may have rewritten it since
+/// the plan was made). A buffer is read until its last reader, or until the
 /// last read of a reader's result that is not planned: after bufferization
 /// that result may be a view of it (a reshape, a slice, an in-place
-/// update). With `privateReaders` (a training step, whose backward has no
-/// planned buffers), the loom ops that read planned bytes and are neither
-/// planned, views nor endsReads get private buffers instead (they are
-/// appended there), and the closure stops at them. Fails on a buffer that
-/// does not fit its arena (`arenaBytes`, by Tier; host: -1 when the plan
-/// has none).
+/// update). With `privateReaders` (a training step, whose backward has
+/// planned buffers only for the activations' gradients), the loom ops that read
+/// planned bytes and are neither planned, views nor endsReads get private
+/// buffers instead (they are appended there), and the closure stops at them.
+/// Fails on a buffer that does not fit its arena (`arenaBytes`, by Tier; host:
+/// -1 when the plan has none).
 FailureOr<std::vector<PlannedBuffer>>
 collectPlanned(func::FuncOp func, const OffsetSource &source,
                DictionaryAttr arenas, std::array<int64_t, 2> arenaBytes,

@@ -358,3 +358,31 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %t = loom.binary mul %b, %v : tensor<4x8xf32>, tensor<8xf32>
   return %t : tensor<4x8xf32>
 }
+
+// -----
+
+// Activations' gradients where the plan holds them (`gradient` of
+// loom.offsets): the op computing a result's final adjoint writes it at
+// that place. %e's gradient is the sum of %h's two contributions, %a's the
+// sum of %s's (passed on unchanged by the add's rule) and exp's: both adds
+// are placed. %h's and %s's gradients are the cotangent itself, an
+// argument, and stay where they are.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4xf32>, %[[COT:[a-z0-9]+]]: tensor<4xf32> {loom.cotangent_of = 0
+// CHECK:      %[[E:.+]] = loom.unary exp
+// CHECK:      %[[C1:.+]] = loom.binary mul %[[COT]], %[[E]] : tensor<4xf32>
+// CHECK:      %[[C2:.+]] = loom.binary mul %[[COT]], %[[E]] : tensor<4xf32>
+// CHECK:      %[[GE:.+]] = loom.binary add %[[C2]], %[[C1]] {loom.offsets = {forward = array<i64: 192>}}
+// CHECK:      %[[C3:.+]] = loom.binary mul %[[GE]], %[[E]] : tensor<4xf32>
+// CHECK:      loom.binary add %[[COT]], %[[C3]] {loom.offsets = {forward = array<i64: 64>}}
+// CHECK-NOT:  forward = array<i64: 128>
+// CHECK-NOT:  forward = array<i64: 0>
+// CHECK:      return
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %a = loom.binary mul %x, %w {loom.offsets = {forward = array<i64: 256>, gradient = array<i64: 64>}} : tensor<4xf32>, tensor<4xf32>
+  %e = loom.unary exp %a {loom.offsets = {forward = array<i64: 272>, gradient = array<i64: 192>}} : tensor<4xf32>
+  %h = loom.binary mul %e, %e {loom.offsets = {forward = array<i64: 288>, gradient = array<i64: 128>}} : tensor<4xf32>, tensor<4xf32>
+  %s = loom.binary add %h, %a {loom.offsets = {forward = array<i64: 304>, gradient = array<i64: 0>}} : tensor<4xf32>, tensor<4xf32>
+  return %s : tensor<4xf32>
+}

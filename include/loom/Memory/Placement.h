@@ -131,9 +131,10 @@ struct WeightOffsets {
 /// An op's result buffers, per result (-1: none): the device buffer its
 /// forward writes; offloaded, the host copy it waits in; and the device
 /// buffer the backward reads when that is another one (fetched back from
-/// the host, or recomputed).
+/// the host, or recomputed); and the device buffer the backward
+/// accumulates its gradient in.
 struct ResultOffsets {
-  llvm::SmallVector<int64_t> forward, host, backward;
+  llvm::SmallVector<int64_t> forward, host, backward, gradient;
 };
 
 /// Every buffer one device holds over the first iteration of its schedule

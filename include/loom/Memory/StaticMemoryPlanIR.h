@@ -22,13 +22,16 @@ namespace mlir::loom {
 inline constexpr llvm::StringLiteral kMemoryPlanAttr = "loom.memory_plan";
 
 /// The op (and function argument) attribute holding its results' offsets:
-/// `{forward, backward, host}`, each an array by result, -1 where a result
-/// has no buffer there.
+/// `{forward, backward, gradient, host}`, each an array by result, -1 where
+/// a result has no buffer there (`gradient`: where the backward accumulates
+/// the result's gradient). --loom-autodiff marks the op computing a
+/// result's final gradient with that offset as its own `forward` one.
 inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
 
 /// A pipelined program's op (and function argument) attribute: its
 /// results' offsets on the pipeline device its stage runs on, `{device,
-/// backward, forward, host}`, each array by micro-batch, then by result.
+/// backward, gradient, forward, host}`, each array by micro-batch, then by
+/// result.
 inline constexpr llvm::StringLiteral kPipelineOffsetsAttr =
     "loom.pipeline_offsets";
 

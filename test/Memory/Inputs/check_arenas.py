@@ -3,8 +3,8 @@ form, read from stdin): every offset the placement wrote lies inside its
 tier's arena (loom.memory_plan's `arenas`), and the buffers that live
 throughout the step (each weight's parameter home copy, host copy, gradient
 and optimizer state) share no byte in any tier, nor with the streamed
-chunks' device copies (`loom.fetch ... at`) or the activations
-(`loom.offsets`). Sizes come from the IR's types (precision=ir); Adam's
+chunks' device copies (`loom.fetch ... at`) or the activations and their
+gradients (`loom.offsets`). Sizes come from the IR's types (precision=ir); Adam's
 state is STATE_BYTES per parameter (8 for f32: two moments).
 Prints one summary line per tier."""
 import re
@@ -94,7 +94,7 @@ for line in text.splitlines():
             slots = [(None, o.group(1))]
         for t, entry in slots:
             types = [t] if t else result_types(line)
-            for key, arr in re.findall(r"(backward|forward|host) = array<i64: ([^>]*)>", entry):
+            for key, arr in re.findall(r"(backward|forward|gradient|host) = array<i64: ([^>]*)>", entry):
                 tier = "host" if key == "host" else "device"
                 for at, ty in zip(ints(arr), types):
                     if at >= 0:
@@ -109,8 +109,11 @@ for i, (tier, start, end, what) in enumerate(permanent):
             "%s [%d, %d) and %s [%d, %d) share %s bytes" % (what, start, end, what2, start2, end2, tier)
 for tier in ("device", "host", "nvme"):
     if tier in arena:
+        kind = lambda t: "fetch" if t[3].startswith("fetch") else \
+            "gradient" if t[3].startswith("gradient") else "activation"
         print("%s arena %d bytes: %d weight buffers, %d fetched copies, %d "
-              "activations, no overlap"
+              "activations, %d activation gradients, no overlap"
               % (tier, arena[tier], sum(p[0] == tier for p in permanent),
-                 sum(t[0] == tier and t[3].startswith("fetch") for t in transient),
-                 sum(t[0] == tier and not t[3].startswith("fetch") for t in transient)))
+                 sum(t[0] == tier and kind(t) == "fetch" for t in transient),
+                 sum(t[0] == tier and kind(t) == "activation" for t in transient),
+                 sum(t[0] == tier and kind(t) == "gradient" for t in transient)))

@@ -65,14 +65,14 @@ def check_slot(device, tier, at, what):
 
 
 def check_offsets(entry, what, expect_device=None):
-    """One {device = D : i64, backward/forward/host = array<...>} entry."""
+    """One {device = D : i64, backward/forward/gradient/host = array<...>} entry."""
     m = re.search(r"device = (\d+) : i64", entry)
     assert m, "%s: no device in %s" % (what, entry)
     device = int(m.group(1))
     assert device < devices, "%s: pipeline device %d of %d" % (what, device, devices)
     if expect_device is not None:
         assert device == expect_device, "%s: on pipeline device %d, its stage runs on %d" % (what, device, expect_device)
-    arrays = dict(re.findall(r"(backward|forward|host) = array<i64: ([^>]*)>", entry))
+    arrays = dict(re.findall(r"(backward|forward|gradient|host) = array<i64: ([^>]*)>", entry))
     assert arrays, "%s: no offsets in %s" % (what, entry)
     for key, arr in arrays.items():
         slots = ints(arr)
