@@ -221,6 +221,10 @@ private:
   func::FuncOp func;
   DenseSet<Value> activeValues;
   DenseMap<Value, Value> adjoint;
+  /// How many values each adjoint has been the adjoint of, final or not: a
+  /// rule that passes its gradient on unchanged (an add's or sub's lhs, an
+  /// identity) makes it another value's too, read at that value's turn.
+  DenseMap<Value, int> adjointOwners;
   DenseSet<Operation *> forwardOps;
   /// Each forward value the backward re-runs, and its copy; the ops
   /// re-run at each backward turn (recomputePoints), in program order.
@@ -520,18 +524,17 @@ void Differentiator::accumulate(Value v, Value grad) {
   auto [it, fresh] = adjoint.try_emplace(v, grad);
   if (!fresh)
     it->second = add(it->second, grad);
+  ++adjointOwners[it->second];
 }
 
 void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
   // The plan holds a result's gradient from the backward of its last
   // reader to its own op's backward; the final adjoint is written by the
   // first reader's backward and read by its own op's, within that. Only an
-  // adjoint that no other value shares (an add passes its gradient to both
-  // operands; a weight's is returned) and that nothing reads as a view
+  // adjoint that was never another value's too (an add passes its gradient
+  // to both operands; a weight's is returned; a value whose adjoint it was
+  // first adds to it at a later turn) and that nothing reads as a view
   // (which would carry its bytes to a later value's backward) is placed.
-  DenseMap<Value, int> owners;
-  for (auto &entry : adjoint)
-    ++owners[entry.second];
   auto isView = [](Operation *op) {
     return isa<ReshapeOp, SliceOp>(op) || !isa<LoomDialect>(op->getDialect());
   };
@@ -543,9 +546,10 @@ void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
           resultOffset(offsets, "gradient", r.getResultNumber());
       Value g = adjoint.lookup(r);
       Operation *def = g ? g.getDefiningOp() : nullptr;
-      if (!at || !def || owners.lookup(g) != 1 || forwardOps.contains(def) ||
-          isView(def) || isa<ConstantOp>(def) || def->getNumResults() != 1 ||
-          def->hasAttr(kOffsetsAttr) || llvm::any_of(g.getUsers(), isView))
+      if (!at || !def || adjointOwners.lookup(g) != 1 ||
+          forwardOps.contains(def) || isView(def) || isa<ConstantOp>(def) ||
+          def->getNumResults() != 1 || def->hasAttr(kOffsetsAttr) ||
+          llvm::any_of(g.getUsers(), isView))
         continue;
       def->setAttr(kOffsetsAttr,
                    attrs.getDictionaryAttr(attrs.getNamedAttr(

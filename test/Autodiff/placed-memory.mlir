@@ -386,3 +386,26 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %s = loom.binary add %h, %a {loom.offsets = {forward = array<i64: 304>, gradient = array<i64: 0>}} : tensor<4xf32>, tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+// A gradient the rule passes on unchanged is another value's adjoint too,
+// even where that value's adjoint is summed later: the sub hands %d's
+// gradient to %a, whose exp reader's backward adds to it after %d's own
+// backward, where the plan has freed %d's gradient. So %d's gradient (at
+// 192) is not placed; %a's final sum (at 64) is.
+// CHECK-LABEL: func.func @main(
+// CHECK:      loom.unary tanh
+// CHECK:      %[[GD:[0-9]+]] = loom.binary mul %arg1, %{{[0-9]+}} : tensor<4xf32>, tensor<4xf32>
+// CHECK-NOT:  forward = array<i64: 192>
+// CHECK:      loom.binary add %[[GD]], %{{[0-9]+}} {loom.offsets = {forward = array<i64: 64>}}
+// CHECK-NOT:  forward = array<i64: 192>
+// CHECK:      return
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %a = loom.binary mul %x, %w {loom.offsets = {forward = array<i64: 256>, gradient = array<i64: 64>}} : tensor<4xf32>, tensor<4xf32>
+  %e = loom.unary exp %a {loom.offsets = {forward = array<i64: 272>, gradient = array<i64: 128>}} : tensor<4xf32>
+  %d = loom.binary sub %a, %e {loom.offsets = {forward = array<i64: 288>, gradient = array<i64: 192>}} : tensor<4xf32>, tensor<4xf32>
+  %r = loom.unary tanh %d {loom.offsets = {forward = array<i64: 304>, gradient = array<i64: 0>}} : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
