@@ -170,6 +170,34 @@ void mlir::loom::detail::defaultSavedForBackward(Operation *op,
         if (b.getKind() == BinaryKind::add || b.getKind() == BinaryKind::sub)
           return;
         saved.append({b.getLhs(), b.getRhs()});
+        // x^y's gradient with respect to y is x^y log(x).
+        if (b.getKind() == BinaryKind::pow)
+          saved.push_back(b.getResult());
+      })
+      // What --loom-autodiff's rule reads: the result of the ops whose
+      // derivative is expressed in it (exp, sqrt, rsqrt, reciprocal,
+      // sigmoid, tanh), nothing for the linear or piecewise-constant ones,
+      // the input for the rest.
+      .Case<UnaryOp>([&](UnaryOp u) {
+        switch (u.getKind()) {
+        case UnaryKind::identity:
+        case UnaryKind::neg:
+        case UnaryKind::floor:
+        case UnaryKind::ceil:
+        case UnaryKind::round:
+        case UnaryKind::sign:
+          return;
+        case UnaryKind::exp:
+        case UnaryKind::sqrt:
+        case UnaryKind::rsqrt:
+        case UnaryKind::reciprocal:
+        case UnaryKind::sigmoid:
+        case UnaryKind::tanh:
+          saved.push_back(u.getResult());
+          return;
+        default:
+          saved.push_back(u.getInput());
+        }
       })
       .Case<ReduceOp>([&](ReduceOp r) {
         if (r.getKind() == ReduceKind::sum || r.getKind() == ReduceKind::mean)
@@ -192,5 +220,7 @@ void mlir::loom::detail::defaultSavedForBackward(Operation *op,
       .Case<AttentionOp>([&](AttentionOp a) {
         saved.append({a.getQuery(), a.getKey(), a.getValue(), a.getResult()});
       })
-      .Default([&](Operation *o) { saved.append(o->operand_begin(), o->operand_end()); });
+      .Default([&](Operation *o) {
+        saved.append(o->operand_begin(), o->operand_end());
+      });
 }
