@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <utility>
@@ -1886,9 +1887,13 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
   // recomputation both fit one placement (of ZeRO stage `zero`), fewer
   // segments recomputed with the first of the others offloaded may beat
   // both: offload is free while the link has room, recomputation costs
-  // compute. For r of partial recomputation's k segments at k/4, k/2 and
-  // 3k/4, the fewest segments in program order (`inOrder`, less the
-  // recomputed ones) whose kept activations, offloaded, make it fit.
+  // compute. For r of partial recomputation's k segments, the fewest
+  // segments in program order (`inOrder`, less the recomputed ones) whose
+  // kept activations, offloaded, make it fit. r is tried at k/4, k/2 and
+  // 3k/4, then at half the spacing on each side of the fastest so far,
+  // down to its neighbours (the price need not be unimodal in r, so this
+  // finds a local best: about 2 log2(k) more counts, where every count
+  // would cost k).
   auto tryMixed = [&](ArrayRef<RecomputeSegment> ranked,
                       ArrayRef<RecomputeSegment> inOrder, int zero) -> LogicalResult {
     const PartialEvaluation *recomputes = nullptr, *offloads = nullptr;
@@ -1903,13 +1908,14 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       return success();
     const PlacementKind kind(*a);
     const int64_t k = recomputes->recomputed->chosen;
-    SmallVector<int64_t, 3> counts;
-    for (int64_t r : {k / 4, k / 2, 3 * k / 4})
-      if (r >= 1 && r < k && !llvm::is_contained(counts, r))
-        counts.push_back(r);
     StringRef policy = recomputeModeName(RecomputeMode::Selective);
     std::vector<PartialEvaluation> mixed;
-    for (int64_t r : counts) {
+    // Each count's step time where one fits (infinity where none does).
+    std::map<int64_t, double> tried;
+    auto tryCount = [&](int64_t r) -> LogicalResult {
+      if (r < 1 || r >= k || tried.count(r))
+        return success();
+      tried[r] = std::numeric_limits<double>::infinity();
       std::shared_ptr<const ChosenSegments> recomputed = chooseSegments(ranked, r);
       FailureOr<MemoryPlacement> kept = evaluations.evaluate(
           module, func, o, policy, zero, Tier::Device, rejected, recomputed.get());
@@ -1919,14 +1925,14 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       // covers it.)
       const PlacementCandidate *shortOf = placementOf(*kept, kind);
       if (!shortOf || shortOf->feasible)
-        continue;
+        return success();
       FailureOr<MemoryPlacement> all = evaluations.evaluate(
           module, func, o, policy, zero, Tier::Host, rejected, recomputed.get());
       if (failed(all))
         return failure();
       const PlacementCandidate *fits = placementOf(*all, kind);
       if (!fits || !fits->feasible)
-        continue;
+        return success();
       SmallVector<RecomputeSegment> rest;
       for (const RecomputeSegment &s : inOrder)
         if (!recomputed->ops.count(s.ops.front()))
@@ -1942,10 +1948,29 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
           });
       if (failed(fewest))
         return failure();
-      if (*fewest)
-        mixed.push_back(PartialEvaluation{std::move((*fewest)->placement), recomputed,
-                                          std::move((*fewest)->segments),
-                                          RecomputeMode::Selective, zero});
+      if (!*fewest)
+        return success();
+      if (const PlacementCandidate *best = (*fewest)->placement.best())
+        tried[r] = best->stepSeconds;
+      mixed.push_back(PartialEvaluation{
+          std::move((*fewest)->placement), recomputed,
+          std::move((*fewest)->segments), RecomputeMode::Selective, zero});
+      return success();
+    };
+    for (int64_t r : {k / 4, k / 2, 3 * k / 4})
+      if (failed(tryCount(r)))
+        return failure();
+    for (int64_t step = std::max<int64_t>(k / 8, 1);;
+         step = std::max<int64_t>(step / 2, 1)) {
+      auto best = llvm::min_element(
+          tried, [](auto &x, auto &y) { return x.second < y.second; });
+      if (best == tried.end() || std::isinf(best->second))
+        break;
+      const int64_t at = best->first;
+      if (failed(tryCount(at - step)) || failed(tryCount(at + step)))
+        return failure();
+      if (step == 1)
+        break;
     }
     for (PartialEvaluation &e : mixed)
       partials.push_back(std::move(e));
