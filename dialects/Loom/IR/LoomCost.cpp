@@ -169,6 +169,11 @@ void mlir::loom::detail::defaultSavedForBackward(Operation *op,
       .Case<BinaryOp>([&](BinaryOp b) {
         if (b.getKind() == BinaryKind::add || b.getKind() == BinaryKind::sub)
           return;
+        // x / y's gradients are g / y and -g (x / y) / y: its result, not x.
+        if (b.getKind() == BinaryKind::div) {
+          saved.append({b.getRhs(), b.getResult()});
+          return;
+        }
         saved.append({b.getLhs(), b.getRhs()});
         // x^y's gradient with respect to y is x^y log(x).
         if (b.getKind() == BinaryKind::pow)
