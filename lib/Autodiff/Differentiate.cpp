@@ -535,9 +535,6 @@ void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
   // to both operands; a weight's is returned; a value whose adjoint it was
   // first adds to it at a later turn) and that nothing reads as a view
   // (which would carry its bytes to a later value's backward) is placed.
-  auto isView = [](Operation *op) {
-    return isa<ReshapeOp, SliceOp>(op) || !isa<LoomDialect>(op->getDialect());
-  };
   Builder attrs(func.getContext());
   for (Operation *op : forwardOrder) {
     auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
@@ -547,9 +544,10 @@ void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
       Value g = adjoint.lookup(r);
       Operation *def = g ? g.getDefiningOp() : nullptr;
       if (!at || !def || adjointOwners.lookup(g) != 1 ||
-          forwardOps.contains(def) || isView(def) || isa<ConstantOp>(def) ||
-          def->getNumResults() != 1 || def->hasAttr(kOffsetsAttr) ||
-          llvm::any_of(g.getUsers(), isView))
+          forwardOps.contains(def) || mayShareOperandBytes(def) ||
+          isa<ConstantOp>(def) || def->getNumResults() != 1 ||
+          def->hasAttr(kOffsetsAttr) ||
+          llvm::any_of(g.getUsers(), mayShareOperandBytes))
         continue;
       def->setAttr(kOffsetsAttr,
                    attrs.getDictionaryAttr(attrs.getNamedAttr(

@@ -349,20 +349,20 @@ LogicalResult Estimator::resolveBatch() {
                        << result.microBatch << "; re-import with --input-shape";
   // A planned function says how many micro-batches its step runs; a global
   // batch given beside it must agree, since the program runs that many.
-  int64_t planned = irBatch;
+  int64_t stepBatch = irBatch;
   if (auto m = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr)) {
     if (m.getInt() < 1)
       return error(func) << kMicroBatchesAttr << " = " << m.getInt()
                          << "; a step runs at least one micro-batch";
-    planned = m.getInt() * irBatch;
-    if (options.globalBatch && options.globalBatch != planned)
+    stepBatch = m.getInt() * irBatch;
+    if (options.globalBatch && options.globalBatch != stepBatch)
       return error(func) << "global-batch=" << options.globalBatch
                          << " but the function runs " << m.getInt()
                          << " micro-batches of " << irBatch << " ("
                          << kMicroBatchesAttr << "), a global batch of "
-                         << planned;
+                         << stepBatch;
   }
-  result.globalBatch = options.globalBatch ? options.globalBatch : planned;
+  result.globalBatch = options.globalBatch ? options.globalBatch : stepBatch;
   if (result.globalBatch % irBatch != 0)
     return error(func) << "global-batch=" << result.globalBatch
                        << " is not a multiple of micro-batch x data-parallel = "

@@ -1891,9 +1891,9 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
   // segments in program order (`inOrder`, less the recomputed ones) whose
   // kept activations, offloaded, make it fit. r is tried at k/4, k/2 and
   // 3k/4, then at half the spacing on each side of the fastest so far,
-  // down to its neighbours (the price need not be unimodal in r, so this
-  // finds a local best: about 2 log2(k) more counts, where every count
-  // would cost k).
+  // and at the fastest's neighbours until it has no faster one (the price
+  // need not be unimodal in r, so this finds a local best in about
+  // 2 log2(k) more counts, where every count would cost k).
   auto tryMixed = [&](ArrayRef<RecomputeSegment> ranked,
                       ArrayRef<RecomputeSegment> inOrder, int zero) -> LogicalResult {
     const PartialEvaluation *recomputes = nullptr, *offloads = nullptr;
@@ -1910,7 +1910,8 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
     const int64_t k = recomputes->recomputed->chosen;
     StringRef policy = recomputeModeName(RecomputeMode::Selective);
     std::vector<PartialEvaluation> mixed;
-    // Each count's step time where one fits (infinity where none does).
+    // Each count's step time where a mix of `kind` fits (infinity where r
+    // segments fit alone, or where no offload makes them fit).
     std::map<int64_t, double> tried;
     auto tryCount = [&](int64_t r) -> LogicalResult {
       if (r < 1 || r >= k || tried.count(r))
@@ -1950,8 +1951,9 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
         return failure();
       if (!*fewest)
         return success();
-      if (const PlacementCandidate *best = (*fewest)->placement.best())
-        tried[r] = best->stepSeconds;
+      if (const PlacementCandidate *mix =
+              placementOf((*fewest)->placement, kind))
+        tried[r] = mix->stepSeconds;
       mixed.push_back(PartialEvaluation{
           std::move((*fewest)->placement), recomputed,
           std::move((*fewest)->segments), RecomputeMode::Selective, zero});
@@ -1960,17 +1962,20 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
     for (int64_t r : {k / 4, k / 2, 3 * k / 4})
       if (failed(tryCount(r)))
         return failure();
-    for (int64_t step = std::max<int64_t>(k / 8, 1);;
-         step = std::max<int64_t>(step / 2, 1)) {
+    auto fastest = [&] {
       auto best = llvm::min_element(
           tried, [](auto &x, auto &y) { return x.second < y.second; });
-      if (best == tried.end() || std::isinf(best->second))
-        break;
-      const int64_t at = best->first;
+      return best == tried.end() || std::isinf(best->second) ? int64_t(-1)
+                                                             : best->first;
+    };
+    for (int64_t step = std::max<int64_t>(k / 8, 1), at = fastest(); at >= 0;
+         step = std::max<int64_t>(step / 2, 1)) {
       if (failed(tryCount(at - step)) || failed(tryCount(at + step)))
         return failure();
-      if (step == 1)
+      const int64_t next = fastest();
+      if (step == 1 && next == at)
         break;
+      at = next;
     }
     for (PartialEvaluation &e : mixed)
       partials.push_back(std::move(e));

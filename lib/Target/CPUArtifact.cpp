@@ -18,6 +18,7 @@
 
 #include "loom/Target/CPUArtifact.h"
 
+#include "dialects/Loom/IR/LoomOps.h"
 #include "loom/Autodiff/OptimizerStep.h"
 #include "loom/Memory/StaticMemoryPlanIR.h"
 #include "loom/Passes/Lower.h"
@@ -96,8 +97,8 @@ describeTensor(func::FuncOp func, StringRef what, unsigned index, Type type,
 
 /// The inputs, weights and outputs of one partitioned entry function, in
 /// the order its C entry takes their buffers; the arenas, when it has them
-/// (the device's, then the host's), come between the weights and the
-/// outputs.
+/// (the device's, then the host's), and then the micro-batch index come
+/// between the weights and the outputs.
 static FailureOr<llvm::json::Object>
 describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
   llvm::json::Array inputs, weights, outputs;
@@ -108,17 +109,27 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
     // The micro-batch a call runs, where the arena's places differ by
     // micro-batch (loom-arena-buffers): the last argument, an int64; the
     // attribute says how many micro-batches' places the program holds.
-    if (attrs && attrs.get(kMicroBatchIndexAttr)) {
+    if (attrs && attrs.get(kMicroBatchPlacesAttr)) {
       auto memref = dyn_cast<MemRefType>(func.getArgumentTypes()[i]);
-      auto places = attrs.getAs<IntegerAttr>(kMicroBatchIndexAttr);
-      if (!memref || memref.getShape() != ArrayRef<int64_t>{1} ||
-          !memref.getElementType().isInteger(64) || !arenaBytes ||
-          i + 1 != func.getNumArguments() || !places || places.getInt() < 2)
+      auto places = attrs.getAs<IntegerAttr>(kMicroBatchPlacesAttr);
+      auto micro = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr);
+      auto bad = [&](StringRef why) {
         return func.emitOpError("argument #")
-               << i << " is marked " << kMicroBatchIndexAttr
-               << " but is not a memref<1xi64> following the arenas as the "
-                  "last argument, marked with the micro-batches (two or more) "
-                  "whose places the program holds";
+               << i << " (" << kMicroBatchPlacesAttr
+               << ", the micro-batch index) " << why;
+      };
+      if (!memref || memref.getShape() != ArrayRef<int64_t>{1} ||
+          !memref.getElementType().isInteger(64))
+        return bad("is not a memref<1xi64>");
+      if (!arenaBytes)
+        return bad("follows no device arena");
+      if (i + 1 != func.getNumArguments())
+        return bad("is not the last argument");
+      if (!places || !micro || places.getInt() != micro.getInt() ||
+          micro.getInt() < 2)
+        return bad(
+            "must hold the function's " + kMicroBatchesAttr.str() +
+            " (two or more), the micro-batches whose places the program holds");
       microBatchPlaces = places.getInt();
       continue;
     }
@@ -228,7 +239,7 @@ describeEntry(ModuleOp module, ArrayRef<func::FuncOp> functions,
         {"name", grids.front().getSymName()}, {"shape", toJSON(shape)}};
   }
   manifest["ranks"] = ranks;
-  if (auto m = functions.front()->getAttrOfType<IntegerAttr>("loom.micro_batches"))
+  if (auto m = functions.front()->getAttrOfType<IntegerAttr>(kMicroBatchesAttr))
     manifest["micro_batches"] = m.getInt();
 
   SmallVector<llvm::json::Object> described;

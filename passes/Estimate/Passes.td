@@ -33,7 +33,7 @@ def LoomEstimate : Pass<"loom-estimate", "::mlir::ModuleOp"> {
            "Cluster preset (NAME or NAME:nodes=N) or a cluster JSON file">,
     Option<"mode", "mode", "std::string", "\"train\"", "train or infer">,
     Option<"globalBatch", "global-batch", "int64_t", "0",
-           "Samples per step (default: the IR's batch, one micro-batch)">,
+           "Samples per step (default: the function's loom.micro_batches times the IR's batch, or one micro-batch)">,
     Option<"microBatch", "micro-batch", "int64_t", "0",
            "Samples per micro-batch per data-parallel replica (checked against the IR)">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",

@@ -38,7 +38,6 @@
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Autodiff/Differentiate.h"
-#include "loom/Cost/Estimate.h"
 #include "loom/Memory/StaticMemoryPlanIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -217,14 +216,6 @@ Value arenaTensor(OpBuilder &b, Location loc, Value arena, Type type,
 /// elementwise fusion cannot fold into a later reader.
 bool endsReads(Operation *op) { return isa<MatmulOp, ReduceOp>(op); }
 
-/// Whether `op`'s result may share its operands' bytes after bufferization:
-/// views (reshape, slice), movement without a place (its source), and any
-/// op of another dialect, which is not looked into.
-bool mayView(Operation *op) {
-  return isa<ReshapeOp, SliceOp, FetchOp, SpillOp, ReloadOp>(op) ||
-         !isa<LoomDialect>(op->getDialect());
-}
-
 /// The arena place a movement op carries, if it has one.
 std::optional<int64_t> movementOffset(Operation *op) {
   if (auto fetch = dyn_cast<FetchOp>(op))
@@ -358,7 +349,8 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
       if (endsReads(&op))
         continue;
       auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
-      if (!mayView(&op) && op.getNumResults() == 1 && type && type.hasStaticShape()) {
+      if (!mayShareOperandBytes(&op) && op.getNumResults() == 1 && type &&
+          type.hasStaticShape()) {
         privateReaders->push_back(&op);
         continue;
       }
@@ -413,22 +405,22 @@ bool overlaps(int64_t a, int64_t aBytes, int64_t b, int64_t bBytes) {
   return a < b + bBytes && b < a + aBytes;
 }
 
+/// `p`'s place in micro-batch `k` (its only one where it has one).
+int64_t offsetIn(const PlannedBuffer &p, int64_t k) {
+  return p.offsets[std::min<size_t>(k, p.offsets.size() - 1)];
+}
+
 /// The first micro-batch in which `x` and `w` share a byte of one tier
 /// (a buffer with one offset has it in every micro-batch).
 std::optional<int64_t> clashIn(const PlannedBuffer &x, const PlannedBuffer &w) {
   if (x.tier != w.tier)
     return std::nullopt;
-  size_t calls = std::max(x.offsets.size(), w.offsets.size());
-  for (size_t k = 0; k < calls; ++k)
-    if (overlaps(x.offsets[std::min(k, x.offsets.size() - 1)], x.bytes,
-                 w.offsets[std::min(k, w.offsets.size() - 1)], w.bytes))
-      return static_cast<int64_t>(k);
+  int64_t calls =
+      static_cast<int64_t>(std::max(x.offsets.size(), w.offsets.size()));
+  for (int64_t k = 0; k < calls; ++k)
+    if (overlaps(offsetIn(x, k), x.bytes, offsetIn(w, k), w.bytes))
+      return k;
   return std::nullopt;
-}
-
-/// `p`'s place in micro-batch `k` (its only one where it has one).
-int64_t offsetIn(const PlannedBuffer &p, int64_t k) {
-  return p.offsets[std::min<size_t>(k, p.offsets.size() - 1)];
 }
 
 /// The places of the buffers whose micro-batches' places differ, as one
@@ -457,7 +449,7 @@ public:
     if (failed(func.insertArgument(
             index, MemRefType::get({1}, i64),
             b.getDictionaryAttr({b.getNamedAttr(
-                kMicroBatchIndexAttr, b.getI64IntegerAttr(microBatches))}),
+                kMicroBatchPlacesAttr, b.getI64IntegerAttr(microBatches))}),
             func.getLoc())))
       return failure();
     auto tableType =
@@ -645,9 +637,6 @@ struct ArenaBuffersPass
     MicroBatchOffsets byMicroBatch;
     if (failed(byMicroBatch.build(func, *planned, source.microBatches)))
       return failure();
-    auto shiftOf = [&](const PlannedBuffer &p, Location loc) {
-      return byMicroBatch.shift(b, loc, p);
-    };
     for (const PlannedBuffer &p : *planned) {
       Operation *op = p.value.getDefiningOp();
       Location loc = p.owner->getLoc();
@@ -658,8 +647,8 @@ struct ArenaBuffersPass
       if (movement) {
         // The copy lands where the plan put it; its readers read the copy.
         b.setInsertionPoint(op);
-        Value dest =
-            arenaTensor(b, loc, arena, p.value.getType(), shiftOf(p, loc));
+        Value dest = arenaTensor(b, loc, arena, p.value.getType(),
+                                 byMicroBatch.shift(b, loc, p));
         auto copy = bufferization::MaterializeInDestinationOp::create(
             b, loc, op->getOperand(0), dest);
         op->getResult(0).replaceAllUsesWith(copy.getResult());
@@ -673,13 +662,13 @@ struct ArenaBuffersPass
         b.setInsertionPoint(op);
       else
         byMicroBatch.setInsertionPointAfterPrologue(b, body);
-      Value dest =
-          p.inArena
-              ? arenaTensor(b, loc, arena, p.value.getType(), shiftOf(p, loc))
-              : bufferization::AllocTensorOp::create(
-                    b, loc, cast<RankedTensorType>(p.value.getType()),
-                    ValueRange{})
-                    .getResult();
+      Value dest = p.inArena
+                       ? arenaTensor(b, loc, arena, p.value.getType(),
+                                     byMicroBatch.shift(b, loc, p))
+                       : bufferization::AllocTensorOp::create(
+                             b, loc, cast<RankedTensorType>(p.value.getType()),
+                             ValueRange{})
+                             .getResult();
       if (op)
         b.setInsertionPointAfter(op);
       auto placed = bufferization::MaterializeInDestinationOp::create(

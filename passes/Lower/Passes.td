@@ -226,8 +226,9 @@ def LoomArenaBuffers : Pass<"loom-arena-buffers", "::mlir::ModuleOp"> {
     after loom-split-stages) reads `loom.pipeline_offsets` instead, one
     offset per micro-batch, and allocates from `pipeline_arenas[d]`; where
     its micro-batches' places differ, it also takes the micro-batch the
-    call runs (a `memref<1xi64>` marked `loom.micro_batch_index`, after the
-    arenas) and reads each such place from a constant table by it.
+    call runs (a `memref<1xi64>` after the arenas, marked
+    `loom.micro_batch_places = M`, the micro-batches whose places it holds)
+    and reads each such place from a constant table by it.
 
     Values without an offset, weights and the lowering's temporaries stay
     in buffers of their own. A module without a static memory plan is left

@@ -316,6 +316,34 @@ struct SplitStagesPass
     return success();
   }
 
+  /// Result `index` of pipelined offsets laid out by micro-batch, then by
+  /// `results` results: the same dictionary with one result per micro-batch
+  /// (what a value received alone, as a stage's argument, carries); null
+  /// where an array holds no whole number of micro-batches.
+  static DictionaryAttr resultOffsetsOf(DictionaryAttr offsets,
+                                        unsigned results, unsigned index) {
+    if (!offsets || index >= results)
+      return nullptr;
+    Builder b(offsets.getContext());
+    SmallVector<NamedAttribute> entries;
+    for (NamedAttribute entry : offsets) {
+      auto all = dyn_cast<DenseI64ArrayAttr>(entry.getValue());
+      if (!all) {
+        entries.push_back(entry);
+        continue;
+      }
+      if (all.size() % results != 0)
+        return nullptr;
+      SmallVector<int64_t> one;
+      for (size_t at = index; at < static_cast<size_t>(all.size());
+           at += results)
+        one.push_back(all[at]);
+      entries.push_back(
+          b.getNamedAttr(entry.getName(), b.getDenseI64ArrayAttr(one)));
+    }
+    return b.getDictionaryAttr(entries);
+  }
+
   /// The offsets the static memory plan gives the copy of `sent` that
   /// device `t` receives (its producer's kReceivedOffsetsAttr entry for `t`,
   /// reduced to its result), seen through the sharding annotations between.

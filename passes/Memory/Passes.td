@@ -47,7 +47,7 @@ def LoomPlaceMemory : Pass<"loom-place-memory", "::mlir::ModuleOp"> {
            "Cluster preset (NAME or NAME:nodes=N) or a cluster JSON file">,
     Option<"mode", "mode", "std::string", "\"train\"", "train or infer">,
     Option<"globalBatch", "global-batch", "int64_t", "0",
-           "Samples per step (default: the IR's batch)">,
+           "Samples per step (default: the function's loom.micro_batches times the IR's batch, or one micro-batch)">,
     Option<"precision", "precision", "std::string", "\"ir\"",
            "ir (element types as written) or fp32, tf32, bf16, fp16, fp8 for all floats">,
     Option<"memoryFraction", "memory-fraction", "double", "1.0",

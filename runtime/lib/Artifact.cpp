@@ -49,7 +49,7 @@ struct StageDesc {
   /// Whether the entry takes the micro-batch it runs (an int64 after the
   /// arenas): its planned buffers' places differ by micro-batch
   /// (manifest `micro_batch_places`, the micro-batches it has places for).
-  bool microBatchIndex = false;
+  bool takesMicroBatch = false;
 };
 
 const char *kindName(int kind) {
@@ -336,15 +336,18 @@ loomrt_status parseManifest(loomrt_artifact &a) {
       return bad(scope + "'host_arena_bytes' without 'arena_bytes'");
     if (object.contains("micro_batch_places")) {
       const json &places = object["micro_batch_places"];
-      if (!places.is_number_integer() ||
-          places.get<int64_t>() != a.microBatches || a.microBatches < 2 ||
-          !stage.arenaBytes)
-        return bad(
-            scope + "'micro_batch_places' must be the step's micro-batches (" +
-            std::to_string(a.microBatches) +
-            ", more than one), whose places in the arena the program holds, "
-            "and needs 'arena_bytes'");
-      stage.microBatchIndex = true;
+      if (!places.is_number_integer() || places.get<int64_t>() < 2)
+        return bad(scope +
+                   "'micro_batch_places' must be an integer of two or more");
+      if (places.get<int64_t>() != a.microBatches)
+        return bad(scope +
+                   format("'micro_batch_places' is %lld but a step runs %lld "
+                          "micro-batches ('micro_batches')",
+                          (long long)places.get<int64_t>(),
+                          (long long)a.microBatches));
+      if (!stage.arenaBytes)
+        return bad(scope + "'micro_batch_places' needs 'arena_bytes'");
+      stage.takesMicroBatch = true;
     }
     return ok();
   };
@@ -621,7 +624,7 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
       a->arenaBytes[k] = stageArenas[k];
       a->pointers.push_back(p);
     }
-    if (kind == LOOMRT_OUTPUT && stage.microBatchIndex)
+    if (kind == LOOMRT_OUTPUT && stage.takesMicroBatch)
       a->pointers.push_back(&a->microBatchIndex);
     if (kind == LOOMRT_WEIGHT)
       if (loomrt_status s = mapNvmeTier(*a))

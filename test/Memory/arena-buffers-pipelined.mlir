@@ -21,7 +21,7 @@ module attributes {loom.memory_plan = {pipeline_arenas = [{device = {bytes = 64 
 }
 // CHECK:      memref.global "private" constant @main_stage1_micro_batch_offsets : memref<2x2xi64> = dense<{{\[\[}}0, 64], [64, 128]]>
 // CHECK-LABEL: func.func @main_stage1(
-// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x8xf32> {{{.*}}}, %[[ARENA:[a-z0-9]+]]: memref<256xi8> {loom.arena = "device"}, %[[MB:[a-z0-9]+]]: memref<1xi64> {loom.micro_batch_index = 2 : i64})
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x8xf32> {{{.*}}}, %[[ARENA:[a-z0-9]+]]: memref<256xi8> {loom.arena = "device"}, %[[MB:[a-z0-9]+]]: memref<1xi64> {loom.micro_batch_places = 2 : i64})
 // CHECK:      %[[TABLE:.*]] = memref.get_global @main_stage1_micro_batch_offsets
 // CHECK:      %[[K:.*]] = memref.load %[[MB]][%{{.*}}] : memref<1xi64>
 // CHECK:      %[[KI:.*]] = arith.index_cast %[[K]] : i64 to index

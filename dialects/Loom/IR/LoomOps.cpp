@@ -1018,3 +1018,8 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 
 #define GET_OP_CLASSES
 #include "dialects/Loom/IR/LoomOps.cpp.inc"
+
+bool mlir::loom::mayShareOperandBytes(Operation *op) {
+  return isa<ReshapeOp, SliceOp, FetchOp, SpillOp, ReloadOp>(op) ||
+         !isa_and_nonnull<LoomDialect>(op->getDialect());
+}

@@ -55,6 +55,20 @@ inline constexpr llvm::StringLiteral kOnHostAttr = "loom.on_host";
 /// `{tier, chunk, optimizer, offsets...}` (docs/memory-placement.md).
 inline constexpr llvm::StringLiteral kPlacementAttr = "loom.placement";
 
+/// The entry function attribute a plan writes: how many micro-batches of
+/// its (one micro-batch's) batch a step runs. The runtime feeds it that
+/// many slices; the estimator and memory placement take the global batch
+/// from it when they are given none.
+inline constexpr llvm::StringLiteral kMicroBatchesAttr = "loom.micro_batches";
+
+/// Whether `op`'s result may share its operands' bytes after
+/// bufferization: views (reshape, slice), movement without a place (its
+/// source), and any op of another dialect, which is not looked into. A
+/// static memory plan's buffer read through such a result lives as long as
+/// the result does (loom-arena-buffers follows them; --loom-autodiff places
+/// no gradient that is or feeds one).
+bool mayShareOperandBytes(Operation *op);
+
 /// The tier memory placement keeps `v` in when it is a weight ("device",
 /// "host" or "nvme"): its op's kPlacementAttr `tier`, or, for an entry
 /// argument loom-weights-to-arguments made of one, its `loom.weight`

@@ -44,12 +44,6 @@ inline double adamStateBytesPerParameter(double elementBytes) {
 /// (written by memory placement, read by the estimator).
 constexpr llvm::StringLiteral kOffloadMark = "loom.offload";
 
-/// The entry function attribute a plan writes: how many micro-batches of
-/// its (one micro-batch's) batch a step runs. The runtime feeds it that
-/// many slices; the estimator and memory placement take the global batch
-/// from it when they are given none.
-constexpr llvm::StringLiteral kMicroBatchesAttr = "loom.micro_batches";
-
 struct EstimateOptions {
   std::string cluster = "dgx-a100-80g";
   bool training = true;

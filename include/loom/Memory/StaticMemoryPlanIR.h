@@ -9,7 +9,6 @@
 #ifndef LOOM_MEMORY_STATICMEMORYPLANIR_H
 #define LOOM_MEMORY_STATICMEMORYPLANIR_H
 
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -68,6 +67,14 @@ planArenas(ModuleOp module,
   return dyn_cast<DictionaryAttr>(perDevice[*pipelineDevice]);
 }
 
+/// The attribute of the entry argument loom-arena-buffers adds after the
+/// arenas where a pipelined stage's micro-batches have places of their own:
+/// the micro-batch the call runs, an int64 the runtime writes before each
+/// call. Its value is how many micro-batches' places the program holds
+/// (the manifest's `micro_batch_places`).
+inline constexpr llvm::StringLiteral kMicroBatchPlacesAttr =
+    "loom.micro_batch_places";
+
 /// The bytes of `tier`'s arena ("device", "host", "nvme") in `arenas`, if
 /// it has one.
 inline std::optional<int64_t> arenaBytes(DictionaryAttr arenas,
@@ -107,9 +114,10 @@ inline std::string zeroGatherSlot(size_t k) {
   return "zero3_gather_" + std::to_string(k);
 }
 
-/// Where result `index` lies in buffer `kind` ("forward", "backward" or
-/// "host") of an `loom.offsets` dictionary (an op's, or an argument's);
-/// none when there is no dictionary, no such entry or a negative one.
+/// Where result `index` lies in buffer `kind` ("forward", "backward",
+/// "gradient" or "host") of an `loom.offsets` dictionary (an op's, or an
+/// argument's); none when there is no dictionary, no such entry or a negative
+/// one.
 inline std::optional<int64_t> resultOffset(DictionaryAttr offsets,
                                            llvm::StringRef kind,
                                            unsigned index) {
@@ -141,30 +149,6 @@ inline DictionaryAttr offsetsOnDevice(DictionaryAttr own, ArrayAttr received,
       if (auto d = dyn_cast<DictionaryAttr>(entry); on(d))
         return d;
   return nullptr;
-}
-
-/// Result `index` of pipelined offsets laid out by micro-batch, then by
-/// `results` results: the same dictionary with one result per micro-batch
-/// (what a value received alone, as a stage's argument, carries).
-inline DictionaryAttr resultOffsetsOf(DictionaryAttr offsets, unsigned results,
-                                      unsigned index) {
-  if (!offsets || results == 0)
-    return nullptr;
-  Builder b(offsets.getContext());
-  SmallVector<NamedAttribute> entries;
-  for (NamedAttribute entry : offsets) {
-    auto all = dyn_cast<DenseI64ArrayAttr>(entry.getValue());
-    if (!all) {
-      entries.push_back(entry);
-      continue;
-    }
-    SmallVector<int64_t> one;
-    for (size_t at = index; at < static_cast<size_t>(all.size()); at += results)
-      one.push_back(all[at]);
-    entries.push_back(
-        b.getNamedAttr(entry.getName(), b.getDenseI64ArrayAttr(one)));
-  }
-  return b.getDictionaryAttr(entries);
 }
 
 /// Whether the plan offloads a result: it has a host copy.

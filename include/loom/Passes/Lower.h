@@ -54,12 +54,6 @@ std::string stageFunctionName(StringRef entry, int64_t stage);
 /// pipeline device it runs on.
 inline constexpr llvm::StringLiteral kPipelineStageAttr = "loom.pipeline_stage";
 
-/// The attribute a stage function's micro-batch index argument carries
-/// (loom-arena-buffers adds it where the micro-batches' buffers differ):
-/// the runtime writes the micro-batch it runs there before each call.
-inline constexpr llvm::StringLiteral kMicroBatchIndexAttr =
-    "loom.micro_batch_index";
-
 /// The grid that carries `loom.pipeline_axis`, and that axis; an error on
 /// `where` if there is none.
 FailureOr<std::pair<shard::GridOp, int64_t>> pipelineGrid(ModuleOp module,
