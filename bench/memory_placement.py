@@ -132,7 +132,9 @@ def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp, extra
     if m:
         result.update(placement=m.group(1), step_ms=float(m.group(2)),
                       fraction=float(m.group(3)) / 100)
-        m = re.search(r"host->device ([0-9.]+ \w+) \(lower bound ([0-9.]+ \w+), ([0-9.]+)x\)", text)
+        # (A plan that releases chunks also gives the bound among plans
+        # releasing those: "...x; Y, Rx releasing the N chunks it releases)".)
+        m = re.search(r"host->device ([0-9.]+ \w+) \(lower bound ([0-9.]+ \w+), ([0-9.]+)x[;)]", text)
         result.update(h2d=m.group(1), bound=m.group(2), ratio=float(m.group(3)))
     result["arenas"] = re.findall(
         r"(device|host|NVMe) arena: (\d+) buffers in ([0-9.]+ \w+), ([0-9.]+)% over the "
