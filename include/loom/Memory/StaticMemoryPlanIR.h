@@ -29,7 +29,7 @@ inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
 
 /// A pipelined program's op (and function argument) attribute: its
 /// results' offsets on the pipeline device its stage runs on, `{device,
-/// backward, gradient, forward, host}`, each array by micro-batch, then by
+/// backward, forward, gradient, host}`, each array by micro-batch, then by
 /// result.
 inline constexpr llvm::StringLiteral kPipelineOffsetsAttr =
     "loom.pipeline_offsets";
