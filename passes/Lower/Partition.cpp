@@ -259,20 +259,46 @@ struct LoomPartitionPass
     return *annotation ? shard::Sharding((*annotation).getSharding()) : shard::Sharding();
   }
 
-  /// Upstream shard-partition crashes on a tensor argument without users
-  /// (an input a pipeline stage does not read, or a model's unused input);
-  /// such an argument is annotated replicated.
-  void annotateUnusedArguments(func::FuncOp func, FlatSymbolRefAttr grid) {
+  /// Upstream shard-partition (22.1) takes a tensor argument's first user
+  /// as its arrival annotation and crashes where that is not a shard.shard:
+  /// an argument nothing reads (an input a pipeline stage does not read), or
+  /// one propagation left unannotated because nothing it reaches has a
+  /// sharding (a one-device pipeline axis; a replicated buffer read only by
+  /// loom.fetch, whose copy propagation does not look through). Such an
+  /// argument is replicated: it gets that annotation, read by all its users.
+  /// An argument read both through annotations and directly is an error.
+  /// Returns whether an argument with users was annotated (propagation then
+  /// runs again from it).
+  FailureOr<bool> annotateUnannotatedArguments(func::FuncOp func,
+                                               FlatSymbolRefAttr grid) {
     OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
     Value replicated;
+    bool annotatedUsed = false;
     for (BlockArgument arg : func.getArguments()) {
-      if (!arg.use_empty() || !isa<RankedTensorType>(arg.getType()))
+      if (!isa<RankedTensorType>(arg.getType()))
         continue;
+      auto isAnnotation = [](OpOperand &use) {
+        return isa<shard::ShardOp>(use.getOwner());
+      };
+      if (!arg.use_empty() && llvm::all_of(arg.getUses(), isAnnotation))
+        continue;
+      if (llvm::any_of(arg.getUses(), isAnnotation)) {
+        Operation *direct =
+            llvm::find_if_not(arg.getUses(), isAnnotation)->getOwner();
+        return direct->emitOpError("reads argument #")
+               << arg.getArgNumber() << " of @" << func.getSymName()
+               << " directly while other readers read it through a sharding "
+                  "annotation; loom-partition cannot give it one layout";
+      }
+      annotatedUsed |= !arg.use_empty();
       if (!replicated)
         replicated = createSharding(builder, func.getLoc(), grid);
-      shard::ShardOp::create(builder, arg.getLoc(), arg, replicated,
-                             /*annotate_for_users=*/false);
+      auto annotation =
+          shard::ShardOp::create(builder, arg.getLoc(), arg, replicated,
+                                 /*annotate_for_users=*/false);
+      arg.replaceAllUsesExcept(annotation.getResult(), annotation);
     }
+    return annotatedUsed;
   }
 
   /// The stored shards a ZeRO gradient is returned in (its annotation by
@@ -368,14 +394,21 @@ struct LoomPartitionPass
       return signalPassFailure();
     }
     auto grid = FlatSymbolRefAttr::get(grids.front().getSymNameAttr());
-    for (func::FuncOp func : functions)
-      annotateUnusedArguments(func, grid);
     // Propagate forward first, from the inputs' and weights' annotations
     // (ShardValues.h says why). The results are annotated replicated only
     // afterwards, for the same reason.
     OpPassManager propagate(ModuleOp::getOperationName());
     propagate.addNestedPass<func::FuncOp>(createForwardFirstShardingPropagation());
     if (failed(runPipeline(propagate, module)))
+      return signalPassFailure();
+    bool annotatedUsed = false;
+    for (func::FuncOp func : functions) {
+      FailureOr<bool> annotated = annotateUnannotatedArguments(func, grid);
+      if (failed(annotated))
+        return signalPassFailure();
+      annotatedUsed |= *annotated;
+    }
+    if (annotatedUsed && failed(runPipeline(propagate, module)))
       return signalPassFailure();
     for (func::FuncOp func : functions)
       if (failed(replicateResults(func, grid)))

@@ -16,7 +16,8 @@ compiled and run:
     uniform token ids below the table's first dim (other integer inputs: below 2).
 A planned module (`--loom-plan`) of M micro-batches takes M times its batch
 (the input's `loom.batch_dim`), as loom-run does. Only f32 (float32) weights
-and f32 / i64 / i32 inputs are supported.
+and i1 buffers (one byte per element; a square one is a causal mask, lower
+triangular) and f32 / i64 / i32 inputs are supported.
 """
 import argparse
 import os
@@ -52,8 +53,15 @@ def main():
     for m in WEIGHT_RE.finditer(text):
         value, _, name, path, offset, ty = m.groups()
         shape, dtype = parse_type(ty)
+        if os.path.isabs(path):
+            raise SystemExit(f"make_weights.py: {name}: absolute weight file {path}")
+        if dtype == "i1":
+            mask = (np.tril(np.ones(shape, dtype=np.uint8)) if len(shape) == 2 and shape[0] == shape[1]
+                    else rng.integers(0, 2, size=shape, dtype=np.uint8))
+            files.setdefault(path, {})[int(offset)] = mask.tobytes()
+            continue
         if dtype != "f32":
-            raise SystemExit(f"make_weights.py: {name}: only f32 weights are supported, not {dtype}")
+            raise SystemExit(f"make_weights.py: {name}: only f32 weights and i1 buffers are supported, not {dtype}")
         tables[value] = shape
         if len(shape) >= 2:
             data = rng.standard_normal(shape) / np.sqrt(shape[-2])
@@ -61,8 +69,6 @@ def main():
             data = 1 + 0.1 * rng.standard_normal(shape)
         else:
             data = 0.1 * rng.standard_normal(shape)
-        if os.path.isabs(path):
-            raise SystemExit(f"make_weights.py: {name}: absolute weight file {path}")
         files.setdefault(path, {})[int(offset)] = data.astype(np.float32).tobytes()
     for path, chunks in files.items():
         size = max(off + len(b) for off, b in chunks.items())
