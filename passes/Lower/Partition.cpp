@@ -418,6 +418,8 @@ struct LoomPartitionPass
         return signalPassFailure();
     for (auto f : module.getOps<func::FuncOp>())
       splitReshardings(f);
+    // The canonicalization keeps the ops a static memory plan placed
+    // (hasPlannedBuffer).
     if (failed(runUpstream("func.func(shard-partition,canonicalize)")))
       return signalPassFailure();
     for (auto f : module.getOps<func::FuncOp>()) {

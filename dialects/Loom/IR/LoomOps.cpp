@@ -976,13 +976,22 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
 }
 
 namespace {
+/// Whether composing `op` with its producer `inner` (op reading inner's
+/// input instead) keeps a static memory plan's buffers: none of the three
+/// values is placed (hasPlannedBuffer).
+bool composesUnplanned(Operation *op, Operation *inner) {
+  return !hasPlannedBuffer(op->getResult(0)) &&
+         !hasPlannedBuffer(inner->getResult(0)) &&
+         !hasPlannedBuffer(inner->getOperand(0));
+}
+
 /// transpose(transpose(x, p), q) -> transpose(x, p o q).
 struct ComposeTransposes : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     auto inner = op.getInput().getDefiningOp<TransposeOp>();
-    if (!inner)
+    if (!inner || !composesUnplanned(op, inner))
       return failure();
     SmallVector<int64_t> perm;
     for (int64_t p : op.getPermutation())
@@ -998,7 +1007,7 @@ struct ComposeReshapes : OpRewritePattern<ReshapeOp> {
   LogicalResult matchAndRewrite(ReshapeOp op,
                                 PatternRewriter &rewriter) const override {
     auto inner = op.getInput().getDefiningOp<ReshapeOp>();
-    if (!inner)
+    if (!inner || !composesUnplanned(op, inner))
       return failure();
     rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), inner.getInput());
     return success();
@@ -1018,6 +1027,17 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 
 #define GET_OP_CLASSES
 #include "dialects/Loom/IR/LoomOps.cpp.inc"
+
+bool mlir::loom::hasPlannedBuffer(Value v) {
+  if (Operation *op = v.getDefiningOp())
+    return op->hasAttr(kOffsetsAttr) || op->hasAttr(kPipelineOffsetsAttr);
+  auto arg = cast<BlockArgument>(v);
+  auto func =
+      dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return func && arg.getOwner()->isEntryBlock() &&
+         (func.getArgAttr(arg.getArgNumber(), kOffsetsAttr) ||
+          func.getArgAttr(arg.getArgNumber(), kPipelineOffsetsAttr));
+}
 
 bool mlir::loom::mayShareOperandBytes(Operation *op) {
   return isa<ReshapeOp, SliceOp, FetchOp, SpillOp, ReloadOp>(op) ||

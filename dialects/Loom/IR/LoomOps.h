@@ -61,6 +61,22 @@ inline constexpr llvm::StringLiteral kPlacementAttr = "loom.placement";
 /// from it when they are given none.
 inline constexpr llvm::StringLiteral kMicroBatchesAttr = "loom.micro_batches";
 
+/// The op (and function argument) attributes in which a static memory
+/// plan places their results (include/loom/Memory/StaticMemoryPlanIR.h
+/// documents them): in a program of one device, and in a pipelined
+/// program's stage, on its own pipeline device. They are named here because
+/// the dialect's canonicalization keeps what they place (hasPlannedBuffer).
+inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
+inline constexpr llvm::StringLiteral kPipelineOffsetsAttr =
+    "loom.pipeline_offsets";
+
+/// Whether a static memory plan placed `v`: its op, or the function argument
+/// it is, carries kOffsetsAttr or kPipelineOffsetsAttr. Canonicalizations
+/// that read past a producer (transpose(transpose(x)), reshape(reshape(x)))
+/// leave such values alone: the composed op would drop the outer op's place
+/// and read x after the plan freed it.
+bool hasPlannedBuffer(Value v);
+
 /// Whether `op`'s result may share its operands' bytes after
 /// bufferization: views (reshape, slice), movement without a place (its
 /// source), and any op of another dialect, which is not looked into. A

@@ -9,6 +9,8 @@
 #ifndef LOOM_MEMORY_STATICMEMORYPLANIR_H
 #define LOOM_MEMORY_STATICMEMORYPLANIR_H
 
+#include "dialects/Loom/IR/LoomOps.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -20,19 +22,19 @@ namespace mlir::loom {
 /// The module attribute summarising the placement.
 inline constexpr llvm::StringLiteral kMemoryPlanAttr = "loom.memory_plan";
 
-/// The op (and function argument) attribute holding its results' offsets:
-/// `{forward, backward, gradient, host}`, each an array by result, -1 where
-/// a result has no buffer there (`gradient`: where the backward accumulates
-/// the result's gradient). --loom-autodiff marks the op computing a
-/// result's final gradient with that offset as its own `forward` one.
-inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
-
-/// A pipelined program's op (and function argument) attribute: its
-/// results' offsets on the pipeline device its stage runs on, `{device,
-/// backward, forward, gradient, host}`, each array by micro-batch, then by
-/// result.
-inline constexpr llvm::StringLiteral kPipelineOffsetsAttr =
-    "loom.pipeline_offsets";
+// kOffsetsAttr ("loom.offsets"), the op (and function argument) attribute
+// holding its results' offsets, and kPipelineOffsetsAttr
+// ("loom.pipeline_offsets"), its pipelined form, are named in LoomOps.h (the
+// dialect's canonicalization keeps what they place):
+//  - loom.offsets: `{forward, backward, gradient, host}`, each an array by
+//    result, -1 where a result has no buffer there (`gradient`: where the
+//    backward accumulates the result's gradient). --loom-autodiff marks the
+//    op computing a result's final gradient with that offset as its own
+//    `forward` one.
+//  - loom.pipeline_offsets, on a pipelined program's op (and function
+//    argument): its results' offsets on the pipeline device its stage runs
+//    on, `{device, backward, forward, gradient, host}`, each array by
+//    micro-batch, then by result.
 
 /// A pipelined program's op (and function argument) attribute: for each
 /// other pipeline device that receives its results (that takes the
