@@ -1193,25 +1193,8 @@ LogicalResult Differentiator::run() {
     return func.emitError("loom-autodiff: '")
            << func.getSymName() << "' already returns its gradients";
   if (!func.getBody().hasOneBlock())
-    return func.emitError("loom-autodiff: '") << func.getSymName() << "' has more than one block";
-  // A pipelined plan runs each stage's backward on its own devices, in its
-  // schedule's order, with the activations' gradients sent back upstream:
-  // none of that is written yet.
-  // One stage is no pipeline.
-  std::optional<Attribute> firstStage;
-  WalkResult staged = func.walk([&](Operation *op) {
-    Attribute stage = op->getAttr("loom.stage");
-    if (!stage)
-      return WalkResult::advance();
-    if (!firstStage)
-      firstStage = stage;
-    return stage == *firstStage ? WalkResult::advance() : WalkResult::interrupt();
-  });
-  if (staged.wasInterrupted())
     return func.emitError("loom-autodiff: '")
-           << func.getSymName()
-           << "' is split into several pipeline stages (loom.stage); the backward of a pipelined "
-              "plan is not written yet";
+           << func.getSymName() << "' has more than one block";
   findActive();
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -1297,10 +1280,14 @@ LogicalResult Differentiator::run() {
     std::string name = "result" + std::to_string(i);
     if (auto n = func.getResultAttrOfType<StringAttr>(i, "loom.name"))
       name = n.str();
-    cotangentAttrs.push_back(DictionaryAttr::get(
-        ctx, {{StringAttr::get(ctx, "loom.name"), StringAttr::get(ctx, name + ".grad")},
-              {StringAttr::get(ctx, kCotangentOfAttr),
-               IntegerAttr::get(IntegerType::get(ctx, 64), i)}}));
+    NamedAttrList attrs;
+    attrs.set("loom.name", StringAttr::get(ctx, name + ".grad"));
+    attrs.set(kCotangentOfAttr, IntegerAttr::get(IntegerType::get(ctx, 64), i));
+    // A step of several micro-batches takes each one's cotangent with its
+    // result's micro-batch.
+    if (Attribute batchDim = func.getResultAttr(i, "loom.batch_dim"))
+      attrs.set("loom.batch_dim", batchDim);
+    cotangentAttrs.push_back(attrs.getDictionary(ctx));
   }
 
   b.setInsertionPoint(ret);
@@ -1323,21 +1310,32 @@ LogicalResult Differentiator::run() {
   for (Operation *op : llvm::reverse(forwardOrder)) {
     b.setInsertionPoint(ret);
     turnCopies.clear();
+    Operation *turnStart = ret->getPrevNode();
     for (Operation *re : rerunsAt.lookup(op))
       if (failed(rerun(re)))
         return failure();
     if (failed(writeMovement(op, kBackwardMovementAttr)))
       return failure();
-    Value g = activeSet.contains(op) ? adjoint.lookup(op->getResult(0)) : Value();
-    if (!g)
-      continue;
-    Operation *before = ret->getPrevNode();
-    backprop(op, g);
-    SmallVector<Operation *> written;
-    for (Operation *w = before->getNextNode(); w != ret; w = w->getNextNode())
-      written.push_back(w);
-    if (failed(readPlannedCopies(written)))
-      return failure();
+    if (Value g = activeSet.contains(op) ? adjoint.lookup(op->getResult(0))
+                                         : Value()) {
+      Operation *before = ret->getPrevNode();
+      backprop(op, g);
+      SmallVector<Operation *> written;
+      for (Operation *w = before->getNextNode(); w != ret; w = w->getNextNode())
+        written.push_back(w);
+      if (failed(readPlannedCopies(written)))
+        return failure();
+    }
+    // This turn's ops (re-runs, movement, the rule) are the backward of op's
+    // pipeline stage: a pipelined plan runs it on that stage's devices, after
+    // every forward stage (loom-split-stages orders the stages' backwards
+    // last first).
+    if (Attribute stage = op->getAttr(kStageAttr))
+      for (Operation *w = turnStart->getNextNode(); w != ret;
+           w = w->getNextNode()) {
+        w->setAttr(kStageAttr, stage);
+        w->setAttr(kBackwardAttr, UnitAttr::get(func.getContext()));
+      }
   }
   // A re-run no backward step read (its results' rules read no result),
   // and a spill nothing reloads.

@@ -206,6 +206,18 @@ LogicalResult UpdateWriter::run() {
   if (func->hasAttr(kOptimizerAttr))
     return func.emitOpError("loom-optimizer-step: '")
            << func.getSymName() << "' already updates its weights";
+  // The IR computes one micro-batch's gradients; the runtime sums a step's.
+  // An update inside would run once per micro-batch, on a part of them.
+  if (auto m = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr);
+      m && m.getInt() > 1)
+    return func.emitOpError("loom-optimizer-step: '")
+           << func.getSymName() << "' runs " << m.getInt() << " micro-batches ("
+           << kMicroBatchesAttr
+           << "), whose gradients the runtime sums after the step; an update "
+              "in the IR "
+              "would run once per micro-batch (gradient accumulation in the IR "
+              "is not "
+              "written)";
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (WeightOp w : body.getOps<WeightOp>())

@@ -19,6 +19,7 @@
 #include "loom/Target/CPUArtifact.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Autodiff/Differentiate.h"
 #include "loom/Autodiff/OptimizerStep.h"
 #include "loom/Memory/StaticMemoryPlanIR.h"
 #include "loom/Passes/Lower.h"
@@ -199,6 +200,10 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
                        func.getResultAttrDict(i), ("output_" + Twine(i)).str());
     if (failed(record))
       return failure();
+    // A weight's gradient over a step of several micro-batches is the sum
+    // of theirs (the IR computes one micro-batch's).
+    if (func.getResultAttr(i, kGradientOfAttr))
+      (*record)["sum_over_micro_batches"] = true;
     outputs.push_back(std::move(*record));
   }
   if (hostArenaBytes && !arenaBytes)

@@ -77,7 +77,10 @@ struct LoomAutodiffPass : mlir::loom::impl::LoomAutodiffBase<LoomAutodiffPass> {
     if (functions.size() > 1) {
       module.emitError("loom-autodiff: '")
           << entry << "' is split into " << functions.size()
-          << " pipeline stage functions; the backward of a pipelined plan is not written";
+          << " pipeline stage functions; differentiate the pipelined plan "
+             "before "
+             "loom-split-stages, which runs each stage's backward on its "
+             "devices";
       return signalPassFailure();
     }
     func::FuncOp func = functions.front();

@@ -18,7 +18,11 @@
 //    local shard. Values passed between stages of one device stay values.
 //    Every device takes all of the model's inputs (unused ones cost a
 //    buffer, nothing else); the last device, which runs the last stage,
-//    returns the model's outputs. A static memory plan's offsets follow
+//    returns the model's outputs. A training step's backward ops
+//    (`loom.backward`, --loom-autodiff) run on their stage's device after
+//    all forward stages, the last stage's backward first: the backward of
+//    stage s is at position 2S-1-s of the S forward stages' order, so
+//    values still flow only to later positions. A static memory plan's offsets follow
 //    the values: each device keeps its own `loom.pipeline_offsets`, and a
 //    received value's argument carries the places its producer's
 //    `loom.received_offsets` give it there.
@@ -128,7 +132,7 @@ struct SplitStagesPass
       return; // already split, or nothing to split; later passes complain
     Operation *firstStaged = nullptr;
     func.walk([&](Operation *op) {
-      if (!firstStaged && op->hasAttr("loom.stage"))
+      if (!firstStaged && op->hasAttr(kStageAttr))
         firstStaged = op;
     });
     if (!firstStaged)
@@ -140,6 +144,7 @@ struct SplitStagesPass
     auto grid = pipelineGrid(module, firstStaged);
     if (failed(grid))
       return signalPassFailure();
+    readThroughOwnAnnotations(func);
     // Propagate first: every value that crosses a stage boundary then has
     // its own sharding annotation, which both sides keep.
     OpPassManager propagate(func::FuncOp::getOperationName());
@@ -150,13 +155,53 @@ struct SplitStagesPass
       return signalPassFailure();
   }
 
+  /// A training step's backward (--loom-autodiff) reads the forward's
+  /// values themselves, beside the plan's annotation of each
+  /// (`shard.shard %v to S`): propagation would annotate them a second time,
+  /// and upstream shard-partition crashes on a result with two annotations.
+  /// Every later reader reads the annotated value instead (the same value).
+  static void readThroughOwnAnnotations(func::FuncOp func) {
+    func.walk([](Operation *op) {
+      for (Value result : op->getResults()) {
+        SmallVector<shard::ShardOp, 1> own;
+        for (Operation *user : result.getUsers())
+          if (auto a = dyn_cast<shard::ShardOp>(user);
+              a && !a.getAnnotateForUsers() && a.getSrc() == result)
+            own.push_back(a);
+        if (own.size() != 1)
+          continue;
+        shard::ShardOp annotation = own.front();
+        result.replaceUsesWithIf(annotation.getResult(), [&](OpOperand &use) {
+          Operation *user = use.getOwner();
+          return user != annotation && user->getBlock() == annotation->getBlock() &&
+                 annotation->isBeforeInBlock(user);
+        });
+      }
+    });
+  }
+
   LogicalResult split(func::FuncOp func, shard::GridOp grid, int64_t devices) {
     Block &body = func.getBody().front();
     Operation *terminator = body.getTerminator();
     DenseSet<Operation *> rematerialized;
+    // Stages in the order they run, as positions: the forward's stages
+    // 0 ... S-1, then (a training step, --loom-autodiff) their backwards,
+    // stage S-1's first, at S ... 2S-1. Values flow only to later
+    // positions. stageOf holds an op's position.
     DenseMap<Operation *, int64_t> stageOf;
     DenseMap<Operation *, unsigned> position;
-    int64_t lastStage = 0;
+    int64_t lastStage = 0, lastForward = 0;
+    bool hasBackward = false;
+    for (Operation &op : body.without_terminator())
+      if (auto attr = op.getAttrOfType<IntegerAttr>(kStageAttr)) {
+        if (op.hasAttr(kBackwardAttr))
+          hasBackward = true;
+        else
+          lastForward = std::max(lastForward, attr.getInt());
+      }
+    // Whole rounds of P, so that the last forward stage is on the last
+    // device.
+    int64_t forwardStages = llvm::alignTo(lastForward + 1, devices);
 
     // The stage a value is available from: arguments everywhere (0); a
     // rematerialized value where its non-rematerialized inputs are.
@@ -184,10 +229,22 @@ struct SplitStagesPass
       for (Value v : inputs)
         latest = std::max(latest, availableAt(v));
       int64_t stage = latest;
-      if (auto attr = op.getAttrOfType<IntegerAttr>("loom.stage")) {
+      if (auto attr = op.getAttrOfType<IntegerAttr>(kStageAttr)) {
         stage = attr.getInt();
         if (stage < 0)
           return op.emitOpError("is at the negative loom.stage ") << stage;
+        if (op.hasAttr(kBackwardAttr)) {
+          if (stage >= forwardStages)
+            return op.emitOpError("is in the backward of loom.stage ")
+                   << stage << ", but the forward has " << forwardStages
+                   << " stages";
+          stage = 2 * forwardStages - 1 - stage;
+        }
+        if (latest > stage && op.hasAttr(kBackwardAttr))
+          return op.emitOpError("in the backward of loom.stage ")
+                 << attr.getInt()
+                 << " reads a value computed in the backward of an earlier "
+                    "stage";
         if (latest > stage)
           return op.emitOpError("at loom.stage ")
                  << stage << " reads a value computed at the later stage "
@@ -197,10 +254,19 @@ struct SplitStagesPass
       lastStage = std::max(lastStage, stage);
     }
     // Stage k runs on device k mod P (several per device: an interleaved
-    // schedule's virtual stages). Whole rounds, so that the last stage, which
-    // returns the outputs, is on the last device.
-    int64_t virtualStages = llvm::alignTo(lastStage + 1, devices);
-    auto deviceOf = [&](int64_t stage) { return stage % devices; };
+    // schedule's virtual stages), and so does its backward. The last device
+    // returns the outputs: after everything when there is a backward (the
+    // first stage's backward, on device 0, runs last).
+    int64_t virtualStages =
+        hasBackward ? 2 * forwardStages : llvm::alignTo(lastStage + 1, devices);
+    int64_t outputStage = hasBackward ? virtualStages : virtualStages - 1;
+    auto deviceOf = [&](int64_t stage) {
+      if (stage >= virtualStages)
+        return devices - 1;
+      if (stage >= forwardStages)
+        stage = virtualStages - 1 - stage;
+      return stage % devices;
+    };
 
     // What each device needs: arguments, clones, and values from earlier
     // stages on other devices.
@@ -245,7 +311,7 @@ struct SplitStagesPass
           return failure();
     }
     for (Value v : terminator->getOperands())
-      if (failed(need(v, virtualStages - 1, terminator)))
+      if (failed(need(v, outputStage, terminator)))
         return failure();
 
     // A value sent without a sharding of its own (nothing propagated to
@@ -307,7 +373,7 @@ struct SplitStagesPass
         return stageOf.lookup(x) < stageOf.lookup(y);
       });
       SmallVector<int64_t> virtualOnDevice;
-      for (int64_t k = d; k < virtualStages; k += devices)
+      for (int64_t k = d; k < forwardStages; k += devices)
         virtualOnDevice.push_back(k);
       buildStage(b, func, d, devices, virtualOnDevice, received, sent, own,
                  clones[d]);
@@ -461,7 +527,8 @@ struct SplitStagesPass
       for (Value v : inputs)
         materialize(v);
       Operation *copy = body.clone(*op, map);
-      copy->removeAttr("loom.stage");
+      copy->removeAttr(kStageAttr);
+      copy->removeAttr(kBackwardAttr);
       copy->removeAttr(kReceivedOffsetsAttr);
       // A clone (a weight, a constant) keeps its offsets only on their device.
       if (clones.contains(op) &&

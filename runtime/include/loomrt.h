@@ -252,6 +252,8 @@ typedef struct loomrt_tensor_info {
   int64_t offset;             /* weights: byte offset; else 0 */
   int64_t batch_dim;          /* micro-batched inputs/outputs: the dimension
                                  cut into micro-batches; else -1 */
+  int32_t sum_over_micro_batches; /* outputs: a weight's gradient, which a
+                                 step of several micro-batches sums; else 0 */
 } loomrt_tensor_info;
 
 /* Parses and validates ARTIFACT/manifest.json (format, version, backend,

@@ -37,6 +37,7 @@ struct TensorDesc {
   int64_t offset = 0;
   bool nvme = false; // weights only: placed on NVMe (file-backed at load)
   int64_t batchDim = -1; // inputs/outputs under micro-batching
+  bool sumOverMicroBatches = false; // outputs: a gradient, summed
 };
 
 /// What one pipeline stage's ranks run (the whole program without stages).
@@ -203,6 +204,16 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
         j["batch_dim"].get<int64_t>() >= (int64_t)t.shape.size())
       return bad("'batch_dim' must be a dimension of an input or output");
     t.batchDim = j["batch_dim"].get<int64_t>();
+  }
+  if (j.contains("sum_over_micro_batches")) {
+    if (kind != LOOMRT_OUTPUT || !j["sum_over_micro_batches"].is_boolean())
+      return bad("'sum_over_micro_batches' must be a boolean of an output");
+    t.sumOverMicroBatches = j["sum_over_micro_batches"].get<bool>();
+    if (t.sumOverMicroBatches &&
+        (t.batchDim >= 0 ||
+         (t.dtype != LOOMRT_FLOAT32 && t.dtype != LOOMRT_FLOAT64)))
+      return bad("'sum_over_micro_batches' needs a float32 or float64 output "
+                 "without a 'batch_dim'");
   }
   if (kind == LOOMRT_WEIGHT && j.contains("tier")) {
     // Memory placement's tier: the runtime keeps NVMe's in a file.
@@ -408,7 +419,9 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     return bad(format("'stages' must list the %lld stages of pipeline axis %lld",
                       (long long)count, (long long)a.pipelineAxis));
   auto sameModelTensor = [](const TensorDesc &x, const TensorDesc &y) {
-    return x.dtype == y.dtype && x.shape == y.shape && x.batchDim == y.batchDim;
+    return x.dtype == y.dtype && x.shape == y.shape &&
+           x.batchDim == y.batchDim &&
+           x.sumOverMicroBatches == y.sumOverMicroBatches;
   };
   for (size_t k = 0; k < stages.size(); ++k) {
     std::string scope = format("stages[%zu].", k);
@@ -433,7 +446,7 @@ loomrt_status parseManifest(loomrt_artifact &a) {
       for (size_t i = 0; i < own.size(); ++i)
         if (!sameModelTensor(own[i], model[i]))
           return bad(format("%s%s[%zu] ('%s') differs from the model's in "
-                            "dtype, shape or batch_dim",
+                            "dtype, shape, batch_dim or sum_over_micro_batches",
                             scope.c_str(), kindName(kind), i,
                             own[i].name.c_str()));
     }
@@ -550,6 +563,7 @@ loomrt_status loomrt_artifact_info(const loomrt_artifact *a, int32_t kind,
   info->file = kind == LOOMRT_WEIGHT && !t.file.empty() ? t.file.c_str() : nullptr;
   info->offset = t.offset;
   info->batch_dim = t.batchDim;
+  info->sum_over_micro_batches = t.sumOverMicroBatches;
   return ok();
 }
 

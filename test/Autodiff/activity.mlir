@@ -57,9 +57,19 @@ module {
 
 // -----
 
-// The backward of a pipelined plan is not written yet.
-// expected-error @+1 {{loom-autodiff: 'main' is split into several pipeline stages (loom.stage); the backward of a pipelined plan is not written yet}}
-func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+// A pipelined plan: each forward op's backward step is in the backward of
+// its stage (loom.stage, loom.backward), which loom-split-stages runs on the
+// stage's devices after the forward. The cotangent is cut into micro-batches
+// as its result is (loom.batch_dim).
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:.+]]: tensor<4xf32> {loom.batch_dim = 0 : i64}, %[[G:.+]]: tensor<4xf32> {loom.batch_dim = 0 : i64, loom.cotangent_of = 0 : i64, loom.name = "result0.grad"})
+// CHECK: %[[Y:.+]] = loom.binary mul %[[X]], %[[W:.+]] {loom.stage = 0 : i64}
+// CHECK-NEXT: loom.binary mul %[[Y]], %[[W]] {loom.stage = 1 : i64}
+// CHECK-NEXT: %[[GW1:.+]] = loom.binary mul %[[G]], %[[Y]] {loom.backward, loom.stage = 1 : i64}
+// CHECK-NEXT: %[[GY:.+]] = loom.binary mul %[[G]], %[[W]] {loom.backward, loom.stage = 1 : i64}
+// CHECK-NEXT: %[[GW0:.+]] = loom.binary mul %[[GY]], %[[X]] {loom.backward, loom.stage = 0 : i64}
+// CHECK-NEXT: loom.binary add %[[GW1]], %[[GW0]] {loom.backward, loom.stage = 0 : i64}
+func.func @main(%x: tensor<4xf32> {loom.batch_dim = 0 : i64}) -> (tensor<4xf32> {loom.batch_dim = 0 : i64}) attributes {loom.micro_batches = 2 : i64} {
   %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
   %y = loom.binary mul %x, %w {loom.stage = 0 : i64} : tensor<4xf32>, tensor<4xf32>
   %z = loom.binary mul %y, %w {loom.stage = 1 : i64} : tensor<4xf32>, tensor<4xf32>
@@ -68,9 +78,8 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// After loom-split-stages the entry is its stage functions: a pipelined
-// plan, whose backward is not written.
-// expected-error @+1 {{loom-autodiff: 'main' is split into 2 pipeline stage functions; the backward of a pipelined plan is not written}}
+// After loom-split-stages the entry is its stage functions: too late.
+// expected-error @+1 {{loom-autodiff: 'main' is split into 2 pipeline stage functions; differentiate the pipelined plan before loom-split-stages}}
 module {
   func.func @main_stage0(%x: tensor<4xf32>) -> tensor<4xf32> {
     return %x : tensor<4xf32>

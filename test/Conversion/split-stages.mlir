@@ -150,3 +150,40 @@ func.func @main(%x: tensor<4x8xf32> {loom.name = "x", loom.received_offsets = [1
 // CHECK-LABEL: func.func @main_stage1(
 // CHECK-SAME: {loom.name = "x", loom.pipeline_offsets = {device = 1 : i64, forward = array<i64: 256>}}
 // CHECK-SAME: {loom.recv_from = 0 : i64, loom.tag = 0 : i64})
+
+// -----
+
+// A training step (--loom-autodiff): each stage's backward (loom.backward)
+// runs on the stage's device after every forward stage, the last stage's
+// first. Device 0 sends y forward, then receives y's gradient back; the
+// weight's gradient, summed on device 0, goes to device 1, which returns
+// the outputs.
+shard.grid @g(shape = 2) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<4xf32> {loom.batch_dim = 0 : i64}, %g: tensor<4xf32> {loom.batch_dim = 0 : i64, loom.cotangent_of = 0 : i64, loom.name = "result0.grad"}) -> (tensor<4xf32> {loom.batch_dim = 0 : i64}, tensor<4xf32> {loom.gradient_of = "w", loom.name = "w.grad"}) attributes {loom.differentiated, loom.micro_batches = 2 : i64} {
+  %w = loom.weight parameter "w" from "w.bin"[0] : tensor<4xf32>
+  %y = loom.binary mul %x, %w {loom.stage = 0 : i64} : tensor<4xf32>, tensor<4xf32>
+  %z = loom.binary mul %y, %w {loom.stage = 1 : i64} : tensor<4xf32>, tensor<4xf32>
+  %gw1 = loom.binary mul %g, %y {loom.backward, loom.stage = 1 : i64} : tensor<4xf32>, tensor<4xf32>
+  %gy = loom.binary mul %g, %w {loom.backward, loom.stage = 1 : i64} : tensor<4xf32>, tensor<4xf32>
+  %gw0 = loom.binary mul %gy, %x {loom.backward, loom.stage = 0 : i64} : tensor<4xf32>, tensor<4xf32>
+  %gw = loom.binary add %gw1, %gw0 {loom.backward, loom.stage = 0 : i64} : tensor<4xf32>, tensor<4xf32>
+  return %z, %gw : tensor<4xf32>, tensor<4xf32>
+}
+// CHECK-LABEL: func.func @main_stage0(
+// CHECK-SAME: {loom.recv_from = 1 : i64, loom.tag = 1 : i64}, %{{.*}}: tensor<4xf32> {loom.recv_from = 1 : i64, loom.tag = 2 : i64})
+// CHECK-SAME: -> (tensor<4xf32> {loom.send_to = array<i64: 1>, loom.tag = 0 : i64}, tensor<4xf32> {loom.send_to = array<i64: 1>, loom.tag = 3 : i64})
+// CHECK-NOT: loom.backward
+// CHECK-LABEL: func.func @main_stage1(
+// CHECK-SAME: -> (tensor<4xf32> {loom.batch_dim = 0 : i64}, tensor<4xf32> {loom.gradient_of = "w", loom.name = "w.grad"}, tensor<4xf32> {loom.send_to = array<i64: 0>, loom.tag = 1 : i64}, tensor<4xf32> {loom.send_to = array<i64: 0>, loom.tag = 2 : i64})
+// XFER-LABEL: func.func @main_stage0(%arg0: tensor<4xf32>
+// XFER: %[[Y:.+]] = loom.binary mul
+// XFER-NEXT: shard.send %[[Y]] {{.*}} destination = [1] {loom.tag = 0 : i64}
+// XFER: %[[GY:.+]] = shard.recv {{.*}} source = [1] {loom.tag = 2 : i64}
+// XFER-NEXT: %[[GW0:.+]] = loom.binary mul %[[GY]]
+// XFER: %[[GW1:.+]] = shard.recv {{.*}} source = [1] {loom.tag = 1 : i64}
+// XFER-NEXT: %[[GW:.+]] = loom.binary add %[[GW1]], %[[GW0]]
+// XFER-NEXT: shard.send %[[GW]] {{.*}} destination = [1] {loom.tag = 3 : i64}
+// XFER-LABEL: func.func @main_stage1(%arg0: tensor<4xf32>
+// XFER: shard.recv {{.*}} source = [0] {loom.tag = 0 : i64}
+// XFER: %[[W:.+]] = shard.recv {{.*}} source = [0] {loom.tag = 3 : i64}
+// XFER-NEXT: return %{{.*}}, %[[W]]

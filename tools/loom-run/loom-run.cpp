@@ -289,6 +289,28 @@ void copyMicroBatch(char *full, char *part, const int64_t *shape, int64_t rank,
   }
 }
 
+/// Adds one micro-batch's gradient `part` into `sum` (float32 or float64,
+/// the manifest's check), or copies it where it is the first.
+void addMicroBatch(loomrt_tensor *sum, loomrt_tensor *part, int32_t dtype,
+                   bool first) {
+  size_t bytes = loomrt_tensor_nbytes(part);
+  if (first) {
+    memcpy(loomrt_tensor_data(sum), loomrt_tensor_data(part), bytes);
+    return;
+  }
+  auto add = [&](auto zero) {
+    using T = decltype(zero);
+    T *to = static_cast<T *>(loomrt_tensor_data(sum));
+    const T *from = static_cast<const T *>(loomrt_tensor_data(part));
+    for (size_t k = 0; k < bytes / sizeof(T); ++k)
+      to[k] += from[k];
+  };
+  if (dtype == LOOMRT_FLOAT64)
+    add(double());
+  else
+    add(float());
+}
+
 bool microBatched(const loomrt_tensor_info &info, int64_t microBatches) {
   return microBatches > 1 && info.batch_dim >= 0;
 }
@@ -450,15 +472,21 @@ int main(int argc, char **argv) {
   agree(err.empty(), err);
 
   // Outputs of every micro-batch are assembled here (this rank's stage's:
-  // only the last pipeline stage has outputs).
+  // only the last pipeline stage has outputs): concatenated along their
+  // batch dimension, or, a weight's gradient, summed.
   const int64_t numOutputs = loomrt_artifact_count(a, LOOMRT_OUTPUT);
   std::vector<loomrt_tensor *> assembled(numOutputs, nullptr);
+  std::vector<bool> summed(numOutputs, false);
   for (int64_t i = 0; err.empty() && i < numOutputs; ++i) {
     loomrt_tensor_info info;
     loomrt_artifact_info(a, LOOMRT_OUTPUT, i, &info);
-    if (!microBatched(info, microBatches))
+    summed[i] = microBatches > 1 && info.sum_over_micro_batches;
+    if (!microBatched(info, microBatches) && !summed[i])
       continue;
-    std::vector<int64_t> shape = fullShape(info, microBatches);
+    std::vector<int64_t> shape =
+        summed[i] ? std::vector<int64_t>(info.local_shape,
+                                         info.local_shape + info.rank)
+                  : fullShape(info, microBatches);
     if (loomrt_tensor_create(info.dtype, info.rank, shape.data(), &assembled[i]))
       err = fmt("output %lld ('%s'): %s", (long long)i, info.name,
                 loomrt_last_error());
@@ -483,6 +511,12 @@ int main(int argc, char **argv) {
           continue;
         loomrt_tensor_info info;
         loomrt_artifact_info(a, LOOMRT_OUTPUT, i, &info);
+        if (summed[i]) {
+          addMicroBatch(assembled[i],
+                        loomrt_artifact_buffer(a, LOOMRT_OUTPUT, i), info.dtype,
+                        /*first=*/m == 0);
+          continue;
+        }
         copyMicroBatch(
             static_cast<char *>(loomrt_tensor_data(assembled[i])),
             static_cast<char *>(loomrt_tensor_data(

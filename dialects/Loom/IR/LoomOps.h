@@ -61,6 +61,14 @@ inline constexpr llvm::StringLiteral kPlacementAttr = "loom.placement";
 /// from it when they are given none.
 inline constexpr llvm::StringLiteral kMicroBatchesAttr = "loom.micro_batches";
 
+/// The pipeline stage an op runs in (`loom.stage = k`: stage k of the plan,
+/// on device k mod P of its pipeline axis), and the mark of an op in that
+/// stage's backward (--loom-autodiff): it runs on the same devices, after
+/// every forward stage and after the backward of every later stage
+/// (loom-split-stages).
+inline constexpr llvm::StringLiteral kStageAttr = "loom.stage";
+inline constexpr llvm::StringLiteral kBackwardAttr = "loom.backward";
+
 /// The op (and function argument) attributes in which a static memory
 /// plan places their results (include/loom/Memory/StaticMemoryPlanIR.h
 /// documents them): in a program of one device, and in a pipelined

@@ -3,6 +3,7 @@
 # and check its outputs and gradients against PyTorch's.
 """Usage: check_gradients.py ARTIFACT --inputs A.npy[,B.npy...]
                             (--reference DIR | --reference-artifact ART)
+                            [--reference-micro-batches M]
                             --out DIR [--ranks N [--gathered]] [--steps S]
                             [--rtol R] [--atol A]
 
@@ -16,6 +17,10 @@ forward's (one) output with DIR/output.npy, as torch_gradients.py writes them:
 model unplaced), run on one rank: each output against its namesake. With
 --gathered, the N ranks write one set of outputs, split ones gathered (a
 ZeRO gradient, which each rank holds a shard of), instead of each its own.
+With --reference-micro-batches M, the reference artifact is a step of one
+micro-batch: it runs once per micro-batch (each input cut into M along its
+first dimension), the forward's outputs are concatenated and the gradients
+summed, as a step of M micro-batches (loom-run) sums them.
 With --steps S, loom-run calls the step S times (no warm-up) and the S-th
 call's outputs are compared: a step that updates its weights
 (--loom-optimizer-step) against torch_gradients.py --steps S.
@@ -47,6 +52,34 @@ def compare(path, ref, rtol, atol):
             f"({np.count_nonzero(bad)} of {diff.size} out of tolerance)")
 
 
+def run_reference(args, names):
+    """Runs the reference artifact into args.reference, once per micro-batch."""
+    m = args.reference_micro_batches
+    def run(inputs, out_dir):
+        os.makedirs(out_dir, exist_ok=True)
+        subprocess.run(["loom-run", args.reference_artifact, "--inputs", inputs,
+                        "--outputs", ",".join(os.path.join(out_dir, n + ".npy") for n in names),
+                        "--quiet", "--steps", str(args.steps), "--warmup", "0"], check=True)
+    if m == 1:
+        run(args.inputs, args.reference)
+        return
+    parts = [np.split(np.load(path), m) for path in args.inputs.split(",")]
+    runs = []
+    for k in range(m):
+        run_dir = os.path.join(args.reference, "micro-batch%d" % k)
+        os.makedirs(run_dir, exist_ok=True)
+        inputs = []
+        for i, part in enumerate(parts):
+            inputs.append(os.path.join(run_dir, "input%d.npy" % i))
+            np.save(inputs[-1], part[k])
+        run(",".join(inputs), run_dir)
+        runs.append([np.load(os.path.join(run_dir, n + ".npy")) for n in names])
+    for i, n in enumerate(names):
+        outs = [r[i] for r in runs]
+        combined = sum(outs[1:], outs[0]) if n.endswith(".grad") else np.concatenate(outs)
+        np.save(os.path.join(args.reference, n + ".npy"), combined)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("artifact")
@@ -57,6 +90,7 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--ranks", type=int, default=0)
     p.add_argument("--gathered", action="store_true")
+    p.add_argument("--reference-micro-batches", type=int, default=1)
     p.add_argument("--steps", type=int, default=1)
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--atol", type=float, default=1e-5)
@@ -77,9 +111,7 @@ def main():
             sys.exit(f"{args.reference_artifact} returns {ref_names}, not {names}")
         args.reference = os.path.join(args.out, "reference")
         os.makedirs(args.reference, exist_ok=True)
-        subprocess.run(["loom-run", args.reference_artifact, "--inputs", args.inputs,
-                        "--outputs", ",".join(os.path.join(args.reference, n + ".npy") for n in ref_names),
-                        "--quiet", "--steps", str(args.steps), "--warmup", "0"], check=True)
+        run_reference(args, ref_names)
     paths = [os.path.join(args.out, n + ".npy") for n in names]
     cmd = ["loom-run", args.artifact, "--inputs", args.inputs,
            "--outputs", ",".join(paths), "--quiet", "--steps", str(args.steps), "--warmup", "0"]
