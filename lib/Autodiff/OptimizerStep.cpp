@@ -206,6 +206,25 @@ LogicalResult UpdateWriter::run() {
   if (func->hasAttr(kOptimizerAttr))
     return func.emitOpError("loom-optimizer-step: '")
            << func.getSymName() << "' already updates its weights";
+  // A pipelined step returns every output from its last device, which
+  // holds only its own stages' weights.
+  std::optional<Attribute> firstStage;
+  WalkResult staged = func.walk([&](Operation *op) {
+    Attribute stage = op->getAttr(kStageAttr);
+    if (!stage)
+      return WalkResult::advance();
+    if (!firstStage)
+      firstStage = stage;
+    return stage == *firstStage ? WalkResult::advance()
+                                : WalkResult::interrupt();
+  });
+  if (staged.wasInterrupted())
+    return func.emitOpError("loom-optimizer-step: '")
+           << func.getSymName()
+           << "' is split into several pipeline stages (loom.stage); the "
+              "update of a "
+              "pipelined step is not written (each stage would update its own "
+              "weights)";
   // The IR computes one micro-batch's gradients; the runtime sums a step's.
   // An update inside would run once per micro-batch, on a part of them.
   if (auto m = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr);

@@ -202,7 +202,8 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
       return failure();
     // A weight's gradient over a step of several micro-batches is the sum
     // of theirs (the IR computes one micro-batch's).
-    if (func.getResultAttr(i, kGradientOfAttr))
+    auto micro = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr);
+    if (micro && micro.getInt() > 1 && func.getResultAttr(i, kGradientOfAttr))
       (*record)["sum_over_micro_batches"] = true;
     outputs.push_back(std::move(*record));
   }

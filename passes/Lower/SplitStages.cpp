@@ -234,21 +234,24 @@ struct SplitStagesPass
         if (stage < 0)
           return op.emitOpError("is at the negative loom.stage ") << stage;
         if (op.hasAttr(kBackwardAttr)) {
-          if (stage >= forwardStages)
+          if (stage > lastForward)
             return op.emitOpError("is in the backward of loom.stage ")
-                   << stage << ", but the forward has " << forwardStages
-                   << " stages";
-          stage = 2 * forwardStages - 1 - stage;
+                   << stage << ", but the forward's last stage is "
+                   << lastForward;
+          // A backward op reading a later position's value (a gradient
+          // summed from two stages' contributions) runs where both are.
+          stage = std::max(latest, 2 * forwardStages - 1 - stage);
         }
-        if (latest > stage && op.hasAttr(kBackwardAttr))
-          return op.emitOpError("in the backward of loom.stage ")
-                 << attr.getInt()
-                 << " reads a value computed in the backward of an earlier "
-                    "stage";
-        if (latest > stage)
-          return op.emitOpError("at loom.stage ")
-                 << stage << " reads a value computed at the later stage "
-                 << latest;
+        if (latest > stage) {
+          InFlightDiagnostic diag = op.emitOpError("at loom.stage ")
+                                    << stage << " reads a value computed ";
+          if (latest >= forwardStages)
+            diag << "in the backward of stage "
+                 << 2 * forwardStages - 1 - latest;
+          else
+            diag << "at the later stage " << latest;
+          return diag;
+        }
       }
       stageOf[&op] = stage;
       lastStage = std::max(lastStage, stage);

@@ -32,7 +32,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 shard.grid @g(shape = 2) {loom.pipeline_axis = 0 : i64}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = loom.unary relu %x {loom.stage = 0 : i64} : tensor<4xf32>
-  // expected-error @+1 {{is in the backward of loom.stage 3, but the forward has 2 stages}}
+  // expected-error @+1 {{is in the backward of loom.stage 3, but the forward's last stage is 0}}
   %g = loom.unary relu %y {loom.backward, loom.stage = 3 : i64} : tensor<4xf32>
   return %g : tensor<4xf32>
 }

@@ -53,7 +53,10 @@ def compare(path, ref, rtol, atol):
 
 
 def run_reference(args, names):
-    """Runs the reference artifact into args.reference, once per micro-batch."""
+    """Runs the reference artifact into args.reference, once per micro-batch:
+    each input cut along the tested artifact's batch_dim (whole where it has
+    none), each output concatenated along its batch_dim or, marked
+    sum_over_micro_batches, summed, as loom-run assembles them."""
     m = args.reference_micro_batches
     def run(inputs, out_dir):
         os.makedirs(out_dir, exist_ok=True)
@@ -63,20 +66,29 @@ def run_reference(args, names):
     if m == 1:
         run(args.inputs, args.reference)
         return
-    parts = [np.split(np.load(path), m) for path in args.inputs.split(",")]
+    with open(os.path.join(args.artifact, "manifest.json")) as f:
+        manifest = json.load(f)
+    inputs = [np.load(path) for path in args.inputs.split(",")]
+    cut = [i.get("batch_dim") for i in manifest["inputs"]]
+    outputs = {o["name"]: o for o in manifest["outputs"]}
     runs = []
     for k in range(m):
         run_dir = os.path.join(args.reference, "micro-batch%d" % k)
         os.makedirs(run_dir, exist_ok=True)
-        inputs = []
-        for i, part in enumerate(parts):
-            inputs.append(os.path.join(run_dir, "input%d.npy" % i))
-            np.save(inputs[-1], part[k])
-        run(",".join(inputs), run_dir)
+        paths = []
+        for i, x in enumerate(inputs):
+            paths.append(os.path.join(run_dir, "input%d.npy" % i))
+            np.save(paths[-1], x if cut[i] is None else np.split(x, m, axis=cut[i])[k])
+        run(",".join(paths), run_dir)
         runs.append([np.load(os.path.join(run_dir, n + ".npy")) for n in names])
     for i, n in enumerate(names):
         outs = [r[i] for r in runs]
-        combined = sum(outs[1:], outs[0]) if n.endswith(".grad") else np.concatenate(outs)
+        if outputs[n].get("sum_over_micro_batches"):
+            combined = sum(outs[1:], outs[0])
+        elif outputs[n].get("batch_dim") is not None:
+            combined = np.concatenate(outs, axis=outputs[n]["batch_dim"])
+        else:
+            combined = outs[-1]
         np.save(os.path.join(args.reference, n + ".npy"), combined)
 
 
