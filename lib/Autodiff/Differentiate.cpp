@@ -155,8 +155,11 @@ private:
     return x.getType() == type ? x : ExpandOp::create(b, type, x);
   }
 
-  /// Adds `grad` to the adjoint of `v` where `v` is active.
-  void accumulate(Value v, Value grad);
+  /// Adds `grad` to the adjoint of `v` where `v` is active. `newOwner`:
+  /// whether `v` counts as another value the adjoint belongs to (not where
+  /// `v` is the source of a sharding annotation, the same value as far as
+  /// the static memory plan is concerned).
+  void accumulate(Value v, Value grad, bool newOwner = true);
   /// Once the backward is written: the op computing each forward result's
   /// final adjoint writes it where the static memory plan put that result's
   /// gradient (`gradient` of its `loom.offsets`, as that op's `forward`).
@@ -222,8 +225,9 @@ private:
   DenseSet<Value> activeValues;
   DenseMap<Value, Value> adjoint;
   /// How many values each adjoint has been the adjoint of, final or not: a
-  /// rule that passes its gradient on unchanged (an add's or sub's lhs, an
-  /// identity) makes it another value's too, read at that value's turn.
+  /// rule that passes its gradient on unchanged (an add's or sub's lhs, a
+  /// fetch) makes it another value's too, read at that value's turn. A
+  /// sharding annotation's source and result count as one.
   DenseMap<Value, int> adjointOwners;
   DenseSet<Operation *> forwardOps;
   /// Each forward value the backward re-runs, and its copy; the ops
@@ -249,6 +253,29 @@ private:
   DenseMap<int64_t, SmallVector<WeightOp>> chunkWeights;
 };
 
+/// The static memory plan's offsets of `op`: `loom.offsets` in a program of
+/// one device, `loom.pipeline_offsets` (arrays by micro-batch, then result)
+/// in a pipelined one; null without a plan.
+static DictionaryAttr planOffsets(Operation *op) {
+  if (auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr))
+    return offsets;
+  return op->getAttrOfType<DictionaryAttr>(kPipelineOffsetsAttr);
+}
+
+/// Marks `op` as computing a planned value at `forward`, in the form of
+/// `like` (planOffsets' dictionary of the op it stands for): a pipelined
+/// plan's keeps its device, and `forward` holds a place per micro-batch.
+static void setPlannedForward(Operation *op, DictionaryAttr like,
+                              DenseI64ArrayAttr forward) {
+  Builder b(op->getContext());
+  SmallVector<NamedAttribute> entries{b.getNamedAttr("forward", forward)};
+  Attribute device = like ? like.get("device") : Attribute();
+  if (device)
+    entries.push_back(b.getNamedAttr("device", device));
+  op->setAttr(device ? kPipelineOffsetsAttr : kOffsetsAttr,
+              b.getDictionaryAttr(entries));
+}
+
 bool Differentiator::recomputedByPlan(Operation *op) const {
   if (!forwardOps.contains(op) || isa<WeightOp, FetchOp, ReleaseOp, func::ReturnOp>(op))
     return false;
@@ -260,7 +287,7 @@ bool Differentiator::recomputedByPlan(Operation *op) const {
     return false;
   if (op->hasAttr(kRecomputeMark))
     return true;
-  return recomputedByOffsets(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr));
+  return recomputedByOffsets(planOffsets(op));
 }
 
 FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
@@ -355,16 +382,18 @@ LogicalResult Differentiator::rerun(Operation *op) {
     map.map(operand, *copy);
   }
   Operation *clone = b.clone(*op, map);
-  for (StringRef mark : {StringRef(kOffsetsAttr), StringRef(kRecomputeMark),
-                         StringRef(kOffloadMark), StringRef(kBackwardMovementAttr)})
+  for (StringRef mark :
+       {StringRef(kOffsetsAttr), StringRef(kPipelineOffsetsAttr),
+        StringRef(kRecomputeMark), StringRef(kOffloadMark),
+        StringRef(kBackwardMovementAttr)})
     clone->removeAttr(mark);
   // The re-run writes where the static memory plan put the recomputed
-  // value: its `backward` place is the clone's forward one.
-  auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
+  // value: its `backward` place is the clone's forward one (in a pipelined
+  // plan, each micro-batch's).
+  DictionaryAttr offsets = planOffsets(op);
   if (auto backward = offsets ? offsets.getAs<DenseI64ArrayAttr>("backward") : nullptr;
       backward && llvm::any_of(backward.asArrayRef(), [](int64_t at) { return at >= 0; }))
-    clone->setAttr(kOffsetsAttr,
-                   b.getDictionaryAttr({b.getNamedAttr("forward", backward)}));
+    setPlannedForward(clone, offsets, backward);
   for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults()))
     recomputed[from] = to;
   reruns.push_back(clone);
@@ -517,14 +546,15 @@ Value Differentiator::sumTo(Value grad, RankedTensorType type) {
   return reshape(summed, type);
 }
 
-void Differentiator::accumulate(Value v, Value grad) {
+void Differentiator::accumulate(Value v, Value grad, bool newOwner) {
   if (!active(v))
     return;
   assert(grad.getType() == v.getType() && "an adjoint has its value's type");
   auto [it, fresh] = adjoint.try_emplace(v, grad);
   if (!fresh)
     it->second = add(it->second, grad);
-  ++adjointOwners[it->second];
+  if (newOwner || !fresh)
+    ++adjointOwners[it->second];
 }
 
 void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
@@ -535,23 +565,34 @@ void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
   // to both operands; a weight's is returned; a value whose adjoint it was
   // first adds to it at a later turn) and that nothing reads as a view
   // (which would carry its bytes to a later value's backward) is placed.
+  // A pipelined plan's `gradient` holds a place per micro-batch (then per
+  // result): a gradient is placed where it has one in every micro-batch.
   Builder attrs(func.getContext());
   for (Operation *op : forwardOrder) {
-    auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
+    DictionaryAttr offsets = planOffsets(op);
+    auto gradient =
+        offsets ? offsets.getAs<DenseI64ArrayAttr>("gradient") : nullptr;
+    unsigned results = op->getNumResults();
+    if (!gradient || results == 0 || gradient.size() % results != 0)
+      continue;
     for (OpResult r : op->getResults()) {
-      std::optional<int64_t> at =
-          resultOffset(offsets, "gradient", r.getResultNumber());
+      SmallVector<int64_t> at;
+      for (size_t k = r.getResultNumber();
+           k < static_cast<size_t>(gradient.size()); k += results)
+        at.push_back(gradient[k]);
       Value g = adjoint.lookup(r);
       Operation *def = g ? g.getDefiningOp() : nullptr;
-      if (!at || !def || adjointOwners.lookup(g) != 1 ||
-          forwardOps.contains(def) || mayShareOperandBytes(def) ||
-          isa<ConstantOp>(def) || def->getNumResults() != 1 ||
-          def->hasAttr(kOffsetsAttr) ||
+      if (llvm::any_of(at, [](int64_t o) { return o < 0; }) || !def ||
+          adjointOwners.lookup(g) != 1 || forwardOps.contains(def) ||
+          mayShareOperandBytes(def) || isa<ConstantOp>(def) ||
+          def->getNumResults() != 1 || planOffsets(def) ||
           llvm::any_of(g.getUsers(), mayShareOperandBytes))
         continue;
-      def->setAttr(kOffsetsAttr,
-                   attrs.getDictionaryAttr(attrs.getNamedAttr(
-                       "forward", attrs.getDenseI64ArrayAttr({*at}))));
+      // A pipelined plan holds the gradient on the value's own device: the
+      // op must run in the backward of the value's stage.
+      if (offsets.get("device") && op->getAttr(kStageAttr) != def->getAttr(kStageAttr))
+        continue;
+      setPlannedForward(def, offsets, attrs.getDenseI64ArrayAttr(at));
     }
   }
 }
@@ -1102,7 +1143,8 @@ void Differentiator::backpropBatchNorm(BatchNormOp op, Value g) {
 void Differentiator::backprop(Operation *op, Value g) {
   b.setLoc(op->getLoc());
   if (isIdentity(op))
-    return accumulate(op->getOperand(0), g);
+    return accumulate(op->getOperand(0), g,
+                      /*newOwner=*/!isa<shard::ShardOp>(op));
   if (auto u = dyn_cast<UnaryOp>(op))
     return backpropUnary(u, g);
   if (auto bin = dyn_cast<BinaryOp>(op))

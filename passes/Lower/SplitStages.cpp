@@ -239,8 +239,13 @@ struct SplitStagesPass
                    << stage << ", but the forward's last stage is "
                    << lastForward;
           // A backward op reading a later position's value (a gradient
-          // summed from two stages' contributions) runs where both are.
-          stage = std::max(latest, 2 * forwardStages - 1 - stage);
+          // summed from two stages' contributions) runs where both are,
+          // without the place the plan gave it on its own stage's device.
+          stage = 2 * forwardStages - 1 - stage;
+          if (latest > stage) {
+            stage = latest;
+            op.removeAttr(kPipelineOffsetsAttr);
+          }
         }
         if (latest > stage) {
           InFlightDiagnostic diag = op.emitOpError("at loom.stage ")
