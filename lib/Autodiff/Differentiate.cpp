@@ -229,6 +229,9 @@ private:
   /// fetch) makes it another value's too, read at that value's turn. A
   /// sharding annotation's source and result count as one.
   DenseMap<Value, int> adjointOwners;
+  /// Whether the plan has more pipeline stages than its pipeline axis has
+  /// devices (an interleaved schedule).
+  bool interleaved = false;
   DenseSet<Operation *> forwardOps;
   /// Each forward value the backward re-runs, and its copy; the ops
   /// re-run at each backward turn (recomputePoints), in program order.
@@ -390,9 +393,18 @@ LogicalResult Differentiator::rerun(Operation *op) {
   // The re-run writes where the static memory plan put the recomputed
   // value: its `backward` place is the clone's forward one (in a pipelined
   // plan, each micro-batch's).
+  // A pipelined plan's re-run is placed only where every micro-batch has a
+  // place and the plan times it as written: not in an interleaved schedule
+  // (its re-runs would clash; the run loop also drops the place of a
+  // re-run written in another stage's backward).
   DictionaryAttr offsets = planOffsets(op);
-  if (auto backward = offsets ? offsets.getAs<DenseI64ArrayAttr>("backward") : nullptr;
-      backward && llvm::any_of(backward.asArrayRef(), [](int64_t at) { return at >= 0; }))
+  auto backward =
+      offsets ? offsets.getAs<DenseI64ArrayAttr>("backward") : nullptr;
+  bool pipelined = offsets && offsets.get("device");
+  auto placed = [](int64_t at) { return at >= 0; };
+  if (backward &&
+      (pipelined ? !interleaved && llvm::all_of(backward.asArrayRef(), placed)
+                 : llvm::any_of(backward.asArrayRef(), placed)))
     setPlannedForward(clone, offsets, backward);
   for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults()))
     recomputed[from] = to;
@@ -1239,6 +1251,17 @@ LogicalResult Differentiator::run() {
            << func.getSymName() << "' has more than one block";
   findActive();
   Block &body = func.getBody().front();
+  if (auto module = func->getParentOfType<ModuleOp>()) {
+    int64_t stages = 0;
+    func.walk([&](Operation *op) {
+      if (auto stage = op->getAttrOfType<IntegerAttr>(kStageAttr))
+        stages = std::max(stages, stage.getInt() + 1);
+    });
+    for (auto grid : module.getOps<shard::GridOp>())
+      if (auto axis = grid->getAttrOfType<IntegerAttr>("loom.pipeline_axis");
+          axis && axis.getInt() >= 0 && axis.getInt() < grid.getRank())
+        interleaved = stages > grid.getShape()[axis.getInt()];
+  }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   // The forward as placement left it: each streamed weight's copy live at
   // its end, and the weights of each chunk.
@@ -1375,6 +1398,9 @@ LogicalResult Differentiator::run() {
     if (Attribute stage = op->getAttr(kStageAttr))
       for (Operation *w = turnStart->getNextNode(); w != ret;
            w = w->getNextNode()) {
+        // A re-run of another stage's op: its planned place is that stage's.
+        if (Attribute own = w->getAttr(kStageAttr); own && own != stage)
+          w->removeAttr(kPipelineOffsetsAttr);
         w->setAttr(kStageAttr, stage);
         w->setAttr(kBackwardAttr, UnitAttr::get(func.getContext()));
       }

@@ -529,7 +529,7 @@ LogicalResult Estimator::collectOps() {
     info.planned = twins[i];
     opIndex[op] = i;
     int64_t stage = 0;
-    if (auto s = op->getAttrOfType<IntegerAttr>("loom.stage")) {
+    if (auto s = op->getAttrOfType<IntegerAttr>(kStageAttr)) {
       if (s.getInt() < 0)
         return error(op) << "loom.stage must be >= 0";
       stage = s.getInt();
@@ -553,8 +553,9 @@ LogicalResult Estimator::collectOps() {
   // are placed before their producers.
   for (OpInfo &info : llvm::reverse(ops)) {
     Operation *op = info.op;
-    if (op->hasAttr("loom.stage") || op->getNumResults() == 0 ||
-        llvm::any_of(op->getResults(), [&](Value r) { return isActivation(r); }))
+    if (op->hasAttr(kStageAttr) || op->getNumResults() == 0 ||
+        llvm::any_of(op->getResults(),
+                     [&](Value r) { return isActivation(r); }))
       continue;
     int64_t first = -1;
     for (Value r : op->getResults())

@@ -765,7 +765,7 @@ LogicalResult Planner::readPins() {
 
   // Stages: of compute ops; a weight's stage follows its users.
   WalkResult walk = func.walk([&](Operation *op) {
-    Attribute attr = op->getAttr("loom.stage");
+    Attribute attr = op->getAttr(kStageAttr);
     if (!attr)
       return WalkResult::advance();
     auto stage = dyn_cast<IntegerAttr>(attr);
@@ -777,7 +777,7 @@ LogicalResult Planner::readPins() {
       pins.stages[op] = stage.getInt();
       pins.numStages = std::max(pins.numStages, stage.getInt() + 1);
     }
-    op->removeAttr("loom.stage");
+    op->removeAttr(kStageAttr);
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
@@ -2795,7 +2795,7 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
     stageOfOp[i] = cfg.stageOfUnit[unitOfOp[i]];
   if (grid.pp > 1) {
     for (size_t i = 0; i < ops.size(); ++i)
-      ops[i]->setAttr("loom.stage", b.getI64IntegerAttr(stageOfOp[i]));
+      ops[i]->setAttr(kStageAttr, b.getI64IntegerAttr(stageOfOp[i]));
     DenseMap<Operation *, size_t> pos;
     for (auto [i, op] : llvm::enumerate(ops))
       pos[op] = i;
@@ -2804,7 +2804,7 @@ void Planner::annotate(ModuleOp target, const Config &cfg) {
       for (Operation *user : w->getResult(0).getUsers())
         if (auto it = pos.find(user); it != pos.end())
           first = first < 0 ? stageOfOp[it->second] : std::min(first, stageOfOp[it->second]);
-      w->setAttr("loom.stage", b.getI64IntegerAttr(std::max<int64_t>(first, 0)));
+      w->setAttr(kStageAttr, b.getI64IntegerAttr(std::max<int64_t>(first, 0)));
     }
   }
   // Selective recomputation: its regions are marked, so the estimator,

@@ -239,8 +239,8 @@ struct SplitStagesPass
                    << stage << ", but the forward's last stage is "
                    << lastForward;
           // A backward op reading a later position's value (a gradient
-          // summed from two stages' contributions) runs where both are,
-          // without the place the plan gave it on its own stage's device.
+          // summed from two stages' contributions) runs where both are; the
+          // plan's time for it no longer holds, so it keeps no place.
           stage = 2 * forwardStages - 1 - stage;
           if (latest > stage) {
             stage = latest;
