@@ -588,10 +588,8 @@ void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
     if (!gradient || results == 0 || gradient.size() % results != 0)
       continue;
     for (OpResult r : op->getResults()) {
-      SmallVector<int64_t> at;
-      for (size_t k = r.getResultNumber();
-           k < static_cast<size_t>(gradient.size()); k += results)
-        at.push_back(gradient[k]);
+      SmallVector<int64_t> at =
+          resultPlaces(gradient.asArrayRef(), results, r.getResultNumber());
       Value g = adjoint.lookup(r);
       Operation *def = g ? g.getDefiningOp() : nullptr;
       if (llvm::any_of(at, [](int64_t o) { return o < 0; }) || !def ||

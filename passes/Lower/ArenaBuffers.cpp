@@ -136,8 +136,7 @@ struct OffsetSource {
              << microBatches << ", the function's " << kMicroBatchesAttr
              << ") and result (" << results
              << "): was it placed for another micro-batch count?";
-    for (int64_t k = 0; k < microBatches; ++k)
-      at.push_back(all[k * results + index]);
+    llvm::append_range(at, resultPlaces(all.asArrayRef(), results, index));
     auto placed = [](int64_t o) { return o >= 0; };
     if (llvm::none_of(at, placed))
       return SmallVector<int64_t, 1>();

@@ -408,10 +408,7 @@ struct SplitStagesPass
       }
       if (all.size() % results != 0)
         return nullptr;
-      SmallVector<int64_t> one;
-      for (size_t at = index; at < static_cast<size_t>(all.size());
-           at += results)
-        one.push_back(all[at]);
+      SmallVector<int64_t> one = resultPlaces(all.asArrayRef(), results, index);
       entries.push_back(
           b.getNamedAttr(entry.getName(), b.getDenseI64ArrayAttr(one)));
     }

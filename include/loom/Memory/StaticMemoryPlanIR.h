@@ -129,6 +129,16 @@ inline std::optional<int64_t> resultOffset(DictionaryAttr offsets,
   return at[index];
 }
 
+/// Result `index`'s entries of a pipelined offsets array (laid out by
+/// micro-batch, then by `results` results): one per micro-batch.
+inline llvm::SmallVector<int64_t>
+resultPlaces(llvm::ArrayRef<int64_t> all, unsigned results, unsigned index) {
+  llvm::SmallVector<int64_t> one;
+  for (size_t at = index; at < all.size(); at += results)
+    one.push_back(all[at]);
+  return one;
+}
+
 /// The device offset the forward writes result `index` at.
 inline std::optional<int64_t> forwardOffset(DictionaryAttr offsets,
                                             unsigned index) {
