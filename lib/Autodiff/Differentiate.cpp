@@ -256,17 +256,8 @@ private:
   DenseMap<int64_t, SmallVector<WeightOp>> chunkWeights;
 };
 
-/// The static memory plan's offsets of `op`: `loom.offsets` in a program of
-/// one device, `loom.pipeline_offsets` (arrays by micro-batch, then result)
-/// in a pipelined one; null without a plan.
-static DictionaryAttr planOffsets(Operation *op) {
-  if (auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr))
-    return offsets;
-  return op->getAttrOfType<DictionaryAttr>(kPipelineOffsetsAttr);
-}
-
 /// Marks `op` as computing a planned value at `forward`, in the form of
-/// `like` (planOffsets' dictionary of the op it stands for): a pipelined
+/// `like` (plannedOffsets of the op it stands for): a pipelined
 /// plan's keeps its device, and `forward` holds a place per micro-batch.
 static void setPlannedForward(Operation *op, DictionaryAttr like,
                               DenseI64ArrayAttr forward) {
@@ -290,7 +281,7 @@ bool Differentiator::recomputedByPlan(Operation *op) const {
     return false;
   if (op->hasAttr(kRecomputeMark))
     return true;
-  return recomputedByOffsets(planOffsets(op));
+  return recomputedByOffsets(plannedOffsets(op));
 }
 
 FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
@@ -391,13 +382,12 @@ LogicalResult Differentiator::rerun(Operation *op) {
         StringRef(kBackwardMovementAttr)})
     clone->removeAttr(mark);
   // The re-run writes where the static memory plan put the recomputed
-  // value: its `backward` place is the clone's forward one (in a pipelined
-  // plan, each micro-batch's).
-  // A pipelined plan's re-run is placed only where every micro-batch has a
-  // place and the plan times it as written: not in an interleaved schedule
-  // (its re-runs would clash; the run loop also drops the place of a
-  // re-run written in another stage's backward).
-  DictionaryAttr offsets = planOffsets(op);
+  // value: its `backward` place is the clone's forward one. In a pipelined
+  // plan that is a place per micro-batch, taken only where every
+  // micro-batch has one and the schedule is not interleaved (whose re-runs
+  // the plan times otherwise); the run loop also drops the place of a
+  // re-run written in another stage's backward.
+  DictionaryAttr offsets = plannedOffsets(op);
   auto backward =
       offsets ? offsets.getAs<DenseI64ArrayAttr>("backward") : nullptr;
   bool pipelined = offsets && offsets.get("device");
@@ -581,7 +571,7 @@ void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
   // result): a gradient is placed where it has one in every micro-batch.
   Builder attrs(func.getContext());
   for (Operation *op : forwardOrder) {
-    DictionaryAttr offsets = planOffsets(op);
+    DictionaryAttr offsets = plannedOffsets(op);
     auto gradient =
         offsets ? offsets.getAs<DenseI64ArrayAttr>("gradient") : nullptr;
     unsigned results = op->getNumResults();
@@ -595,7 +585,7 @@ void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
       if (llvm::any_of(at, [](int64_t o) { return o < 0; }) || !def ||
           adjointOwners.lookup(g) != 1 || forwardOps.contains(def) ||
           mayShareOperandBytes(def) || isa<ConstantOp>(def) ||
-          def->getNumResults() != 1 || planOffsets(def) ||
+          def->getNumResults() != 1 || plannedOffsets(def) ||
           llvm::any_of(g.getUsers(), mayShareOperandBytes))
         continue;
       // A pipelined plan holds the gradient on the value's own device: the

@@ -222,9 +222,8 @@ LogicalResult UpdateWriter::run() {
     return func.emitOpError("loom-optimizer-step: '")
            << func.getSymName()
            << "' is split into several pipeline stages (loom.stage); the "
-              "update of a "
-              "pipelined step is not written (each stage would update its own "
-              "weights)";
+              "update of a pipelined step is not written (each stage would "
+              "update its own weights)";
   // The IR computes one micro-batch's gradients; the runtime sums a step's.
   // An update inside would run once per micro-batch, on a part of them.
   if (auto m = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr);
@@ -233,10 +232,8 @@ LogicalResult UpdateWriter::run() {
            << func.getSymName() << "' runs " << m.getInt() << " micro-batches ("
            << kMicroBatchesAttr
            << "), whose gradients the runtime sums after the step; an update "
-              "in the IR "
-              "would run once per micro-batch (gradient accumulation in the IR "
-              "is not "
-              "written)";
+              "in the IR would run once per micro-batch (gradient "
+              "accumulation in the IR is not written)";
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (WeightOp w : body.getOps<WeightOp>())

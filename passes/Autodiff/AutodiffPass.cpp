@@ -78,9 +78,8 @@ struct LoomAutodiffPass : mlir::loom::impl::LoomAutodiffBase<LoomAutodiffPass> {
       module.emitError("loom-autodiff: '")
           << entry << "' is split into " << functions.size()
           << " pipeline stage functions; differentiate the pipelined plan "
-             "before "
-             "loom-split-stages, which runs each stage's backward on its "
-             "devices";
+             "before loom-split-stages, which runs each stage's backward on "
+             "its devices";
       return signalPassFailure();
     }
     func::FuncOp func = functions.front();

@@ -22,10 +22,10 @@
 //    (`loom.backward`, --loom-autodiff) run on their stage's device after
 //    all forward stages, the last stage's backward first: the backward of
 //    stage s is at position 2S-1-s of the S forward stages' order, so
-//    values still flow only to later positions. A static memory plan's offsets follow
-//    the values: each device keeps its own `loom.pipeline_offsets`, and a
-//    received value's argument carries the places its producer's
-//    `loom.received_offsets` give it there.
+//    values still flow only to later positions. A static memory plan's
+//    offsets follow the values: each device keeps its own
+//    `loom.pipeline_offsets`, and a received value's argument carries the
+//    places its producer's `loom.received_offsets` give it there.
 //
 //  * loom-stage-transfers (after partitioning) turns those extra arguments
 //    into `shard.recv` ops just before their first use and the extra results

@@ -1028,9 +1028,15 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 #define GET_OP_CLASSES
 #include "dialects/Loom/IR/LoomOps.cpp.inc"
 
+DictionaryAttr mlir::loom::plannedOffsets(Operation *op) {
+  if (auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr))
+    return offsets;
+  return op->getAttrOfType<DictionaryAttr>(kPipelineOffsetsAttr);
+}
+
 bool mlir::loom::hasPlannedBuffer(Value v) {
   if (Operation *op = v.getDefiningOp())
-    return op->hasAttr(kOffsetsAttr) || op->hasAttr(kPipelineOffsetsAttr);
+    return static_cast<bool>(plannedOffsets(op));
   auto arg = cast<BlockArgument>(v);
   auto func =
       dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp());

@@ -78,6 +78,11 @@ inline constexpr llvm::StringLiteral kOffsetsAttr = "loom.offsets";
 inline constexpr llvm::StringLiteral kPipelineOffsetsAttr =
     "loom.pipeline_offsets";
 
+/// The static memory plan's offsets of `op`: kOffsetsAttr in a program of
+/// one device, kPipelineOffsetsAttr (arrays by micro-batch, then result) in
+/// a pipelined one; null where the plan placed none of its results.
+DictionaryAttr plannedOffsets(Operation *op);
+
 /// Whether a static memory plan placed `v`: its op, or the function argument
 /// it is, carries kOffsetsAttr or kPipelineOffsetsAttr. Canonicalizations
 /// that read past a producer (transpose(transpose(x)), reshape(reshape(x)))
