@@ -279,6 +279,14 @@ LOOMRT_API int64_t loomrt_artifact_micro_batches(const loomrt_artifact *a);
 LOOMRT_API int64_t loomrt_artifact_stage(const loomrt_artifact *a);
 /* After load: the lowest world rank that holds the outputs. */
 LOOMRT_API int64_t loomrt_artifact_output_rank(const loomrt_artifact *a);
+/* After load, collective over the ranks that hold the outputs (the last
+ * pipeline stage's, or every rank): each passes its shard of output `index`
+ * (`local`, of the output's local shape); on the output rank a new global
+ * tensor is assembled into *out (elsewhere *out is set to NULL). A rank
+ * that holds no outputs gets an error. */
+LOOMRT_API loomrt_status loomrt_artifact_gather_output(
+    const loomrt_artifact *a, int64_t index, const loomrt_tensor *local,
+    loomrt_tensor **out);
 /* Bytes of this rank's static-memory-plan arena (0 when the program has
  * none, or before loomrt_artifact_load): one region the runtime maps at load
  * and the program places its planned buffers in. */

@@ -69,6 +69,11 @@ struct loomrt_artifact {
   std::vector<StageDesc> stages;
   int64_t stage = -1;     // this rank's stage, after load
   int64_t outputRank = 0; // lowest world rank holding the outputs
+  /// After load, on the ranks holding the outputs (the last stage's, or
+  /// every rank): their communicator, ordered by world rank, and its
+  /// members' world ranks; a split output is gathered over it.
+  MPI_Comm outputComm = MPI_COMM_NULL;
+  std::vector<int> outputMembers;
   /// The model's view before load; this rank's stage's after it.
   std::vector<TensorDesc> tensors[3];
   void *handle = nullptr;
@@ -388,13 +393,17 @@ loomrt_status parseManifest(loomrt_artifact &a) {
       return bad("'micro_batches' must be a positive integer");
     a.microBatches = m["micro_batches"].get<int64_t>();
   }
+  // A micro-batched output is concatenated along its batch dimension, which
+  // the runtime does on whole tensors; a gradient summed over micro-batches
+  // is summed shard by shard (ZeRO's reduce-scattered gradients).
   if (a.microBatches > 1)
     for (const TensorDesc &t : a.tensors[LOOMRT_OUTPUT])
       for (int64_t n : t.naxes)
-        if (n)
+        if (n && !t.sumOverMicroBatches)
           return bad("output '" + t.name +
                      "' is split over the grid; micro-batched programs must "
-                     "return replicated outputs");
+                     "return replicated outputs, or gradients summed over "
+                     "the micro-batches");
 
   if (!m.contains("stages")) {
     StageDesc whole;
@@ -450,14 +459,15 @@ loomrt_status parseManifest(loomrt_artifact &a) {
                             scope.c_str(), kindName(kind), i,
                             own[i].name.c_str()));
     }
-    // (One stage is no pipeline: its ranks are the whole grid, which
-    // gathers a split output as it does without stages.)
+    // The last stage's ranks hold the outputs, so a split output is split
+    // over the other axes only and gathered from those ranks.
     for (const TensorDesc &t : stage.tensors[LOOMRT_OUTPUT])
-      for (int64_t n : t.naxes)
-        if (n && count > 1)
-          return bad(scope + "output '" + t.name +
-                     "' is split over the grid; pipelined programs must "
-                     "return replicated outputs");
+      for (size_t d = 0; d < t.naxes.size(); ++d)
+        for (int64_t i = 0; i < t.naxes[d]; ++i)
+          if (((t.axes[d] >> (8 * i)) & 0xff) == a.pipelineAxis && count > 1)
+            return bad(scope + "output '" + t.name +
+                       "' is split over the pipeline axis; only the last "
+                       "stage holds the outputs");
     a.stages.push_back(std::move(stage));
   }
   return ok();
@@ -502,6 +512,8 @@ void loomrt_artifact_close(loomrt_artifact *a) {
       munmap(a->arena[k], (size_t)a->arenaBytes[k]);
   if (a->nvme)
     munmap(a->nvme, (size_t)a->nvmeBytes);
+  if (a->outputComm != MPI_COMM_NULL && mpiRunning())
+    MPI_Comm_free(&a->outputComm);
   // The program library stays loaded: MPI and atexit handlers may still
   // reference it.
   delete a;
@@ -524,6 +536,28 @@ int64_t loomrt_artifact_stage(const loomrt_artifact *a) {
 }
 int64_t loomrt_artifact_output_rank(const loomrt_artifact *a) {
   return a ? a->outputRank : 0;
+}
+loomrt_status loomrt_artifact_gather_output(const loomrt_artifact *a,
+                                            int64_t index,
+                                            const loomrt_tensor *local,
+                                            loomrt_tensor **out) {
+  LOOMRT_GUARD({
+    if (!out)
+      return fail(LOOMRT_ERR_INVALID, "null output handle");
+    *out = nullptr;
+    if (!validKind(a, LOOMRT_OUTPUT, index) || !local)
+      return fail(LOOMRT_ERR_INVALID, "invalid artifact output");
+    if (!mpiRunning())
+      return fail(LOOMRT_ERR_STATE, "MPI is not initialised");
+    if (a->outputComm == MPI_COMM_NULL)
+      return fail(LOOMRT_ERR_STATE,
+                  "this rank holds no outputs, or the artifact is not loaded");
+    const TensorDesc &t = a->tensors[LOOMRT_OUTPUT][index];
+    return gatherShards(a->outputComm, a->outputMembers, /*root=*/0,
+                        local->data, local->nbytes, t.dtype,
+                        (int64_t)t.shape.size(), t.shape.data(),
+                        t.naxes.data(), t.axes.data(), out);
+  })
 }
 int64_t loomrt_artifact_arena_bytes(const loomrt_artifact *a) {
   return a ? a->arenaBytes[0] : 0;
@@ -595,6 +629,26 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
     for (size_t d = a->pipelineAxis + 1; d < a->grid.size(); ++d)
       stride *= a->grid[d];
     a->outputRank = (a->grid[a->pipelineAxis] - 1) * stride;
+  }
+  // The ranks holding the outputs: those of the last stage (every rank
+  // without stages). Collective over the world, as load is.
+  bool holdsOutputs = a->pipelineAxis < 0 ||
+                      a->stage == a->grid[a->pipelineAxis] - 1;
+  if (mpiRunning() && a->outputComm == MPI_COMM_NULL) {
+    if (MPI_Comm_split(MPI_COMM_WORLD, holdsOutputs ? 0 : MPI_UNDEFINED,
+                       loomrt_world_rank(), &a->outputComm) != MPI_SUCCESS)
+      return fail(LOOMRT_ERR_MPI,
+                  "cannot make the communicator of the ranks holding the "
+                  "outputs");
+    a->outputMembers.clear();
+    if (holdsOutputs) {
+      int members = 0;
+      MPI_Comm_size(a->outputComm, &members);
+      int me = loomrt_world_rank();
+      a->outputMembers.resize(members);
+      MPI_Allgather(&me, 1, MPI_INT, a->outputMembers.data(), 1, MPI_INT,
+                    a->outputComm);
+    }
   }
   const StageDesc &stage = a->stages[a->stage];
   a->entry = stage.entry;

@@ -10,6 +10,8 @@
 
 #include "loomrt.h"
 
+#include <mpi.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,6 +62,18 @@ bool mpiRunning();
 loomrt_status writeFileAtomic(const std::string &path,
                               const std::vector<const void *> &parts,
                               const std::vector<size_t> &sizes);
+
+/// Gathers a split tensor over `comm` onto its rank `root`: every member
+/// passes its shard (`local_bytes` bytes), member i being world rank
+/// members[i], whose grid coordinates say which slice it holds. On the root
+/// a new global tensor is assembled into *out (elsewhere NULL). Collective
+/// over `comm` (Shard.cpp).
+loomrt_status gatherShards(MPI_Comm comm, const std::vector<int> &members,
+                           int root, const void *local, int64_t local_bytes,
+                           int32_t dtype, int64_t rank,
+                           const int64_t *global_shape,
+                           const int64_t *split_naxes,
+                           const int64_t *split_axes, loomrt_tensor **out);
 
 /// Frees cached communicators (Collectives.cpp).
 void freeCommunicators();

@@ -5,7 +5,7 @@
 // manifest's `split` rule), and moves slices: from a file (pread of only the
 // slice's contiguous runs, so no rank ever reads the whole tensor), from an
 // in-memory global tensor, and back to one rank (gather + reassembly of a
-// split output).
+// split output, over the world or over the ranks that hold it).
 //
 //===----------------------------------------------------------------------===//
 #include "Internal.h"
@@ -120,6 +120,60 @@ loomrt_status checkDst(const Slice &s, int64_t esize, int64_t dstBytes) {
 }
 
 } // namespace
+
+loomrt_status loom::runtime::gatherShards(
+    MPI_Comm comm, const std::vector<int> &members, int root, const void *local,
+    int64_t local_bytes, int32_t dtype, int64_t rank,
+    const int64_t *global_shape, const int64_t *split_naxes,
+    const int64_t *split_axes, loomrt_tensor **out) {
+  *out = nullptr;
+  int64_t esize = loomrt_dtype_size(dtype);
+  if (!esize)
+    return fail(LOOMRT_ERR_INVALID, format("unknown dtype code %d", dtype));
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  Slice mine;
+  if (loomrt_status st = computeSlice(rank, global_shape, split_naxes,
+                                      split_axes, members[me], mine))
+    return st;
+  if (loomrt_status st = checkDst(mine, esize, local_bytes))
+    return st;
+  MPI_Datatype type;
+  bool owned = false;
+  if (loomrt_status st = bytesType(local_bytes, &type, &owned))
+    return st;
+  std::vector<char> all;
+  if (me == root)
+    all.resize((size_t)(local_bytes * members.size()));
+  int rc = MPI_Gather(local, 1, type, all.data(), 1, type, root, comm);
+  if (owned)
+    MPI_Type_free(&type);
+  if (rc != MPI_SUCCESS)
+    return fail(LOOMRT_ERR_MPI, "MPI_Gather of a split tensor failed");
+  if (me != root)
+    return ok();
+  loomrt_tensor *t = nullptr;
+  if (loomrt_status st = makeTensor(
+          dtype, std::vector<int64_t>(global_shape, global_shape + rank), &t))
+    return st;
+  char *g = static_cast<char *>(t->data);
+  for (size_t r = 0; r < members.size(); ++r) {
+    Slice s;
+    if (loomrt_status st = computeSlice(rank, global_shape, split_naxes,
+                                        split_axes, members[r], s)) {
+      loomrt_tensor_destroy(t);
+      return st;
+    }
+    const char *src = all.data() + r * local_bytes;
+    forEachRun(rank, global_shape, s, esize,
+               [&](int64_t go, int64_t lo, int64_t n) -> loomrt_status {
+                 memcpy(g + go, src + lo, (size_t)n);
+                 return LOOMRT_OK;
+               });
+  }
+  *out = t;
+  return ok();
+}
 
 extern "C" {
 
@@ -242,52 +296,11 @@ loomrt_status
     *out = nullptr;
     if (!mpiRunning())
       return fail(LOOMRT_ERR_STATE, "MPI is not initialised");
-    int64_t esize = loomrt_dtype_size(dtype);
-    if (!esize)
-      return fail(LOOMRT_ERR_INVALID, format("unknown dtype code %d", dtype));
-    int me = loomrt_world_rank(), size = loomrt_world_size();
-    Slice mine;
-    if (loomrt_status st =
-            computeSlice(rank, global_shape, split_naxes, split_axes, me, mine))
-      return st;
-    if (loomrt_status st = checkDst(mine, esize, local_bytes))
-      return st;
-    MPI_Datatype type;
-    bool owned = false;
-    if (loomrt_status st = bytesType(local_bytes, &type, &owned))
-      return st;
-    std::vector<char> all;
-    if (me == root)
-      all.resize((size_t)(local_bytes * size));
-    int rc =
-        MPI_Gather(local, 1, type, all.data(), 1, type, root, MPI_COMM_WORLD);
-    if (owned)
-      MPI_Type_free(&type);
-    if (rc != MPI_SUCCESS)
-      return fail(LOOMRT_ERR_MPI, "MPI_Gather of a split tensor failed");
-    if (me != root)
-      return ok();
-    loomrt_tensor *t = nullptr;
-    if (loomrt_status st = makeTensor(
-            dtype, std::vector<int64_t>(global_shape, global_shape + rank), &t))
-      return st;
-    char *g = static_cast<char *>(t->data);
-    for (int r = 0; r < size; ++r) {
-      Slice s;
-      if (loomrt_status st =
-              computeSlice(rank, global_shape, split_naxes, split_axes, r, s)) {
-        loomrt_tensor_destroy(t);
-        return st;
-      }
-      const char *src = all.data() + (size_t)r * local_bytes;
-      forEachRun(rank, global_shape, s, esize,
-                 [&](int64_t go, int64_t lo, int64_t n) -> loomrt_status {
-                   memcpy(g + go, src + lo, (size_t)n);
-                   return LOOMRT_OK;
-                 });
-    }
-    *out = t;
-    return ok();
+    std::vector<int> world(loomrt_world_size());
+    for (size_t r = 0; r < world.size(); ++r)
+      world[r] = (int)r;
+    return gatherShards(MPI_COMM_WORLD, world, root, local, local_bytes, dtype,
+                        rank, global_shape, split_naxes, split_axes, out);
   })
 }
 

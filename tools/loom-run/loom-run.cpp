@@ -12,8 +12,8 @@
 // A micro-batched artifact runs the entry once per micro-batch in a step,
 // cutting each input along its batch dimension and assembling the outputs.
 // In a pipelined one each rank runs its stage's entry; the outputs are on
-// the last stage (written by its lowest rank, or by each of its ranks with
-// --every-rank).
+// the last stage (written by its lowest rank, split ones gathered over that
+// stage's ranks, or by each of its ranks with --every-rank).
 //
 // Errors never hang and never leave partial output: every phase ends with an
 // agreement (an MPI_Allreduce of "the lowest rank that failed"); on failure
@@ -562,11 +562,9 @@ int main(int argc, char **argv) {
     loomrt_tensor *global = nullptr;
     const loomrt_tensor *toWrite = local;
     if (split && !o.everyRank) {
-      // Collective: every rank takes part even after a local error.
-      if (loomrt_gather_shards(loomrt_tensor_data(local),
-                               loomrt_tensor_nbytes(local), info.dtype,
-                               info.rank, info.shape, info.split_naxes,
-                               info.split_axes, 0, &global) &&
+      // Collective over the ranks holding outputs: every one takes part
+      // even after a local error.
+      if (loomrt_artifact_gather_output(a, (int64_t)i, local, &global) &&
           err.empty())
         err = fmt("output %zu ('%s'): %s", i, info.name, loomrt_last_error());
       toWrite = global;
