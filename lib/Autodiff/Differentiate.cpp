@@ -216,9 +216,9 @@ private:
   /// plan spilled it. `recomputing`: the re-run op that reads `v`, if any.
   FailureOr<Value> backwardCopy(Value v, Operation *recomputing = nullptr);
   /// Spills the activations the plan offloads to host memory (its host
-  /// places in `loom.offsets`, or every result of an op marked
-  /// `loom.offload` where there is no static plan) after the forward
-  /// writes them.
+  /// places in `loom.offsets`, or, pipelined, in `loom.pipeline_offsets`
+  /// one per micro-batch; or every result of an op marked `loom.offload`
+  /// where there is no static plan) after the forward writes them.
   void spillOffloaded(ArrayRef<Operation *> forwardOrder);
 
   func::FuncOp func;
@@ -232,6 +232,8 @@ private:
   /// Whether the plan has more pipeline stages than its pipeline axis has
   /// devices (an interleaved schedule).
   bool interleaved = false;
+  /// The devices of the plan's pipeline axis (0 without one).
+  int64_t pipelineDevices = 0;
   DenseSet<Operation *> forwardOps;
   /// Each forward value the backward re-runs, and its copy; the ops
   /// re-run at each backward turn (recomputePoints), in program order.
@@ -240,17 +242,31 @@ private:
   SmallVector<Operation *> reruns;
   /// Each spilled activation's host copy, with its device place for the
   /// backward (the plan's `backward` offset), and its reload once the
-  /// backward has read it.
+  /// backward has read it. In a pipelined plan the places are one per
+  /// micro-batch (`backwardPlaces`, in the form of `like`, the value's
+  /// kPipelineOffsetsAttr) and the spill is its stage's: only that stage's
+  /// backward reloads it (another stage reads its own copy, as the plan
+  /// holds it there).
   struct Spill {
     Value host;
     std::optional<int64_t> backwardOffset;
     Value reload;
+    DictionaryAttr like;
+    DenseI64ArrayAttr backwardPlaces;
+    Attribute stage;
   };
-  DenseMap<Value, Spill> spills;
+  /// By value and the stage spilling it (null: a program without stages).
+  DenseMap<std::pair<Value, Attribute>, Spill> spills;
+  /// The pipeline stage of the backward turn being written (null in a
+  /// program without stages).
+  Attribute turnStage;
   /// What the backward turn being written has re-made of forward ops, by
-  /// the op: ZeRO-3's gathers (and views of them), and annotations of
-  /// reloaded values.
+  /// the op: ZeRO-3's gathers (and views of them).
   DenseMap<Operation *, Value> turnCopies;
+  /// The annotations of reloaded values, re-made on the reload once (per
+  /// stage), as the reload serves every later turn: a result annotated twice
+  /// crashes upstream partitioning after loom-split-stages' propagation.
+  DenseMap<std::pair<Operation *, Attribute>, Value> reloadAnnotations;
   /// Each streamed weight's live device copy, and the weights of each chunk.
   DenseMap<Value, Value> liveCopy;
   DenseMap<int64_t, SmallVector<WeightOp>> chunkWeights;
@@ -287,14 +303,24 @@ bool Differentiator::recomputedByPlan(Operation *op) const {
 FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
   if (Value copy = recomputed.lookup(v))
     return copy;
-  if (auto it = spills.find(v); it != spills.end()) {
-    Spill &spill = it->second;
-    if (!spill.reload) {
-      IntegerAttr offset =
-          spill.backwardOffset ? b.getI64IntegerAttr(*spill.backwardOffset) : IntegerAttr();
-      spill.reload = ReloadOp::create(b, v.getLoc(), v.getType(), spill.host, offset);
+  auto ownSpill = [&](Value value) -> Spill * {
+    auto it = spills.find({value, turnStage});
+    if (it == spills.end())
+      it = spills.find({value, Attribute()});
+    return it == spills.end() ? nullptr : &it->second;
+  };
+  if (Spill *spill = ownSpill(v)) {
+    if (!spill->reload) {
+      IntegerAttr offset = spill->backwardOffset
+                               ? b.getI64IntegerAttr(*spill->backwardOffset)
+                               : IntegerAttr();
+      spill->reload =
+          ReloadOp::create(b, v.getLoc(), v.getType(), spill->host, offset);
+      if (spill->backwardPlaces)
+        setPlannedForward(spill->reload.getDefiningOp(), spill->like,
+                          spill->backwardPlaces);
     }
-    return spill.reload;
+    return spill->reload;
   }
   Operation *def = v.getDefiningOp();
   if (!def || !forwardOps.contains(def))
@@ -302,16 +328,19 @@ FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
   // A spilled value read through its sharding annotations (a partitioned
   // program): the annotations again, on the reload.
   if (auto annotation = dyn_cast<shard::ShardOp>(def);
-      annotation && spills.count(lookThroughShards(v))) {
-    Value &copy = turnCopies[annotation];
-    if (!copy) {
-      FailureOr<Value> source = backwardCopy(annotation.getSrc(), recomputing);
-      if (failed(source))
-        return failure();
-      IRMapping map;
-      map.map(annotation.getSrc(), *source);
-      copy = b.clone(*annotation, map)->getResult(0);
-    }
+      annotation && ownSpill(lookThroughShards(v))) {
+    std::pair<Operation *, Attribute> key{annotation.getOperation(), turnStage};
+    if (Value copy = reloadAnnotations.lookup(key))
+      return copy;
+    // (The source's copy may add entries: no reference into the map is
+    // held across it.)
+    FailureOr<Value> source = backwardCopy(annotation.getSrc(), recomputing);
+    if (failed(source))
+      return failure();
+    IRMapping map;
+    map.map(annotation.getSrc(), *source);
+    Value copy = b.clone(*annotation, map)->getResult(0);
+    reloadAnnotations[key] = copy;
     return copy;
   }
   // ZeRO-3 gathers a stored weight again for each backward step reading it
@@ -319,30 +348,31 @@ FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
   // what the forward made of the gathered weight alone (a transpose), so the
   // forward's gathered copy dies after its forward reader.
   if (readsGatheredWeightOnly(def)) {
-    Value &copy = turnCopies[def];
-    if (!copy) {
-      auto gathered = dyn_cast<shard::ShardOp>(def);
-      // A gather reads the stored shard, or (streamed) the forward's fetch
-      // of it: the chunk schedule's live copy then.
-      IRMapping map;
-      FailureOr<Value> operand = backwardCopy(def->getOperand(0), recomputing);
-      if (failed(operand))
-        return failure();
-      map.map(def->getOperand(0), *operand);
-      // The new reader's number: after every reader the shard has so far.
-      int64_t readers =
-          gathered ? llvm::count_if(operand->getUsers(), [](Operation *user) {
-            auto s = dyn_cast<shard::ShardOp>(user);
-            return s && s.getAnnotateForUsers();
-          })
-                   : 0;
-      Operation *again = b.clone(*def, map);
-      again->removeAttr(kOffsetsAttr);
-      if (gathered)
-        again->setAttr(kZeroShardMark, b.getI64IntegerAttr(readers));
-      copy = again->getResult(0);
-    }
-    return copy;
+    if (Value copy = turnCopies.lookup(def))
+      return copy;
+    auto gathered = dyn_cast<shard::ShardOp>(def);
+    // A gather reads the stored shard, or (streamed) the forward's fetch
+    // of it: the chunk schedule's live copy then. (Its copy may add
+    // entries: no reference into the map is held across it.)
+    IRMapping map;
+    FailureOr<Value> operand = backwardCopy(def->getOperand(0), recomputing);
+    if (failed(operand))
+      return failure();
+    map.map(def->getOperand(0), *operand);
+    // The new reader's number: after every reader the shard has so far.
+    int64_t readers =
+        gathered ? llvm::count_if(operand->getUsers(),
+                                  [](Operation *user) {
+                                    auto s = dyn_cast<shard::ShardOp>(user);
+                                    return s && s.getAnnotateForUsers();
+                                  })
+                 : 0;
+    Operation *again = b.clone(*def, map);
+    again->removeAttr(kOffsetsAttr);
+    if (gathered)
+      again->setAttr(kZeroShardMark, b.getI64IntegerAttr(readers));
+    turnCopies[def] = again->getResult(0);
+    return again->getResult(0);
   }
   if (FetchOp fetch = fetchOf(v)) {
     Value copy = liveCopy.lookup(fetch.getSource());
@@ -467,20 +497,116 @@ LogicalResult Differentiator::writeMovement(Operation *op, StringRef attr) {
 
 void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
   OpBuilder::InsertionGuard guard(b);
-  auto spill = [&](Value v, DictionaryAttr offsets, unsigned index) {
-    std::optional<int64_t> host = resultOffset(offsets, "host", index);
-    IntegerAttr at = host ? b.getI64IntegerAttr(*host) : IntegerAttr();
+  auto placed = [](int64_t at) { return at >= 0; };
+  // A pipelined plan's offsets hold a place per micro-batch: the value is
+  // spilled where every micro-batch has a host place, into those places,
+  // by the spill of `stage` (one running on the offsets' device), and
+  // reloaded at its `backward` places where every micro-batch has one.
+  auto spill = [&](Value v, DictionaryAttr offsets, unsigned index,
+                   unsigned results, Attribute stage) {
     b.setLoc(v.getLoc());
-    spills[v] = {SpillOp::create(b, v.getType(), v, at).getResult(),
-                 resultOffset(offsets, "backward", index), Value()};
+    if (!offsets || !offsets.get("device")) {
+      std::optional<int64_t> host = resultOffset(offsets, "host", index);
+      IntegerAttr at = host ? b.getI64IntegerAttr(*host) : IntegerAttr();
+      spills[{v, Attribute()}] = {
+          SpillOp::create(b, v.getType(), v, at).getResult(),
+          resultOffset(offsets, "backward", index), Value()};
+      return;
+    }
+    auto host = offsets.getAs<DenseI64ArrayAttr>("host");
+    auto backward = offsets.getAs<DenseI64ArrayAttr>("backward");
+    if (!stage || !host || !backward)
+      return;
+    SmallVector<int64_t> hostPlaces =
+        resultPlaces(host.asArrayRef(), results, index);
+    SmallVector<int64_t> backwardPlaces =
+        resultPlaces(backward.asArrayRef(), results, index);
+    if (!llvm::all_of(hostPlaces, placed))
+      return;
+    auto op = SpillOp::create(b, v.getType(), v, IntegerAttr());
+    op->setAttr(
+        kPipelineOffsetsAttr,
+        b.getDictionaryAttr(
+            {b.getNamedAttr("device", offsets.get("device")),
+             b.getNamedAttr("host", b.getDenseI64ArrayAttr(hostPlaces))}));
+    op->setAttr(kStageAttr, stage);
+    DenseI64ArrayAttr reloadPlaces;
+    if (llvm::all_of(backwardPlaces, placed))
+      reloadPlaces = b.getDenseI64ArrayAttr(backwardPlaces);
+    spills[{v, stage}] = {op.getResult(), std::nullopt, Value(),
+                          offsets,        reloadPlaces, stage};
   };
-  b.setInsertionPointToStart(&func.getBody().front());
-  for (BlockArgument arg : func.getArguments())
-    if (auto offsets = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(), kOffsetsAttr);
-        offloadedByPlan(offsets))
-      spill(arg, offsets, 0);
+  // The first forward op (of a stage on pipeline device `device`, where
+  // given) reading `v`, directly or through its sharding annotations (which
+  // carry no stage).
+  std::function<Operation *(Value, std::optional<int64_t>)> firstReader =
+      [&](Value v, std::optional<int64_t> device) {
+        Operation *first = nullptr;
+        for (Operation *user : v.getUsers()) {
+          Operation *reader = nullptr;
+          auto stage = user->getAttrOfType<IntegerAttr>(kStageAttr);
+          if (auto annotation = dyn_cast<shard::ShardOp>(user))
+            reader = firstReader(annotation.getResult(), device);
+          else if (forwardOps.contains(user) &&
+                   (!device || (stage && pipelineDevices > 0 &&
+                                stage.getInt() % pipelineDevices == *device)))
+            reader = user;
+          if (reader && (!first || reader->isBeforeInBlock(first)))
+            first = reader;
+        }
+        return first;
+      };
+  // In a pipelined plan a spill goes after its value's own sharding
+  // annotation (`shard.shard %v to S`, not for users): loom-split-stages
+  // has every later reader read that annotation, since a second one
+  // crashes upstream partitioning.
+  auto ownAnnotation = [](Value v) -> Operation * {
+    for (Operation *user : v.getUsers())
+      if (auto a = dyn_cast<shard::ShardOp>(user);
+          a && !a.getAnnotateForUsers())
+        return a;
+    return nullptr;
+  };
+  // The copies other pipeline devices receive and their plans offload
+  // (`loom.received_offsets`), each spilled before the device's first
+  // reader, in its stage, after which loom-split-stages receives it.
+  auto spillReceived = [&](Value v, ArrayAttr received, unsigned index,
+                           unsigned results) {
+    for (auto entry : received.getAsRange<DictionaryAttr>()) {
+      auto device = entry.getAs<IntegerAttr>("device");
+      if (!device || !offloadedByPlan(entry))
+        continue;
+      if (Operation *reader = firstReader(v, device.getInt())) {
+        b.setInsertionPoint(reader);
+        spill(v, entry, index, results, reader->getAttr(kStageAttr));
+      }
+    }
+  };
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (auto received =
+            func.getArgAttrOfType<ArrayAttr>(i, kReceivedOffsetsAttr))
+      spillReceived(arg, received, 0, 1);
+    auto offsets = func.getArgAttrOfType<DictionaryAttr>(i, kOffsetsAttr);
+    if (!offsets)
+      offsets = func.getArgAttrOfType<DictionaryAttr>(i, kPipelineOffsetsAttr);
+    if (!offloadedByPlan(offsets))
+      continue;
+    Operation *own = offsets.get("device") ? ownAnnotation(arg) : nullptr;
+    if (own)
+      b.setInsertionPointAfter(own);
+    else
+      b.setInsertionPointToStart(&func.getBody().front());
+    Operation *reader = firstReader(arg, std::nullopt);
+    spill(arg, offsets, 0, 1,
+          reader ? reader->getAttr(kStageAttr) : Attribute());
+  }
   for (Operation *op : forwardOrder) {
-    auto offsets = op->getAttrOfType<DictionaryAttr>(kOffsetsAttr);
+    DictionaryAttr offsets = plannedOffsets(op);
+    unsigned results = op->getNumResults();
+    if (auto received = op->getAttrOfType<ArrayAttr>(kReceivedOffsetsAttr))
+      for (OpResult r : op->getResults())
+        spillReceived(r, received, r.getResultNumber(), results);
     bool planned = offloadedByPlan(offsets);
     // A mark without a plan moves what the backward could read of the
     // op's results: not a weight's, a returned or a recomputed one.
@@ -488,11 +614,26 @@ void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
                   !resultsHeldByStep(op) && !recomputedByPlan(op);
     if (!planned && !marked)
       continue;
-    b.setInsertionPointAfter(op);
-    for (OpResult r : op->getResults())
-      if (!planned ? isFloatTensor(r.getType())
-                   : resultOffset(offsets, "host", r.getResultNumber()).has_value())
-        spill(r, offsets, r.getResultNumber());
+    Operation *after = op;
+    if (offsets && offsets.get("device"))
+      for (Value r : op->getResults())
+        if (Operation *own = ownAnnotation(r);
+            own && after->isBeforeInBlock(own))
+          after = own;
+    b.setInsertionPointAfter(after);
+    for (OpResult r : op->getResults()) {
+      unsigned index = r.getResultNumber();
+      bool hasHost =
+          offsets && offsets.get("device")
+              ? llvm::any_of(
+                    resultPlaces(
+                        offsets.getAs<DenseI64ArrayAttr>("host").asArrayRef(),
+                        results, index),
+                    placed)
+              : resultOffset(offsets, "host", index).has_value();
+      if (!planned ? isFloatTensor(r.getType()) : hasHost)
+        spill(r, offsets, index, results, op->getAttr(kStageAttr));
+    }
   }
 }
 
@@ -1247,8 +1388,10 @@ LogicalResult Differentiator::run() {
     });
     for (auto grid : module.getOps<shard::GridOp>())
       if (auto axis = grid->getAttrOfType<IntegerAttr>("loom.pipeline_axis");
-          axis && axis.getInt() >= 0 && axis.getInt() < grid.getRank())
-        interleaved = stages > grid.getShape()[axis.getInt()];
+          axis && axis.getInt() >= 0 && axis.getInt() < grid.getRank()) {
+        pipelineDevices = grid.getShape()[axis.getInt()];
+        interleaved = stages > pipelineDevices;
+      }
   }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   // The forward as placement left it: each streamed weight's copy live at
@@ -1308,7 +1451,7 @@ LogicalResult Differentiator::run() {
   // is written.
   for (Operation *op : forwardOrder) {
     bool returned = resultsHeldByStep(op);
-    if (offloadedByPlan(op->getAttrOfType<DictionaryAttr>(kOffsetsAttr)) &&
+    if (offloadedByPlan(plannedOffsets(op)) &&
         (returned || recomputedByPlan(op)))
       return op->emitOpError("loom-autodiff: the static memory plan offloads a result of this "
                              "op to host memory, but the step ")
@@ -1363,6 +1506,7 @@ LogicalResult Differentiator::run() {
   for (Operation *op : llvm::reverse(forwardOrder)) {
     b.setInsertionPoint(ret);
     turnCopies.clear();
+    turnStage = op->getAttr(kStageAttr);
     Operation *turnStart = ret->getPrevNode();
     for (Operation *re : rerunsAt.lookup(op))
       if (failed(rerun(re)))
@@ -1398,7 +1542,7 @@ LogicalResult Differentiator::run() {
   for (Operation *clone : llvm::reverse(reruns))
     if (clone->use_empty())
       clone->erase();
-  for (auto &[value, spill] : spills)
+  for (auto &[key, spill] : spills)
     if (!spill.reload)
       spill.host.getDefiningOp()->erase();
   placeGradients(forwardOrder);

@@ -95,24 +95,26 @@ struct OffsetSource {
     return pipelineDevice ? kPipelineOffsetsAttr : kOffsetsAttr;
   }
 
-  /// The forward offsets of result `index` of `results` in `offsets` (an
-  /// op's or argument's attrName() dictionary): one per micro-batch, one
-  /// for every call (a program of one device, or micro-batches sharing
-  /// it), or none. Fails on `owner` where a pipelined dictionary is another
-  /// device's, holds no whole number of micro-batches, or places a value
-  /// in some micro-batches and not others.
-  FailureOr<SmallVector<int64_t, 1>> forward(Operation *owner, StringRef what,
-                                             Attribute attr, unsigned results,
-                                             unsigned index) const {
+  /// The `kind` offsets ("forward"; "host" for a pipelined spill's host
+  /// copy) of result `index` of `results` in `offsets` (an op's or
+  /// argument's attrName() dictionary): one per micro-batch, one for every
+  /// call (a program of one device, or micro-batches sharing it), or none.
+  /// Fails on `owner` where a pipelined dictionary is another device's,
+  /// holds no whole number of micro-batches, or places a value in some
+  /// micro-batches and not others.
+  FailureOr<SmallVector<int64_t, 1>> places(Operation *owner, StringRef what,
+                                            Attribute attr, unsigned results,
+                                            unsigned index,
+                                            StringRef kind = "forward") const {
     SmallVector<int64_t, 1> at;
     auto offsets = dyn_cast_or_null<DictionaryAttr>(attr);
-    if (attr && (!offsets || (offsets.get("forward") &&
-                              !offsets.getAs<DenseI64ArrayAttr>("forward"))))
+    if (attr && (!offsets || (offsets.get(kind) &&
+                              !offsets.getAs<DenseI64ArrayAttr>(kind))))
       return owner->emitOpError()
              << what << " has a malformed " << attrName() << " (" << attr
-             << "): a dictionary whose `forward` is an array<i64>";
+             << "): a dictionary whose `" << kind << "` is an array<i64>";
     if (!pipelineDevice) {
-      if (std::optional<int64_t> o = forwardOffset(offsets, index))
+      if (std::optional<int64_t> o = resultOffset(offsets, kind, index))
         at.push_back(*o);
       return at;
     }
@@ -126,12 +128,12 @@ struct OffsetSource {
              << (device ? std::to_string(device.getInt()) : "(none)")
              << ", but its function runs on pipeline device "
              << *pipelineDevice;
-    auto all = offsets.getAs<DenseI64ArrayAttr>("forward");
+    auto all = offsets.getAs<DenseI64ArrayAttr>(kind);
     if (!all)
       return at;
     if (all.size() != microBatches * static_cast<int64_t>(results))
       return owner->emitOpError()
-             << what << " has " << all.size() << " forward offsets in "
+             << what << " has " << all.size() << " " << kind << " offsets in "
              << kPipelineOffsetsAttr << ", not one per micro-batch ("
              << microBatches << ", the function's " << kMicroBatchesAttr
              << ") and result (" << results
@@ -141,9 +143,9 @@ struct OffsetSource {
     if (llvm::none_of(at, placed))
       return SmallVector<int64_t, 1>();
     if (!llvm::all_of(at, placed))
-      return owner->emitOpError()
-             << what
-             << " has a forward offset in some micro-batches but not in others";
+      return owner->emitOpError() << what << " has a " << kind
+                                  << " offset in some micro-batches but not "
+                                     "in others";
     if (llvm::all_equal(at))
       at.resize(1);
     return at;
@@ -277,7 +279,7 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
                         Attribute offsets, unsigned results, unsigned index,
                         int64_t defined) -> LogicalResult {
     FailureOr<SmallVector<int64_t, 1>> at =
-        source.forward(owner, what, offsets, results, index);
+        source.places(owner, what, offsets, results, index);
     if (failed(at))
       return failure();
     return add(value, owner, std::move(what), *at, defined);
@@ -311,14 +313,26 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
       continue;
     }
     if (isa<FetchOp, SpillOp, ReloadOp>(op)) {
-      if (std::optional<int64_t> offset = movementOffset(&op))
-        if (failed(add(op.getResult(0), &op,
-                       isa<FetchOp>(op)   ? "the fetched weight"
-                       : isa<SpillOp>(op) ? "the spilled activation's host copy"
-                                          : "the reloaded activation",
-                       {*offset}, position[&op],
-                       isa<SpillOp>(op) ? Tier::Host : Tier::Device)))
+      // Its `at`; in a pipelined stage, a place per micro-batch (a spill's
+      // host copy at `host`, a reload at `forward`).
+      std::string what = isa<FetchOp>(op) ? "the fetched weight"
+                         : isa<SpillOp>(op)
+                             ? "the spilled activation's host copy"
+                             : "the reloaded activation";
+      Tier tier = isa<SpillOp>(op) ? Tier::Host : Tier::Device;
+      SmallVector<int64_t, 1> at;
+      if (std::optional<int64_t> offset = movementOffset(&op)) {
+        at.push_back(*offset);
+      } else if (source.pipelineDevice) {
+        FailureOr<SmallVector<int64_t, 1>> places =
+            source.places(&op, what, op.getAttr(source.attrName()), 1, 0,
+                          tier == Tier::Host ? "host" : "forward");
+        if (failed(places))
           return failure();
+        at = *places;
+      }
+      if (failed(add(op.getResult(0), &op, what, at, position[&op], tier)))
+        return failure();
       continue;
     }
     Attribute offsets = op.getAttr(source.attrName());

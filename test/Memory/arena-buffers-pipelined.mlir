@@ -156,3 +156,45 @@ module attributes {loom.memory_plan = {pipeline_arenas = [{device = {bytes = 256
     return %y : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// A spill and its reload in a pipelined stage (--loom-autodiff writes the
+// plan's offload so): the host copy at the host arena's places of each
+// micro-batch (`host`), the reload at the device's (`forward`), both read
+// from the table by the micro-batch.
+module attributes {loom.memory_plan = {pipeline_arenas = [{device = {bytes = 256 : i64}, host = {bytes = 128 : i64}}]}} {
+  func.func @main_stage0(%x: tensor<2x8xf32>) -> tensor<2x8xf32> attributes {loom.micro_batches = 2 : i64, loom.pipeline_stage = 0 : i64} {
+    %y = loom.unary relu %x {loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 0, 0>}} : tensor<2x8xf32>
+    %h = loom.spill %y {loom.pipeline_offsets = {device = 0 : i64, host = array<i64: 0, 64>}} : tensor<2x8xf32>
+    %z = loom.unary neg %y {loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 64, 64>}} : tensor<2x8xf32>
+    %r = loom.reload %h {loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 128, 192>}} : tensor<2x8xf32>
+    %s = loom.binary add %r, %z : tensor<2x8xf32>, tensor<2x8xf32>
+    return %s : tensor<2x8xf32>
+  }
+}
+// CHECK:      memref.global "private" constant @main_stage0_micro_batch_offsets : memref<2x2xi64> = dense<{{\[\[}}0, 64], [128, 192]]>
+// CHECK:      func.func @main_stage0(%{{[a-z0-9]+}}: tensor<2x8xf32>, %[[DEV:[a-z0-9]+]]: memref<256xi8> {loom.arena = "device"}, %[[HOST:[a-z0-9]+]]: memref<128xi8> {loom.arena = "host"}, %{{[a-z0-9]+}}: memref<1xi64> {loom.micro_batch_places = 2 : i64})
+// CHECK:      loom.unary relu
+// CHECK:      %[[ROW0:.*]] = arith.constant 0 : index
+// CHECK:      memref.load %{{.*}}[%[[ROW0]], %{{.*}}] : memref<2x2xi64>
+// CHECK:      %[[HV:.*]] = memref.view %[[HOST]][%{{.*}}][] : memref<128xi8> to memref<2x8xf32>
+// CHECK:      %[[HT:.*]] = bufferization.to_tensor %[[HV]]
+// CHECK:      bufferization.materialize_in_destination %{{.*}} in %[[HT]]
+// CHECK:      loom.unary neg
+// CHECK:      %[[ROW1:.*]] = arith.constant 1 : index
+// CHECK:      memref.load %{{.*}}[%[[ROW1]], %{{.*}}] : memref<2x2xi64>
+// CHECK:      %[[RV:.*]] = memref.view %[[DEV]][%{{.*}}][] : memref<256xi8> to memref<2x8xf32>
+// CHECK-NOT:  loom.spill
+// CHECK-NOT:  loom.reload
+
+// -----
+
+module attributes {loom.memory_plan = {pipeline_arenas = [{device = {bytes = 256 : i64}, host = {bytes = 128 : i64}}]}} {
+  func.func @main_stage0(%x: tensor<2x8xf32>) -> tensor<2x8xf32> attributes {loom.micro_batches = 2 : i64, loom.pipeline_stage = 0 : i64} {
+    // expected-error @+1 {{the spilled activation's host copy has a host offset in some micro-batches but not in others}}
+    %h = loom.spill %x {loom.pipeline_offsets = {device = 0 : i64, host = array<i64: 0, -1>}} : tensor<2x8xf32>
+    %r = loom.reload %h : tensor<2x8xf32>
+    return %r : tensor<2x8xf32>
+  }
+}

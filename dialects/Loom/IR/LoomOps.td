@@ -729,7 +729,10 @@ def Loom_SpillOp : Loom_Op<"spill", [AllTypesMatch<["activation", "result"]>,
     is the copy's byte offset in the host arena of the static memory plan,
     where placement planned one (in a partitioned program, of the device's
     shard: it is sharded as its operand). Written by --loom-autodiff from
-    the plan's `loom.offsets` host places.
+    the plan's `loom.offsets` host places. In a pipelined program the places
+    are one per micro-batch instead, in the op's `loom.pipeline_offsets`
+    (`{device, host}` on a spill, `{device, forward}` on a reload), and
+    `at` is absent.
 
     ```mlir
     %h = loom.spill %a at 4096 : tensor<8x512xf32>
