@@ -219,7 +219,7 @@ private:
   /// places in `loom.offsets`, or, pipelined, in `loom.pipeline_offsets`
   /// one per micro-batch; or every result of an op marked `loom.offload`
   /// where there is no static plan) after the forward writes them.
-  void spillOffloaded(ArrayRef<Operation *> forwardOrder);
+  LogicalResult spillOffloaded(ArrayRef<Operation *> forwardOrder);
 
   func::FuncOp func;
   DenseSet<Value> activeValues;
@@ -244,19 +244,30 @@ private:
   /// backward (the plan's `backward` offset), and its reload once the
   /// backward has read it. In a pipelined plan the places are one per
   /// micro-batch (`backwardPlaces`, in the form of `like`, the value's
-  /// kPipelineOffsetsAttr) and the spill is its stage's: only that stage's
-  /// backward reloads it (another stage reads its own copy, as the plan
-  /// holds it there).
+  /// kPipelineOffsetsAttr) and the spill is its pipeline device's: only the
+  /// backward on that device reloads it (another device reads its own
+  /// copy, as the plan holds it there).
   struct Spill {
     Value host;
     std::optional<int64_t> backwardOffset;
     Value reload;
     DictionaryAttr like;
     DenseI64ArrayAttr backwardPlaces;
-    Attribute stage;
   };
-  /// By value and the stage spilling it (null: a program without stages).
-  DenseMap<std::pair<Value, Attribute>, Spill> spills;
+  /// By value and the pipeline device spilling it (null: a program without
+  /// stages, whose spill every turn reads).
+  using SpillKey = std::pair<Value, Attribute>;
+  DenseMap<SpillKey, Spill> spills;
+  /// The pipeline device running `stage` (as an attribute, null without
+  /// stages): a spill's key.
+  Attribute deviceOf(Attribute stage) const {
+    auto s = dyn_cast_or_null<IntegerAttr>(stage);
+    if (!s || pipelineDevices <= 0)
+      return nullptr;
+    return IntegerAttr::get(s.getType(), s.getInt() % pipelineDevices);
+  }
+  /// The spill the backward turn being written reads `v` from, if any.
+  std::optional<SpillKey> turnSpill(Value v) const;
   /// The pipeline stage of the backward turn being written (null in a
   /// program without stages).
   Attribute turnStage;
@@ -264,7 +275,7 @@ private:
   /// the op: ZeRO-3's gathers (and views of them).
   DenseMap<Operation *, Value> turnCopies;
   /// The annotations of reloaded values, re-made on the reload once (per
-  /// stage), as the reload serves every later turn: a result annotated twice
+  /// spill), as the reload serves every later turn: a result annotated twice
   /// crashes upstream partitioning after loom-split-stages' propagation.
   DenseMap<std::pair<Operation *, Attribute>, Value> reloadAnnotations;
   /// Each streamed weight's live device copy, and the weights of each chunk.
@@ -300,16 +311,20 @@ bool Differentiator::recomputedByPlan(Operation *op) const {
   return recomputedByOffsets(plannedOffsets(op));
 }
 
+std::optional<Differentiator::SpillKey>
+Differentiator::turnSpill(Value v) const {
+  for (SpillKey key :
+       {SpillKey{v, deviceOf(turnStage)}, SpillKey{v, Attribute()}})
+    if (spills.count(key))
+      return key;
+  return std::nullopt;
+}
+
 FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
   if (Value copy = recomputed.lookup(v))
     return copy;
-  auto ownSpill = [&](Value value) -> Spill * {
-    auto it = spills.find({value, turnStage});
-    if (it == spills.end())
-      it = spills.find({value, Attribute()});
-    return it == spills.end() ? nullptr : &it->second;
-  };
-  if (Spill *spill = ownSpill(v)) {
+  if (std::optional<SpillKey> key = turnSpill(v)) {
+    Spill *spill = &spills.find(*key)->second;
     if (!spill->reload) {
       IntegerAttr offset = spill->backwardOffset
                                ? b.getI64IntegerAttr(*spill->backwardOffset)
@@ -327,9 +342,11 @@ FailureOr<Value> Differentiator::backwardCopy(Value v, Operation *recomputing) {
     return v;
   // A spilled value read through its sharding annotations (a partitioned
   // program): the annotations again, on the reload.
+  std::optional<SpillKey> spilled;
   if (auto annotation = dyn_cast<shard::ShardOp>(def);
-      annotation && ownSpill(lookThroughShards(v))) {
-    std::pair<Operation *, Attribute> key{annotation.getOperation(), turnStage};
+      annotation && (spilled = turnSpill(lookThroughShards(v)))) {
+    std::pair<Operation *, Attribute> key{annotation.getOperation(),
+                                          spilled->second};
     if (Value copy = reloadAnnotations.lookup(key))
       return copy;
     // (The source's copy may add entries: no reference into the map is
@@ -495,7 +512,8 @@ LogicalResult Differentiator::writeMovement(Operation *op, StringRef attr) {
   return success();
 }
 
-void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
+LogicalResult
+Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
   OpBuilder::InsertionGuard guard(b);
   auto placed = [](int64_t at) { return at >= 0; };
   // A pipelined plan's offsets hold a place per micro-batch: the value is
@@ -503,7 +521,7 @@ void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
   // by the spill of `stage` (one running on the offsets' device), and
   // reloaded at its `backward` places where every micro-batch has one.
   auto spill = [&](Value v, DictionaryAttr offsets, unsigned index,
-                   unsigned results, Attribute stage) {
+                   unsigned results, Attribute stage) -> LogicalResult {
     b.setLoc(v.getLoc());
     if (!offsets || !offsets.get("device")) {
       std::optional<int64_t> host = resultOffset(offsets, "host", index);
@@ -511,18 +529,34 @@ void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
       spills[{v, Attribute()}] = {
           SpillOp::create(b, v.getType(), v, at).getResult(),
           resultOffset(offsets, "backward", index), Value()};
-      return;
+      return success();
     }
+    // (A value no stage reads on that device is not spilled; nor is one
+    // spilled there already.)
+    SpillKey key{v, deviceOf(stage)};
     auto host = offsets.getAs<DenseI64ArrayAttr>("host");
     auto backward = offsets.getAs<DenseI64ArrayAttr>("backward");
-    if (!stage || !host || !backward)
-      return;
+    if (!key.second || !host || spills.count(key))
+      return success();
     SmallVector<int64_t> hostPlaces =
         resultPlaces(host.asArrayRef(), results, index);
     SmallVector<int64_t> backwardPlaces =
-        resultPlaces(backward.asArrayRef(), results, index);
-    if (!llvm::all_of(hostPlaces, placed))
-      return;
+        backward ? resultPlaces(backward.asArrayRef(), results, index)
+                 : SmallVector<int64_t>();
+    if (!llvm::all_of(hostPlaces, placed)) {
+      Operation *owner = v.getDefiningOp();
+      return emitError(v.getLoc(),
+                       "loom-autodiff: the static memory plan offloads ")
+             << (owner
+                     ? "result #" +
+                           std::to_string(cast<OpResult>(v).getResultNumber()) +
+                           " of '" + owner->getName().getStringRef().str() + "'"
+                     : "argument #" +
+                           std::to_string(
+                               cast<BlockArgument>(v).getArgNumber()))
+             << " in some micro-batches but not in others ("
+             << kPipelineOffsetsAttr << " `host`: " << host << ")";
+    }
     auto op = SpillOp::create(b, v.getType(), v, IntegerAttr());
     op->setAttr(
         kPipelineOffsetsAttr,
@@ -531,10 +565,11 @@ void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
              b.getNamedAttr("host", b.getDenseI64ArrayAttr(hostPlaces))}));
     op->setAttr(kStageAttr, stage);
     DenseI64ArrayAttr reloadPlaces;
-    if (llvm::all_of(backwardPlaces, placed))
+    if (!backwardPlaces.empty() && llvm::all_of(backwardPlaces, placed))
       reloadPlaces = b.getDenseI64ArrayAttr(backwardPlaces);
-    spills[{v, stage}] = {op.getResult(), std::nullopt, Value(),
-                          offsets,        reloadPlaces, stage};
+    spills[key] = {op.getResult(), std::nullopt, Value(), offsets,
+                   reloadPlaces};
+    return success();
   };
   // The first forward op (of a stage on pipeline device `device`, where
   // given) reading `v`, directly or through its sharding annotations (which
@@ -571,22 +606,26 @@ void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
   // (`loom.received_offsets`), each spilled before the device's first
   // reader, in its stage, after which loom-split-stages receives it.
   auto spillReceived = [&](Value v, ArrayAttr received, unsigned index,
-                           unsigned results) {
+                           unsigned results) -> LogicalResult {
     for (auto entry : received.getAsRange<DictionaryAttr>()) {
       auto device = entry.getAs<IntegerAttr>("device");
       if (!device || !offloadedByPlan(entry))
         continue;
       if (Operation *reader = firstReader(v, device.getInt())) {
         b.setInsertionPoint(reader);
-        spill(v, entry, index, results, reader->getAttr(kStageAttr));
+        if (failed(
+                spill(v, entry, index, results, reader->getAttr(kStageAttr))))
+          return failure();
       }
     }
+    return success();
   };
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
     if (auto received =
-            func.getArgAttrOfType<ArrayAttr>(i, kReceivedOffsetsAttr))
-      spillReceived(arg, received, 0, 1);
+            func.getArgAttrOfType<ArrayAttr>(i, kReceivedOffsetsAttr);
+        received && failed(spillReceived(arg, received, 0, 1)))
+      return failure();
     auto offsets = func.getArgAttrOfType<DictionaryAttr>(i, kOffsetsAttr);
     if (!offsets)
       offsets = func.getArgAttrOfType<DictionaryAttr>(i, kPipelineOffsetsAttr);
@@ -597,16 +636,22 @@ void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
       b.setInsertionPointAfter(own);
     else
       b.setInsertionPointToStart(&func.getBody().front());
-    Operation *reader = firstReader(arg, std::nullopt);
-    spill(arg, offsets, 0, 1,
-          reader ? reader->getAttr(kStageAttr) : Attribute());
+    // Spilled by the first stage reading it on the plan's device.
+    std::optional<int64_t> device;
+    if (auto d = offsets.getAs<IntegerAttr>("device"))
+      device = d.getInt();
+    Operation *reader = firstReader(arg, device);
+    if (failed(spill(arg, offsets, 0, 1,
+                     reader ? reader->getAttr(kStageAttr) : Attribute())))
+      return failure();
   }
   for (Operation *op : forwardOrder) {
     DictionaryAttr offsets = plannedOffsets(op);
     unsigned results = op->getNumResults();
     if (auto received = op->getAttrOfType<ArrayAttr>(kReceivedOffsetsAttr))
       for (OpResult r : op->getResults())
-        spillReceived(r, received, r.getResultNumber(), results);
+        if (failed(spillReceived(r, received, r.getResultNumber(), results)))
+          return failure();
     bool planned = offloadedByPlan(offsets);
     // A mark without a plan moves what the backward could read of the
     // op's results: not a weight's, a returned or a recomputed one.
@@ -632,9 +677,11 @@ void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
                     placed)
               : resultOffset(offsets, "host", index).has_value();
       if (!planned ? isFloatTensor(r.getType()) : hasHost)
-        spill(r, offsets, index, results, op->getAttr(kStageAttr));
+        if (failed(spill(r, offsets, index, results, op->getAttr(kStageAttr))))
+          return failure();
     }
   }
+  return success();
 }
 
 void Differentiator::findActive() {
@@ -1462,7 +1509,8 @@ LogicalResult Differentiator::run() {
              << kRerunMovementAttr << "), but the plan does not recompute it";
   }
 
-  spillOffloaded(forwardOrder);
+  if (failed(spillOffloaded(forwardOrder)))
+    return failure();
 
   // The signature: a cotangent per float result after the inputs.
   MLIRContext *ctx = func.getContext();

@@ -309,7 +309,9 @@ LOOMRT_API loomrt_status loomrt_artifact_info(const loomrt_artifact *a,
                                               loomrt_tensor_info *info);
 /* Checks world size == ranks, sets the grid, dlopens the program library
  * (RTLD_NOW | RTLD_GLOBAL) and resolves the entry, and allocates every
- * local buffer (zero-filled). */
+ * local buffer (zero-filled). Collective over the world (it makes the
+ * communicator of the ranks holding the outputs): every rank loads, and
+ * loads its artifacts in the same order. */
 LOOMRT_API loomrt_status loomrt_artifact_load(loomrt_artifact *a);
 /* The local buffer of a tensor (after load); owned by the artifact. */
 LOOMRT_API loomrt_tensor *loomrt_artifact_buffer(loomrt_artifact *a,

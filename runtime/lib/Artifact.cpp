@@ -74,6 +74,9 @@ struct loomrt_artifact {
   /// members' world ranks; a split output is gathered over it.
   MPI_Comm outputComm = MPI_COMM_NULL;
   std::vector<int> outputMembers;
+  /// Whether load has split the world into outputComm (once, on every
+  /// rank, even where a later step of load failed).
+  bool outputCommMade = false;
   /// The model's view before load; this rank's stage's after it.
   std::vector<TensorDesc> tensors[3];
   void *handle = nullptr;
@@ -395,15 +398,22 @@ loomrt_status parseManifest(loomrt_artifact &a) {
   }
   // A micro-batched output is concatenated along its batch dimension, which
   // the runtime does on whole tensors; a gradient summed over micro-batches
-  // is summed shard by shard (ZeRO's reduce-scattered gradients).
-  if (a.microBatches > 1)
-    for (const TensorDesc &t : a.tensors[LOOMRT_OUTPUT])
-      for (int64_t n : t.naxes)
-        if (n && !t.sumOverMicroBatches)
-          return bad("output '" + t.name +
-                     "' is split over the grid; micro-batched programs must "
-                     "return replicated outputs, or gradients summed over "
-                     "the micro-batches");
+  // is summed shard by shard (ZeRO's reduce-scattered gradients). Checked
+  // on the model's outputs and on each stage's.
+  auto splitUnsummed = [&](const std::string &scope,
+                           const std::vector<TensorDesc> &outputs) {
+    if (a.microBatches > 1)
+      for (const TensorDesc &t : outputs)
+        for (int64_t n : t.naxes)
+          if (n && !t.sumOverMicroBatches)
+            return bad(scope + "output '" + t.name +
+                       "' is split over the grid; micro-batched programs "
+                       "must return replicated outputs, or gradients summed "
+                       "over the micro-batches");
+    return ok();
+  };
+  if (loomrt_status s = splitUnsummed("", a.tensors[LOOMRT_OUTPUT]))
+    return s;
 
   if (!m.contains("stages")) {
     StageDesc whole;
@@ -461,13 +471,19 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     }
     // The last stage's ranks hold the outputs, so a split output is split
     // over the other axes only and gathered from those ranks.
-    for (const TensorDesc &t : stage.tensors[LOOMRT_OUTPUT])
+    if (loomrt_status s = splitUnsummed(scope, stage.tensors[LOOMRT_OUTPUT]))
+      return s;
+    for (size_t o = 0; o < stage.tensors[LOOMRT_OUTPUT].size(); ++o) {
+      const TensorDesc &t = stage.tensors[LOOMRT_OUTPUT][o];
       for (size_t d = 0; d < t.naxes.size(); ++d)
         for (int64_t i = 0; i < t.naxes[d]; ++i)
           if (((t.axes[d] >> (8 * i)) & 0xff) == a.pipelineAxis && count > 1)
-            return bad(scope + "output '" + t.name +
-                       "' is split over the pipeline axis; only the last "
-                       "stage holds the outputs");
+            return bad(format("%soutputs[%zu] ('%s') is split over the "
+                              "pipeline axis (grid axis %lld); only the last "
+                              "stage holds the outputs",
+                              scope.c_str(), o, t.name.c_str(),
+                              (long long)a.pipelineAxis));
+    }
     a.stages.push_back(std::move(stage));
   }
   return ok();
@@ -634,7 +650,8 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
   // without stages). Collective over the world, as load is.
   bool holdsOutputs = a->pipelineAxis < 0 ||
                       a->stage == a->grid[a->pipelineAxis] - 1;
-  if (mpiRunning() && a->outputComm == MPI_COMM_NULL) {
+  if (mpiRunning() && !a->outputCommMade) {
+    a->outputCommMade = true;
     if (MPI_Comm_split(MPI_COMM_WORLD, holdsOutputs ? 0 : MPI_UNDEFINED,
                        loomrt_world_rank(), &a->outputComm) != MPI_SUCCESS)
       return fail(LOOMRT_ERR_MPI,

@@ -127,21 +127,34 @@ loomrt_status loom::runtime::gatherShards(
     const int64_t *global_shape, const int64_t *split_naxes,
     const int64_t *split_axes, loomrt_tensor **out) {
   *out = nullptr;
-  int64_t esize = loomrt_dtype_size(dtype);
-  if (!esize)
-    return fail(LOOMRT_ERR_INVALID, format("unknown dtype code %d", dtype));
   int me = 0;
   MPI_Comm_rank(comm, &me);
+  int64_t esize = loomrt_dtype_size(dtype);
   Slice mine;
-  if (loomrt_status st = computeSlice(rank, global_shape, split_naxes,
-                                      split_axes, members[me], mine))
-    return st;
-  if (loomrt_status st = checkDst(mine, esize, local_bytes))
-    return st;
-  MPI_Datatype type;
+  MPI_Datatype type = MPI_BYTE;
   bool owned = false;
-  if (loomrt_status st = bytesType(local_bytes, &type, &owned))
-    return st;
+  loomrt_status st =
+      !esize ? fail(LOOMRT_ERR_INVALID, format("unknown dtype code %d", dtype))
+             : computeSlice(rank, global_shape, split_naxes, split_axes,
+                            members[me], mine);
+  if (!st)
+    st = checkDst(mine, esize, local_bytes);
+  if (!st)
+    st = bytesType(local_bytes, &type, &owned);
+  // Every member agrees before the gather, so a rank's local error never
+  // leaves the others waiting in it.
+  int failed = st != LOOMRT_OK, anyFailed = 0;
+  if (MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, comm) !=
+      MPI_SUCCESS)
+    anyFailed = 1;
+  if (anyFailed) {
+    if (owned)
+      MPI_Type_free(&type);
+    return st ? st
+              : fail(LOOMRT_ERR_MPI,
+                     "another rank could not take part in the gather of a "
+                     "split tensor");
+  }
   std::vector<char> all;
   if (me == root)
     all.resize((size_t)(local_bytes * members.size()));
@@ -153,14 +166,14 @@ loomrt_status loom::runtime::gatherShards(
   if (me != root)
     return ok();
   loomrt_tensor *t = nullptr;
-  if (loomrt_status st = makeTensor(
-          dtype, std::vector<int64_t>(global_shape, global_shape + rank), &t))
+  if ((st = makeTensor(
+           dtype, std::vector<int64_t>(global_shape, global_shape + rank), &t)))
     return st;
   char *g = static_cast<char *>(t->data);
   for (size_t r = 0; r < members.size(); ++r) {
     Slice s;
-    if (loomrt_status st = computeSlice(rank, global_shape, split_naxes,
-                                        split_axes, members[r], s)) {
+    if ((st = computeSlice(rank, global_shape, split_naxes, split_axes,
+                           members[r], s))) {
       loomrt_tensor_destroy(t);
       return st;
     }

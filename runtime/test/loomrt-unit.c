@@ -4,7 +4,8 @@
  * .npy and .pb round trips (including hand-written protobuf with typed and
  * packed fields), file_info offsets, rejection of Fortran-order/big-endian
  * .npy, shard slicing over a 2x2 grid (from a file and from memory) and the
- * too-short-file message. Usage: loomrt-unit SCRATCH_DIR. Prints "ok" lines
+ * too-short-file message, and an opened artifact's micro-batch range and
+ * output gather before load. Usage: loomrt-unit SCRATCH_DIR. Prints "ok" lines
  * and exits non-zero at the first failure.
  */
 #include "loomrt.h"
@@ -244,6 +245,38 @@ static void testShards(void) {
   printf("ok shards\n");
 }
 
+/* An opened (not loaded) artifact: the micro-batch a call runs must be one
+ * of the step's, and gathering an output needs a loaded artifact. */
+static void testArtifactState(void) {
+  static const char manifest[] =
+      "{\"format\": \"loom-artifact\", \"version\": 1, \"backend\": \"cpu\",\n"
+      " \"library\": \"program.so\", \"entry\": \"loom_entry\", \"grid\": "
+      "null,\n"
+      " \"ranks\": 1, \"micro_batches\": 2, \"inputs\": [], \"weights\": [],\n"
+      " \"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\", \"shape\": "
+      "[2],\n"
+      "               \"local_shape\": [2], \"split\": [[]]}]}\n";
+  writeBytes(path("manifest.json"), manifest, sizeof(manifest) - 1);
+  loomrt_artifact *a = NULL;
+  CHECK(loomrt_artifact_open(dir, &a) == LOOMRT_OK);
+  CHECK(loomrt_artifact_micro_batches(a) == 2);
+  CHECK(loomrt_artifact_set_micro_batch(a, 1) == LOOMRT_OK);
+  CHECK(loomrt_artifact_set_micro_batch(a, 2) == LOOMRT_ERR_INVALID);
+  CHECK(strstr(loomrt_last_error(), "micro-batch 2 of a step of 2"));
+  CHECK(loomrt_artifact_set_micro_batch(a, -1) == LOOMRT_ERR_INVALID);
+  CHECK(loomrt_artifact_set_micro_batch(NULL, 0) == LOOMRT_ERR_STATE);
+  int64_t shape[1] = {2};
+  loomrt_tensor *local = NULL, *out = NULL;
+  CHECK(loomrt_tensor_create(LOOMRT_FLOAT32, 1, shape, &local) == LOOMRT_OK);
+  CHECK(loomrt_artifact_gather_output(a, 0, local, &out) != LOOMRT_OK);
+  CHECK(out == NULL);
+  CHECK(loomrt_artifact_gather_output(a, 1, local, &out) == LOOMRT_ERR_INVALID);
+  CHECK(strstr(loomrt_last_error(), "invalid artifact output"));
+  loomrt_tensor_destroy(local);
+  loomrt_artifact_close(a);
+  printf("ok artifact state\n");
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: loomrt-unit SCRATCH_DIR\n");
@@ -256,6 +289,7 @@ int main(int argc, char **argv) {
   testTypedPb();
   testNpyRejects();
   testShards();
+  testArtifactState();
   CHECK(loomrt_now_ns() >= t0);
   printf("all passed\n");
   return failures;

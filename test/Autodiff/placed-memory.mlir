@@ -409,3 +409,44 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = loom.unary tanh %d {loom.offsets = {forward = array<i64: 304>, gradient = array<i64: 0>}} : tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A pipelined plan's offload (places by micro-batch): %y is spilled by its
+// own stage at its host places and reloaded by that stage's backward at its
+// backward places; the copy device 1 receives and offloads (its
+// loom.received_offsets entry) is spilled by stage 1 before its reader
+// there, and reloaded by stage 1's backward.
+// CHECK-LABEL: func.func @main(%{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xf32> {loom.cotangent_of = 0 : i64, loom.name = "result0.grad"}) -> (tensor<4xf32>, tensor<4xf32> {loom.gradient_of = "w0"
+// CHECK:      %[[Y:.+]] = loom.binary mul
+// CHECK-NEXT: %[[H0:.+]] = loom.spill %[[Y]] {loom.pipeline_offsets = {device = 0 : i64, host = array<i64: 0, 16>}, loom.stage = 0 : i64}
+// CHECK-NEXT: loom.binary mul %[[Y]], %{{.+}} {loom.stage = 0 : i64}
+// CHECK-NEXT: %[[H1:.+]] = loom.spill %[[Y]] {loom.pipeline_offsets = {device = 1 : i64, host = array<i64: 64, 80>}, loom.stage = 1 : i64}
+// CHECK-NEXT: loom.binary mul %[[Y]], %{{.+}} {loom.stage = 1 : i64}
+// CHECK:      %[[R1:.+]] = loom.reload %[[H1]] {loom.backward, loom.pipeline_offsets = {device = 1 : i64, forward = array<i64: 32, 48>}, loom.stage = 1 : i64}
+// CHECK-NEXT: loom.binary mul %{{.+}}, %[[R1]] {loom.backward, loom.stage = 1 : i64}
+// CHECK:      %[[R0:.+]] = loom.reload %[[H0]] {loom.backward, loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 32, 48>}, loom.stage = 0 : i64}
+// CHECK-NEXT: loom.binary mul %{{.+}}, %[[R0]] {loom.backward, loom.stage = 0 : i64}
+shard.grid @pp(shape = 2) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {loom.micro_batches = 2 : i64} {
+  %w0 = loom.weight parameter "w0" from "w.bin"[0] : tensor<4xf32>
+  %w1 = loom.weight parameter "w1" from "w.bin"[16] : tensor<4xf32>
+  %w2 = loom.weight parameter "w2" from "w.bin"[32] : tensor<4xf32>
+  %y = loom.binary mul %x, %w0 {loom.stage = 0 : i64, loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 0, 16>, backward = array<i64: 32, 48>, host = array<i64: 0, 16>}, loom.received_offsets = [{device = 1 : i64, forward = array<i64: 0, 16>, backward = array<i64: 32, 48>, host = array<i64: 64, 80>}]} : tensor<4xf32>, tensor<4xf32>
+  %e = loom.binary mul %y, %w1 {loom.stage = 0 : i64} : tensor<4xf32>, tensor<4xf32>
+  %z = loom.binary mul %y, %w2 {loom.stage = 1 : i64} : tensor<4xf32>, tensor<4xf32>
+  %s = loom.binary add %z, %e {loom.stage = 1 : i64} : tensor<4xf32>, tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @pp(shape = 2) {loom.pipeline_axis = 0 : i64}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {loom.micro_batches = 2 : i64} {
+  %w0 = loom.weight parameter "w0" from "w.bin"[0] : tensor<4xf32>
+  %w1 = loom.weight parameter "w1" from "w.bin"[16] : tensor<4xf32>
+  // expected-error @+1 {{loom-autodiff: the static memory plan offloads result #0 of 'loom.binary' in some micro-batches but not in others (loom.pipeline_offsets `host`: array<i64: 0, -1>)}}
+  %y = loom.binary mul %x, %w0 {loom.stage = 0 : i64, loom.pipeline_offsets = {device = 0 : i64, forward = array<i64: 0, 16>, backward = array<i64: 32, -1>, host = array<i64: 0, -1>}} : tensor<4xf32>, tensor<4xf32>
+  %z = loom.binary mul %y, %w1 {loom.stage = 1 : i64} : tensor<4xf32>, tensor<4xf32>
+  return %z : tensor<4xf32>
+}
