@@ -7,8 +7,10 @@ placement only decides where buffers live and when weights move.
     same_step.py PLAIN PLACED --inputs a.npy,b.npy --out DIR [--ranks N] [--steps N]
 
 With --steps N each program runs N calls (a training step with its optimizer
-update trains between them) and the last call's outputs are compared. Prints "N outputs identical" or names the first output that differs and
-exits non-zero."""
+update trains between them) and the last call's outputs are compared.
+Outputs are matched by their manifest names, in whatever order each program
+returns them. Prints "N outputs identical" or names the first output that
+differs and exits non-zero."""
 import argparse
 import json
 import os
@@ -42,9 +44,11 @@ def main():
     a = p.parse_args()
     names, expected = run(a.plain, a.inputs, os.path.join(a.out, "plain"), a.ranks, a.steps)
     placed_names, got = run(a.placed, a.inputs, os.path.join(a.out, "placed"), a.ranks, a.steps)
-    if names != placed_names:
+    if sorted(names) != sorted(placed_names) or len(set(names)) != len(names):
         sys.exit("the programs return different outputs: %s against %s" % (placed_names, names))
-    for name, e, g in zip(names, expected, got):
+    by_name = dict(zip(placed_names, got))
+    for name, e in zip(names, expected):
+        g = by_name[name]
         if e.shape != g.shape or not np.array_equal(e, g):
             err = np.max(np.abs(e.astype(np.float64) - g)) if e.shape == g.shape else "shape"
             sys.exit("%s differs from the unplaced step (max abs error %s)" % (name, err))
