@@ -229,9 +229,6 @@ private:
   /// fetch) makes it another value's too, read at that value's turn. A
   /// sharding annotation's source and result count as one.
   DenseMap<Value, int> adjointOwners;
-  /// Whether the plan has more pipeline stages than its pipeline axis has
-  /// devices (an interleaved schedule).
-  bool interleaved = false;
   /// The devices of the plan's pipeline axis (0 without one).
   int64_t pipelineDevices = 0;
   DenseSet<Operation *> forwardOps;
@@ -431,17 +428,15 @@ LogicalResult Differentiator::rerun(Operation *op) {
   // The re-run writes where the static memory plan put the recomputed
   // value: its `backward` place is the clone's forward one. In a pipelined
   // plan that is a place per micro-batch, taken only where every
-  // micro-batch has one and the schedule is not interleaved (whose re-runs
-  // the plan times otherwise); the run loop also drops the place of a
-  // re-run written in another stage's backward.
+  // micro-batch has one; the run loop also drops the place of a re-run
+  // written in another stage's backward.
   DictionaryAttr offsets = plannedOffsets(op);
   auto backward =
       offsets ? offsets.getAs<DenseI64ArrayAttr>("backward") : nullptr;
   bool pipelined = offsets && offsets.get("device");
   auto placed = [](int64_t at) { return at >= 0; };
-  if (backward &&
-      (pipelined ? !interleaved && llvm::all_of(backward.asArrayRef(), placed)
-                 : llvm::any_of(backward.asArrayRef(), placed)))
+  if (backward && (pipelined ? llvm::all_of(backward.asArrayRef(), placed)
+                             : llvm::any_of(backward.asArrayRef(), placed)))
     setPlannedForward(clone, offsets, backward);
   for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults()))
     recomputed[from] = to;
@@ -1427,19 +1422,11 @@ LogicalResult Differentiator::run() {
            << func.getSymName() << "' has more than one block";
   findActive();
   Block &body = func.getBody().front();
-  if (auto module = func->getParentOfType<ModuleOp>()) {
-    int64_t stages = 0;
-    func.walk([&](Operation *op) {
-      if (auto stage = op->getAttrOfType<IntegerAttr>(kStageAttr))
-        stages = std::max(stages, stage.getInt() + 1);
-    });
+  if (auto module = func->getParentOfType<ModuleOp>())
     for (auto grid : module.getOps<shard::GridOp>())
       if (auto axis = grid->getAttrOfType<IntegerAttr>("loom.pipeline_axis");
-          axis && axis.getInt() >= 0 && axis.getInt() < grid.getRank()) {
+          axis && axis.getInt() >= 0 && axis.getInt() < grid.getRank())
         pipelineDevices = grid.getShape()[axis.getInt()];
-        interleaved = stages > pipelineDevices;
-      }
-  }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   // The forward as placement left it: each streamed weight's copy live at
   // its end, and the weights of each chunk.

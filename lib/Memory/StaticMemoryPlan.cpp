@@ -454,10 +454,21 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       // backward starts.)
       if (gradientFrom == INT64_MAX || sentAway)
         gradientFrom = std::min(gradientFrom, backward(size - 1));
-      if (returned)
-        end =
-            std::max(end, training ? (sequential ? F + perIteration : B + size)
-                                   : forward(size - 1) + 1);
+      if (returned) {
+        int64_t handedBack = training
+                                 ? (sequential ? F + perIteration : B + size)
+                                 : forward(size - 1) + 1;
+        // A pipelined training call returns its results when it ends:
+        // after the backward of every stage its device runs for this
+        // micro-batch (under an interleaved schedule, several; taskAt
+        // holds this device's tasks).
+        if (training && !sequential)
+          for (auto &[other, otherAt] : taskAt)
+            if (other.second == key.second && otherAt.second >= 0)
+              handedBack =
+                  std::max(handedBack, otherAt.second + stageSize[other.first]);
+        end = std::max(end, handedBack);
+      }
       if (kept && programs.offloadedActivations.contains(v)) {
         end = std::max(end, forward(def) + 2);
         int64_t firstRead = backward(lastUse);
