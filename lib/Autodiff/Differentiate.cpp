@@ -215,10 +215,12 @@ private:
   /// `v` as the backward has it now, reloading it at the builder when the
   /// plan spilled it. `recomputing`: the re-run op that reads `v`, if any.
   FailureOr<Value> backwardCopy(Value v, Operation *recomputing = nullptr);
-  /// Spills the activations the plan offloads to host memory (its host
-  /// places in `loom.offsets`, or, pipelined, in `loom.pipeline_offsets`
-  /// one per micro-batch; or every result of an op marked `loom.offload`
-  /// where there is no static plan) after the forward writes them.
+  /// Spills the activations the plan offloads to host memory after the
+  /// forward writes them: at its host places in `loom.offsets`, or,
+  /// pipelined, one per micro-batch in `loom.pipeline_offsets` (a copy
+  /// another device receives, `loom.received_offsets`, is spilled before
+  /// that device's first reader); without a static plan, every result of an
+  /// op marked `loom.offload`.
   LogicalResult spillOffloaded(ArrayRef<Operation *> forwardOrder);
 
   func::FuncOp func;
@@ -239,11 +241,12 @@ private:
   SmallVector<Operation *> reruns;
   /// Each spilled activation's host copy, with its device place for the
   /// backward (the plan's `backward` offset), and its reload once the
-  /// backward has read it. In a pipelined plan the places are one per
-  /// micro-batch (`backwardPlaces`, in the form of `like`, the value's
-  /// kPipelineOffsetsAttr) and the spill is its pipeline device's: only the
-  /// backward on that device reloads it (another device reads its own
-  /// copy, as the plan holds it there).
+  /// backward has read it. In a pipelined plan the spill is its pipeline
+  /// device's and its places are one per micro-batch: `backwardPlaces`,
+  /// written in the form of `like` (the plan's dictionary they came from:
+  /// the value's kPipelineOffsetsAttr, or its kReceivedOffsetsAttr entry).
+  /// The first backward turn on that device reading the value reloads it;
+  /// another device reads its own copy.
   struct Spill {
     Value host;
     std::optional<int64_t> backwardOffset;
@@ -255,18 +258,24 @@ private:
   /// stages, whose spill every turn reads).
   using SpillKey = std::pair<Value, Attribute>;
   DenseMap<SpillKey, Spill> spills;
-  /// The pipeline device running `stage` (as an attribute, null without
-  /// stages): a spill's key.
-  Attribute deviceOf(Attribute stage) const {
+  /// The pipeline device running `stage` (none without stages).
+  std::optional<int64_t> deviceIndex(Attribute stage) const {
     auto s = dyn_cast_or_null<IntegerAttr>(stage);
     if (!s || pipelineDevices <= 0)
-      return nullptr;
-    return IntegerAttr::get(s.getType(), s.getInt() % pipelineDevices);
+      return std::nullopt;
+    return s.getInt() % pipelineDevices;
+  }
+  /// deviceIndex as a spill's key (null without stages).
+  Attribute deviceOf(Attribute stage) const {
+    std::optional<int64_t> d = deviceIndex(stage);
+    return d ? IntegerAttr::get(cast<IntegerAttr>(stage).getType(), *d)
+             : Attribute();
   }
   /// The spill the backward turn being written reads `v` from, if any.
   std::optional<SpillKey> turnSpill(Value v) const;
   /// The pipeline stage of the backward turn being written (null in a
-  /// program without stages).
+  /// program without stages, and at a sharding annotation's turn, which
+  /// carries none).
   Attribute turnStage;
   /// What the backward turn being written has re-made of forward ops, by
   /// the op: ZeRO-3's gathers (and views of them).
@@ -512,8 +521,8 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
   OpBuilder::InsertionGuard guard(b);
   auto placed = [](int64_t at) { return at >= 0; };
   // A pipelined plan's offsets hold a place per micro-batch: the value is
-  // spilled where every micro-batch has a host place, into those places,
-  // by the spill of `stage` (one running on the offsets' device), and
+  // spilled into its host places (every micro-batch has one: checked up
+  // front) in `stage`, one on the offsets' device, once per device, and
   // reloaded at its `backward` places where every micro-batch has one.
   auto spill = [&](Value v, DictionaryAttr offsets, unsigned index,
                    unsigned results, Attribute stage) -> LogicalResult {
@@ -538,20 +547,8 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
     SmallVector<int64_t> backwardPlaces =
         backward ? resultPlaces(backward.asArrayRef(), results, index)
                  : SmallVector<int64_t>();
-    if (!llvm::all_of(hostPlaces, placed)) {
-      Operation *owner = v.getDefiningOp();
-      return emitError(v.getLoc(),
-                       "loom-autodiff: the static memory plan offloads ")
-             << (owner
-                     ? "result #" +
-                           std::to_string(cast<OpResult>(v).getResultNumber()) +
-                           " of '" + owner->getName().getStringRef().str() + "'"
-                     : "argument #" +
-                           std::to_string(
-                               cast<BlockArgument>(v).getArgNumber()))
-             << " in some micro-batches but not in others ("
-             << kPipelineOffsetsAttr << " `host`: " << host << ")";
-    }
+    if (!llvm::all_of(hostPlaces, placed))
+      return success();
     auto op = SpillOp::create(b, v.getType(), v, IntegerAttr());
     op->setAttr(
         kPipelineOffsetsAttr,
@@ -574,12 +571,11 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
         Operation *first = nullptr;
         for (Operation *user : v.getUsers()) {
           Operation *reader = nullptr;
-          auto stage = user->getAttrOfType<IntegerAttr>(kStageAttr);
           if (auto annotation = dyn_cast<shard::ShardOp>(user))
             reader = firstReader(annotation.getResult(), device);
           else if (forwardOps.contains(user) &&
-                   (!device || (stage && pipelineDevices > 0 &&
-                                stage.getInt() % pipelineDevices == *device)))
+                   (!device ||
+                    deviceIndex(user->getAttr(kStageAttr)) == device))
             reader = user;
           if (reader && (!first || reader->isBeforeInBlock(first)))
             first = reader;
@@ -599,7 +595,8 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
   };
   // The copies other pipeline devices receive and their plans offload
   // (`loom.received_offsets`), each spilled before the device's first
-  // reader, in its stage, after which loom-split-stages receives it.
+  // reader, in its stage: loom-split-stages receives the value before the
+  // spill, and the host copy never crosses devices.
   auto spillReceived = [&](Value v, ArrayAttr received, unsigned index,
                            unsigned results) -> LogicalResult {
     for (auto entry : received.getAsRange<DictionaryAttr>()) {
@@ -663,15 +660,8 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
     b.setInsertionPointAfter(after);
     for (OpResult r : op->getResults()) {
       unsigned index = r.getResultNumber();
-      bool hasHost =
-          offsets && offsets.get("device")
-              ? llvm::any_of(
-                    resultPlaces(
-                        offsets.getAs<DenseI64ArrayAttr>("host").asArrayRef(),
-                        results, index),
-                    placed)
-              : resultOffset(offsets, "host", index).has_value();
-      if (!planned ? isFloatTensor(r.getType()) : hasHost)
+      if (!planned ? isFloatTensor(r.getType())
+                   : offloadedResult(offsets, results, index))
         if (failed(spill(r, offsets, index, results, op->getAttr(kStageAttr))))
           return failure();
     }
@@ -1483,6 +1473,53 @@ LogicalResult Differentiator::run() {
   // Placement offloads only what the backward could read, and moves weights
   // for a re-run only where the backward makes it; checked before anything
   // is written.
+  // A pipelined plan offloads a value in every micro-batch or none.
+  auto partlyOffloaded = [&](DictionaryAttr offsets, unsigned results, Value v,
+                             StringRef attr) -> LogicalResult {
+    auto host = offsets ? offsets.getAs<DenseI64ArrayAttr>("host") : nullptr;
+    if (!host || !offsets.get("device") || results == 0)
+      return success();
+    unsigned index = isa<OpResult>(v) ? cast<OpResult>(v).getResultNumber() : 0;
+    SmallVector<int64_t> places =
+        resultPlaces(host.asArrayRef(), results, index);
+    auto placed = [](int64_t at) { return at >= 0; };
+    if (llvm::none_of(places, placed) || llvm::all_of(places, placed))
+      return success();
+    InFlightDiagnostic diag = emitError(
+        v.getLoc(), "loom-autodiff: the static memory plan offloads ");
+    if (auto r = dyn_cast<OpResult>(v))
+      diag << "result #" << r.getResultNumber() << " of '"
+           << r.getOwner()->getName() << "'";
+    else
+      diag << "argument #" << cast<BlockArgument>(v).getArgNumber() << " of '"
+           << func.getSymName() << "'";
+    return diag << " in some micro-batches but not in others (" << attr
+                << " `host`: " << host << ")";
+  };
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (failed(partlyOffloaded(
+            func.getArgAttrOfType<DictionaryAttr>(i, kPipelineOffsetsAttr), 1,
+            arg, kPipelineOffsetsAttr)))
+      return failure();
+    if (auto received =
+            func.getArgAttrOfType<ArrayAttr>(i, kReceivedOffsetsAttr))
+      for (auto entry : received.getAsRange<DictionaryAttr>())
+        if (failed(partlyOffloaded(entry, 1, arg, kReceivedOffsetsAttr)))
+          return failure();
+  }
+  for (Operation *op : forwardOrder)
+    for (OpResult r : op->getResults()) {
+      unsigned results = op->getNumResults();
+      if (failed(partlyOffloaded(
+              op->getAttrOfType<DictionaryAttr>(kPipelineOffsetsAttr), results,
+              r, kPipelineOffsetsAttr)))
+        return failure();
+      if (auto received = op->getAttrOfType<ArrayAttr>(kReceivedOffsetsAttr))
+        for (auto entry : received.getAsRange<DictionaryAttr>())
+          if (failed(partlyOffloaded(entry, results, r, kReceivedOffsetsAttr)))
+            return failure();
+    }
   for (Operation *op : forwardOrder) {
     bool returned = resultsHeldByStep(op);
     if (offloadedByPlan(plannedOffsets(op)) &&

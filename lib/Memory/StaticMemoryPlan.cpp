@@ -460,8 +460,9 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
                                  : forward(size - 1) + 1;
         // A pipelined training call returns its results when it ends:
         // after the backward of every stage its device runs for this
-        // micro-batch (under an interleaved schedule, several; taskAt
-        // holds this device's tasks).
+        // micro-batch (its own stage's alone on a device of one stage;
+        // several under an interleaved schedule). taskAt holds this
+        // device's tasks, by (stage, micro-batch).
         if (training && !sequential)
           for (auto &[other, otherAt] : taskAt)
             if (other.second == key.second && otherAt.second >= 0)

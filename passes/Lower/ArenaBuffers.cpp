@@ -96,8 +96,8 @@ struct OffsetSource {
   }
 
   /// The `kind` offsets ("forward"; "host" for a pipelined spill's host
-  /// copy) of result `index` of `results` in `offsets` (an op's or
-  /// argument's attrName() dictionary): one per micro-batch, one for every
+  /// copy) of result `index` of `results` in `attr` (an op's or argument's
+  /// attrName() dictionary): one per micro-batch, one for every
   /// call (a program of one device, or micro-batches sharing it), or none.
   /// Fails on `owner` where a pipelined dictionary is another device's,
   /// holds no whole number of micro-batches, or places a value in some

@@ -219,7 +219,8 @@ LOOMRT_API loomrt_status loomrt_shard_copy(const loomrt_tensor *global,
 
 /* Collective over the world: every rank passes its shard (local_bytes
  * bytes); on `root` a new global tensor is assembled into *out (elsewhere
- * *out is set to NULL). */
+ * *out is set to NULL). A rank's local error fails the call on every rank
+ * (they agree first). */
 LOOMRT_API loomrt_status loomrt_gather_shards(
     const void *local, int64_t local_bytes, int32_t dtype, int64_t rank,
     const int64_t *global_shape, const int64_t *split_naxes,
@@ -282,8 +283,9 @@ LOOMRT_API int64_t loomrt_artifact_output_rank(const loomrt_artifact *a);
 /* After load, collective over the ranks that hold the outputs (the last
  * pipeline stage's, or every rank): each passes its shard of output `index`
  * (`local`, of the output's local shape); on the output rank a new global
- * tensor is assembled into *out (elsewhere *out is set to NULL). A rank
- * that holds no outputs gets an error. */
+ * tensor is assembled into *out (elsewhere *out is set to NULL). A rank's
+ * local error fails the call on every one of them (they agree first); a
+ * rank that holds no outputs gets an error. */
 LOOMRT_API loomrt_status loomrt_artifact_gather_output(
     const loomrt_artifact *a, int64_t index, const loomrt_tensor *local,
     loomrt_tensor **out);

@@ -400,19 +400,20 @@ loomrt_status parseManifest(loomrt_artifact &a) {
   // the runtime does on whole tensors; a gradient summed over micro-batches
   // is summed shard by shard (ZeRO's reduce-scattered gradients). Checked
   // on the model's outputs and on each stage's.
-  auto splitUnsummed = [&](const std::string &scope,
-                           const std::vector<TensorDesc> &outputs) {
+  auto checkSplitOutputs = [&](const std::string &scope,
+                               const std::vector<TensorDesc> &outputs) {
     if (a.microBatches > 1)
-      for (const TensorDesc &t : outputs)
-        for (int64_t n : t.naxes)
-          if (n && !t.sumOverMicroBatches)
-            return bad(scope + "output '" + t.name +
-                       "' is split over the grid; micro-batched programs "
-                       "must return replicated outputs, or gradients summed "
-                       "over the micro-batches");
+      for (size_t o = 0; o < outputs.size(); ++o)
+        for (int64_t n : outputs[o].naxes)
+          if (n && !outputs[o].sumOverMicroBatches)
+            return bad(format("%soutputs[%zu] ('%s') is split over the grid; "
+                              "micro-batched programs must return replicated "
+                              "outputs, or gradients summed over the "
+                              "micro-batches",
+                              scope.c_str(), o, outputs[o].name.c_str()));
     return ok();
   };
-  if (loomrt_status s = splitUnsummed("", a.tensors[LOOMRT_OUTPUT]))
+  if (loomrt_status s = checkSplitOutputs("", a.tensors[LOOMRT_OUTPUT]))
     return s;
 
   if (!m.contains("stages")) {
@@ -470,14 +471,18 @@ loomrt_status parseManifest(loomrt_artifact &a) {
                             own[i].name.c_str()));
     }
     // The last stage's ranks hold the outputs, so a split output is split
-    // over the other axes only and gathered from those ranks.
-    if (loomrt_status s = splitUnsummed(scope, stage.tensors[LOOMRT_OUTPUT]))
+    // over the other axes only and gathered from those ranks. (One stage is
+    // no pipeline: its ranks are the whole grid, and an output may be split
+    // over any axis.)
+    if (loomrt_status s =
+            checkSplitOutputs(scope, stage.tensors[LOOMRT_OUTPUT]))
       return s;
-    for (size_t o = 0; o < stage.tensors[LOOMRT_OUTPUT].size(); ++o) {
+    for (size_t o = 0; count > 1 && o < stage.tensors[LOOMRT_OUTPUT].size();
+         ++o) {
       const TensorDesc &t = stage.tensors[LOOMRT_OUTPUT][o];
       for (size_t d = 0; d < t.naxes.size(); ++d)
         for (int64_t i = 0; i < t.naxes[d]; ++i)
-          if (((t.axes[d] >> (8 * i)) & 0xff) == a.pipelineAxis && count > 1)
+          if (((t.axes[d] >> (8 * i)) & 0xff) == a.pipelineAxis)
             return bad(format("%soutputs[%zu] ('%s') is split over the "
                               "pipeline axis (grid axis %lld); only the last "
                               "stage holds the outputs",

@@ -34,9 +34,12 @@ inline constexpr llvm::StringLiteral kCotangentOfAttr = "loom.cotangent_of";
 /// described above. Fails, naming the op, where an op on a path from a
 /// parameter to a result has no gradient rule; `func` is then unchanged.
 /// On a placed module it carries out memory placement's decisions: the
-/// backward's fetches and releases of streamed weights, and recomputation.
-/// A plan it refuses up front (offloaded activations, movement for a re-run
-/// it does not make) also leaves `func` unchanged; one it finds it cannot
+/// backward's fetches and releases of streamed weights, recomputation, the
+/// offloaded activations' spills and reloads, and the activations'
+/// gradients' places. A plan it refuses up front (an activation offloaded
+/// that the step returns or recomputes, or in only some micro-batches;
+/// movement for a re-run it does not make) also leaves `func` unchanged;
+/// one it finds it cannot
 /// carry out while writing the backward (a weight read where the schedule
 /// has no copy of it, a malformed loom.backward_movement) fails naming the
 /// op, with the backward partly written.

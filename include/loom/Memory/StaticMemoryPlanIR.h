@@ -169,6 +169,18 @@ inline bool offloadedByPlan(DictionaryAttr offsets) {
   return host && llvm::any_of(host.asArrayRef(), [](int64_t at) { return at >= 0; });
 }
 
+/// Whether the plan offloads result `index` of `results`: a host place in
+/// `loom.offsets`, or, in a pipelined plan's (with a `device` entry), a
+/// host place in some micro-batch.
+inline bool offloadedResult(DictionaryAttr offsets, unsigned results,
+                            unsigned index) {
+  if (!offsets || !offsets.get("device"))
+    return resultOffset(offsets, "host", index).has_value();
+  auto host = offsets.getAs<DenseI64ArrayAttr>("host");
+  return host && llvm::any_of(resultPlaces(host.asArrayRef(), results, index),
+                              [](int64_t at) { return at >= 0; });
+}
+
 /// Whether the plan recomputes a result: it has a backward buffer and no
 /// host copy to fetch back into it.
 inline bool recomputedByOffsets(DictionaryAttr offsets) {
