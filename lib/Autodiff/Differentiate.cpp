@@ -221,7 +221,7 @@ private:
   /// another device receives, `loom.received_offsets`, is spilled before
   /// that device's first reader); without a static plan, every result of an
   /// op marked `loom.offload`.
-  LogicalResult spillOffloaded(ArrayRef<Operation *> forwardOrder);
+  void spillOffloaded(ArrayRef<Operation *> forwardOrder);
 
   func::FuncOp func;
   DenseSet<Value> activeValues;
@@ -516,8 +516,7 @@ LogicalResult Differentiator::writeMovement(Operation *op, StringRef attr) {
   return success();
 }
 
-LogicalResult
-Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
+void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
   OpBuilder::InsertionGuard guard(b);
   auto placed = [](int64_t at) { return at >= 0; };
   // A pipelined plan's offsets hold a place per micro-batch: the value is
@@ -525,7 +524,7 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
   // front) in `stage`, one on the offsets' device, once per device, and
   // reloaded at its `backward` places where every micro-batch has one.
   auto spill = [&](Value v, DictionaryAttr offsets, unsigned index,
-                   unsigned results, Attribute stage) -> LogicalResult {
+                   unsigned results, Attribute stage) {
     b.setLoc(v.getLoc());
     if (!offsets || !offsets.get("device")) {
       std::optional<int64_t> host = resultOffset(offsets, "host", index);
@@ -533,7 +532,7 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
       spills[{v, Attribute()}] = {
           SpillOp::create(b, v.getType(), v, at).getResult(),
           resultOffset(offsets, "backward", index), Value()};
-      return success();
+      return;
     }
     // (A value no stage reads on that device is not spilled; nor is one
     // spilled there already.)
@@ -541,14 +540,14 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
     auto host = offsets.getAs<DenseI64ArrayAttr>("host");
     auto backward = offsets.getAs<DenseI64ArrayAttr>("backward");
     if (!key.second || !host || spills.count(key))
-      return success();
+      return;
     SmallVector<int64_t> hostPlaces =
         resultPlaces(host.asArrayRef(), results, index);
     SmallVector<int64_t> backwardPlaces =
         backward ? resultPlaces(backward.asArrayRef(), results, index)
                  : SmallVector<int64_t>();
     if (!llvm::all_of(hostPlaces, placed))
-      return success();
+      return;
     auto op = SpillOp::create(b, v.getType(), v, IntegerAttr());
     op->setAttr(
         kPipelineOffsetsAttr,
@@ -561,7 +560,6 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
       reloadPlaces = b.getDenseI64ArrayAttr(backwardPlaces);
     spills[key] = {op.getResult(), std::nullopt, Value(), offsets,
                    reloadPlaces};
-    return success();
   };
   // The first forward op (of a stage on pipeline device `device`, where
   // given) reading `v`, directly or through its sharding annotations (which
@@ -598,26 +596,22 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
   // reader, in its stage: loom-split-stages receives the value before the
   // spill, and the host copy never crosses devices.
   auto spillReceived = [&](Value v, ArrayAttr received, unsigned index,
-                           unsigned results) -> LogicalResult {
+                           unsigned results) {
     for (auto entry : received.getAsRange<DictionaryAttr>()) {
       auto device = entry.getAs<IntegerAttr>("device");
       if (!device || !offloadedByPlan(entry))
         continue;
       if (Operation *reader = firstReader(v, device.getInt())) {
         b.setInsertionPoint(reader);
-        if (failed(
-                spill(v, entry, index, results, reader->getAttr(kStageAttr))))
-          return failure();
+        spill(v, entry, index, results, reader->getAttr(kStageAttr));
       }
     }
-    return success();
   };
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
     if (auto received =
-            func.getArgAttrOfType<ArrayAttr>(i, kReceivedOffsetsAttr);
-        received && failed(spillReceived(arg, received, 0, 1)))
-      return failure();
+            func.getArgAttrOfType<ArrayAttr>(i, kReceivedOffsetsAttr))
+      spillReceived(arg, received, 0, 1);
     auto offsets = func.getArgAttrOfType<DictionaryAttr>(i, kOffsetsAttr);
     if (!offsets)
       offsets = func.getArgAttrOfType<DictionaryAttr>(i, kPipelineOffsetsAttr);
@@ -633,17 +627,15 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
     if (auto d = offsets.getAs<IntegerAttr>("device"))
       device = d.getInt();
     Operation *reader = firstReader(arg, device);
-    if (failed(spill(arg, offsets, 0, 1,
-                     reader ? reader->getAttr(kStageAttr) : Attribute())))
-      return failure();
+    spill(arg, offsets, 0, 1,
+          reader ? reader->getAttr(kStageAttr) : Attribute());
   }
   for (Operation *op : forwardOrder) {
     DictionaryAttr offsets = plannedOffsets(op);
     unsigned results = op->getNumResults();
     if (auto received = op->getAttrOfType<ArrayAttr>(kReceivedOffsetsAttr))
       for (OpResult r : op->getResults())
-        if (failed(spillReceived(r, received, r.getResultNumber(), results)))
-          return failure();
+        spillReceived(r, received, r.getResultNumber(), results);
     bool planned = offloadedByPlan(offsets);
     // A mark without a plan moves what the backward could read of the
     // op's results: not a weight's, a returned or a recomputed one.
@@ -662,11 +654,9 @@ Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
       unsigned index = r.getResultNumber();
       if (!planned ? isFloatTensor(r.getType())
                    : offloadedResult(offsets, results, index))
-        if (failed(spill(r, offsets, index, results, op->getAttr(kStageAttr))))
-          return failure();
+        spill(r, offsets, index, results, op->getAttr(kStageAttr));
     }
   }
-  return success();
 }
 
 void Differentiator::findActive() {
@@ -1533,8 +1523,7 @@ LogicalResult Differentiator::run() {
              << kRerunMovementAttr << "), but the plan does not recompute it";
   }
 
-  if (failed(spillOffloaded(forwardOrder)))
-    return failure();
+  spillOffloaded(forwardOrder);
 
   // The signature: a cotangent per float result after the inputs.
   MLIRContext *ctx = func.getContext();
