@@ -137,7 +137,6 @@ private:
   bool active(Value v) const { return activeValues.contains(v); }
 
   // Building blocks, at the builder's location (more in LoomOpWriter).
-  Value zeros(RankedTensorType type);
   Value compare(ComparePredicate p, Value x, Value y) { return CompareOp::create(b, p, x, y); }
   Value select(Value condition, Value onTrue, Value onFalse) {
     return WhereOp::create(b, condition, onTrue, onFalse);
@@ -683,11 +682,6 @@ void Differentiator::findActive() {
     for (Value r : op.getResults())
       if (varied.contains(r) && useful.contains(r))
         activeValues.insert(r);
-}
-
-Value Differentiator::zeros(RankedTensorType type) {
-  return ConstantOp::create(
-      b, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0.0)));
 }
 
 Value Differentiator::transposeLastTwo(Value x) {

@@ -24,6 +24,12 @@ protected:
     auto type = RankedTensorType::get({}, element);
     return ConstantOp::create(b, DenseElementsAttr::get(type, b.getFloatAttr(element, value)));
   }
+  /// A constant tensor of `type` holding zeros.
+  Value zeros(RankedTensorType type) {
+    return ConstantOp::create(
+        b, DenseElementsAttr::get(type,
+                                  b.getFloatAttr(type.getElementType(), 0.0)));
+  }
   /// A rank-0 constant of `like`'s element type.
   Value scalar(double value, Value like) {
     return scalar(value, cast<RankedTensorType>(like.getType()).getElementType());

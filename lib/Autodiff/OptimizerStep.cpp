@@ -22,6 +22,9 @@
 #include "LoomOpWriter.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
@@ -133,7 +136,13 @@ DenseMap<Value, Value> liveDeviceCopies(func::FuncOp func) {
   return live;
 }
 
-/// Writes the update ops just before the function's return.
+/// Writes the update. A step of one micro-batch gets it just before its
+/// return. A step the runtime calls once per micro-batch (several of them,
+/// or a pipeline's) instead adds each gradient into a state summing it over
+/// the step (kAccumulatorSuffix), and the update is a function of its own
+/// (updateFunctionName; in a pipeline one per device, updating the weights
+/// its stages read) that the runtime calls once the step's micro-batches
+/// are done: it reads the sums and writes them back as zeros.
 class UpdateWriter : LoomOpWriter {
 public:
   UpdateWriter(func::FuncOp func, const OptimizerConfig &config)
@@ -146,6 +155,22 @@ private:
     Value value;
     StringAttr name;
   };
+  /// A weight the step returns a gradient of, as result #index.
+  struct Gradient {
+    unsigned index;
+    WeightOp weight;
+    /// The layout the update runs in: a ZeRO gradient's shards (the
+    /// optimizer state is sharded with it), else the weight's planned one
+    /// (replicated where the plan has none).
+    Value layout;
+    /// The pipeline device whose backward completes the gradient: that of
+    /// the lowest stage reading the weight (0 without stages).
+    int64_t device = 0;
+    /// Whether the last pipeline device holds a copy of the weight too (one
+    /// the first and last stages share, such as a tied embedding): it sums
+    /// the gradient once `device` completes it, and updates its copy alike.
+    bool lastDeviceCopy = false;
+  };
 
   /// Rank-0 `x` converted to `element`.
   Value castTo(Value x, Type element) {
@@ -154,9 +179,23 @@ private:
     return CastOp::create(b, RankedTensorType::get({}, element), x);
   }
 
-  /// A state tensor named `name`, made at the top of the body, stored in
-  /// `layout` (annotated just before the return): zero-initialized, or
-  /// loaded from `initial`'s bytes. Placed in `tier` where not null.
+  /// Starts writing into `f`: the step itself or an update function.
+  void beginTarget(func::FuncOp f) {
+    target = f;
+    updated.clear();
+    lastState = nullptr;
+    corrections[0].clear();
+    corrections[1].clear();
+    shardings.clear();
+    b.setInsertionPoint(f.getBody().front().getTerminator());
+  }
+  /// A loom.weight at the top of the target's body, after the ones this
+  /// writer made there before (the state weights stay in order).
+  WeightOp newWeight(RankedTensorType type, WeightRole role, StringRef name,
+                     StringAttr file, IntegerAttr offset);
+  /// A state tensor named `name` of the target, stored in `layout`
+  /// (annotated just before the return): zero-initialized, or loaded from
+  /// `initial`'s bytes. Placed in `tier` where not null.
   Value state(StringRef name, RankedTensorType type, Value layout,
               WeightOp initial = nullptr, StringAttr tier = nullptr);
   /// `v` as the update reads it: in `layout`, where there is one.
@@ -165,166 +204,172 @@ private:
       return v;
     return shard::ShardOp::create(b, v, layout, /*annotate_for_users=*/true).getResult();
   }
+  /// The step's sharding `v` as the target has it: cloned at the insertion
+  /// point into an update function, once.
+  Value here(Value v);
+  /// Adam's step count and bias corrections, in the target.
+  void writeStepCount();
+  /// The optimizer's formula for `w`: the new weight from `weight` and its
+  /// gradient `g`, both in `layout`, with the state (kept in `tier` where
+  /// not null) updated alongside.
+  Value writeFormula(WeightOp w, Value weight, Value g, Value layout,
+                     StringAttr tier);
+  /// The update of a step of one micro-batch, before its return.
+  void writeInStep(ArrayRef<Gradient> gradients);
+  /// The gradients' sums in the step, and the update function, or with
+  /// `pipelineDevices` one per device.
+  void writeAccumulated(ArrayRef<Gradient> gradients,
+                        std::optional<int64_t> pipelineDevices);
+  /// Where `w`'s update runs in a pipeline of `devices`: the Gradient's
+  /// `device` and `lastDeviceCopy`; an error naming it where other devices
+  /// read it too.
+  FailureOr<std::pair<int64_t, bool>> placeUpdate(WeightOp w, int64_t devices);
+  /// The step's results: the forward's outputs, the gradients if kept,
+  /// then its updates (each weight after its state, the step count first;
+  /// a micro-batched step's: the gradients' sums).
+  void setStepResults();
+  /// The target's results: `outputs`, then its updates.
+  void setResults(SmallVector<Value> outputs,
+                  SmallVector<DictionaryAttr> attrs);
+  DictionaryAttr hyperparameters();
 
   func::FuncOp func;
   const OptimizerConfig &config;
   std::optional<FlatSymbolRefAttr> grid;
+  /// The step's replicated layout on the grid (null without one).
+  Value replicated;
   llvm::StringMap<WeightOp> weights;
+  /// ZeRO-Offload's delayed parameter update, where the plan chose it.
+  bool delayed = false;
+  /// A streamed weight the device updates: its device copy (null: none
+  /// left, reloaded at updateReloadAt).
+  DenseMap<Operation *, Value> deviceCopies;
+  IntegerAttr updateReloadAt;
+
+  // What is being written: the target function and its parts so far.
+  func::FuncOp target;
   SmallVector<Updated> updated;
-  Operation *lastState = nullptr; // the state weights stay in order
-  /// Adam's lr / (1 − β1^t) and √(1 − β2^t), per element type, computed
-  /// on the device [0] and on the host [1].
+  Operation *lastState = nullptr;
+  /// Adam's 1 − β1^t and √(1 − β2^t) in float64, and per element type
+  /// lr / (1 − β1^t) and √(1 − β2^t), on the device [0] and the host [1].
+  Value correction1, correction2Root;
   DenseMap<Type, std::pair<Value, Value>> corrections[2];
+  IRMapping shardings;
 };
 
-Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout,
-                         WeightOp initial, StringAttr tier) {
+WeightOp UpdateWriter::newWeight(RankedTensorType type, WeightRole role,
+                                 StringRef name, StringAttr file,
+                                 IntegerAttr offset) {
   OpBuilder::InsertionGuard guard(b);
-  Block &body = func.getBody().front();
   if (lastState)
     b.setInsertionPointAfter(lastState);
   else
-    b.setInsertionPointToStart(&body);
-  auto s = WeightOp::create(b, type, WeightRoleAttr::get(b.getContext(), WeightRole::state),
-                             b.getStringAttr(name),
-                             initial ? initial.getFileAttr() : b.getStringAttr(""),
-                             initial ? initial.getOffsetAttr() : b.getI64IntegerAttr(0));
+    b.setInsertionPointToStart(&target.getBody().front());
+  auto w = WeightOp::create(b, type, WeightRoleAttr::get(b.getContext(), role),
+                            b.getStringAttr(name), file, offset);
+  lastState = w;
+  return w;
+}
+
+Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout,
+                          WeightOp initial, StringAttr tier) {
+  WeightOp s =
+      newWeight(type, WeightRole::state, name,
+                initial ? initial.getFileAttr() : b.getStringAttr(""),
+                initial ? initial.getOffsetAttr() : b.getI64IntegerAttr(0));
   if (tier)
-    s->setAttr(kPlacementAttr, b.getDictionaryAttr({b.getNamedAttr("tier", tier)}));
-  lastState = s;
+    s->setAttr(kPlacementAttr,
+               b.getDictionaryAttr({b.getNamedAttr("tier", tier)}));
   if (!layout)
     return s;
-  b.setInsertionPoint(body.getTerminator());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(target.getBody().front().getTerminator());
   return shard::ShardOp::create(b, s, layout, /*annotate_for_users=*/false).getResult();
 }
 
-LogicalResult UpdateWriter::run() {
-  MLIRContext *ctx = func.getContext();
-  if (!func->hasAttr(kDifferentiatedAttr))
-    return func.emitOpError("loom-optimizer-step: '")
-           << func.getSymName() << "' returns no gradients; run --loom-autodiff first";
-  if (func->hasAttr(kOptimizerAttr))
-    return func.emitOpError("loom-optimizer-step: '")
-           << func.getSymName() << "' already updates its weights";
-  // A pipelined step returns every output from its last device, which
-  // holds only its own stages' weights.
-  std::optional<Attribute> firstStage;
-  WalkResult staged = func.walk([&](Operation *op) {
-    Attribute stage = op->getAttr(kStageAttr);
-    if (!stage)
-      return WalkResult::advance();
-    if (!firstStage)
-      firstStage = stage;
-    return stage == *firstStage ? WalkResult::advance()
-                                : WalkResult::interrupt();
-  });
-  if (staged.wasInterrupted())
-    return func.emitOpError("loom-optimizer-step: '")
-           << func.getSymName()
-           << "' is split into several pipeline stages (loom.stage); the "
-              "update of a pipelined step is not written (each stage would "
-              "update its own weights)";
-  // The IR computes one micro-batch's gradients; the runtime sums a step's.
-  // An update inside would run once per micro-batch, on a part of them.
-  if (auto m = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr);
-      m && m.getInt() > 1)
-    return func.emitOpError("loom-optimizer-step: '")
-           << func.getSymName() << "' runs " << m.getInt() << " micro-batches ("
-           << kMicroBatchesAttr
-           << "), whose gradients the runtime sums after the step; an update "
-              "in the IR would run once per micro-batch (gradient "
-              "accumulation in the IR is not written)";
+Value UpdateWriter::here(Value v) {
+  if (!v || target == func)
+    return v;
+  if (Value made = shardings.lookupOrNull(v))
+    return made;
+  Operation *def = v.getDefiningOp();
+  for (Value operand : def->getOperands())
+    here(operand);
+  b.clone(*def, shardings);
+  return shardings.lookup(v);
+}
+
+void UpdateWriter::writeStepCount() {
+  // In float64: the count is exact, and the corrections are rounded once,
+  // to the weight's type, as PyTorch's Python floats are.
+  Type f64 = b.getF64Type();
+  auto countType = RankedTensorType::get({}, f64);
+  // (Unannotated: every rank holds it whole.)
+  Value count =
+      add(state(kStepCountName, countType, Value()), scalar(1.0, f64));
+  updated.push_back({count, b.getStringAttr(kStepCountName)});
+  correction1 = sub(scalar(1.0, f64),
+                    binary(BinaryKind::pow, scalar(config.beta1, f64), count));
+  correction2Root =
+      unary(UnaryKind::sqrt,
+            sub(scalar(1.0, f64),
+                binary(BinaryKind::pow, scalar(config.beta2, f64), count)));
+}
+
+Value UpdateWriter::writeFormula(WeightOp w, Value weight, Value g,
+                                 Value layout, StringAttr tier) {
+  RankedTensorType type = w.getType();
+  Type element = type.getElementType();
+  bool decoupled = config.kind == OptimizerKind::adamw;
+  if (config.weightDecay > 0 && !decoupled)
+    g = add(g, mulScalar(weight, config.weightDecay));
+  SmallVector<StringAttr, 2> names;
+  for (StringRef suffix : stateSuffixes(config))
+    names.push_back(b.getStringAttr(w.getName() + suffix));
+  if (config.kind == OptimizerKind::sgd) {
+    Value step = g;
+    if (!names.empty()) { // momentum
+      StringAttr name = names[0];
+      Value buffer = state(name, type, layout, nullptr, tier);
+      step = add(mulScalar(buffer, config.momentum), g);
+      updated.push_back({step, name});
+    }
+    return sub(weight, mulScalar(step, config.lr));
+  }
+  StringAttr mName = names[0], vName = names[1];
+  Value m = state(mName, type, layout, nullptr, tier),
+        v = state(vName, type, layout, nullptr, tier);
+  Value m1 = add(m, mulScalar(sub(g, m), 1.0 - config.beta1));
+  Value v1 =
+      add(mulScalar(v, config.beta2), mulScalar(mul(g, g), 1.0 - config.beta2));
+  auto [it, fresh] = corrections[tier ? 1 : 0].try_emplace(element);
+  if (fresh)
+    it->second = {
+        castTo(div(scalar(config.lr, b.getF64Type()), correction1), element),
+        castTo(correction2Root, element)};
+  auto [stepSize, root2] = it->second;
+  Value denom =
+      add(div(unary(UnaryKind::sqrt, v1), root2), scalar(config.eps, element));
+  Value base = weight;
+  if (decoupled && config.weightDecay > 0)
+    base = mulScalar(weight, 1.0 - config.lr * config.weightDecay);
+  updated.push_back({m1, mName});
+  updated.push_back({v1, vName});
+  return sub(base, mul(stepSize, div(m1, denom)));
+}
+
+void UpdateWriter::writeInStep(ArrayRef<Gradient> gradients) {
+  beginTarget(func);
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  for (WeightOp w : body.getOps<WeightOp>())
-    weights.try_emplace(w.getName(), w);
-  auto module = func->getParentOfType<ModuleOp>();
-  if (auto grids = module.getOps<shard::GridOp>(); !grids.empty())
-    grid = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
-
-  // ZeRO-Offload's delayed parameter update, where the plan chose it: the
-  // device's copy of a host-updated parameter is refreshed with the host
-  // copy as this step found it, so the next step's forward reads the
-  // parameters one update behind while the CPU's update of this step
-  // overlaps it.
-  bool delayed = false;
-  if (auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr))
-    if (auto d = plan.getAs<BoolAttr>("delayed_update"))
-      delayed = d.getValue();
-  // Check everything before writing anything.
-  SmallVector<std::pair<unsigned, WeightOp>> gradients;
-  for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    auto of = func.getResultAttrOfType<StringAttr>(i, kGradientOfAttr);
-    if (!of)
-      continue;
-    WeightOp w = weights.lookup(of.getValue());
-    if (!w)
-      return func.emitOpError("loom-optimizer-step: result #")
-             << i << " is the gradient of '" << of.getValue()
-             << "', which no loom.weight in the function is";
-    gradients.push_back({i, w});
-  }
-  bool adam = config.kind != OptimizerKind::sgd;
-  SmallVector<StringRef, 2> suffixes = stateSuffixes(config);
-  SmallVector<std::string> stateNames;
-  if (adam)
-    stateNames.push_back(kStepCountName.str());
-  // A streamed weight that placement has the device update (a split of
-  // its optimizer) is read on the device: the copy the chunk schedule
-  // leaves there, else its home copy (ZeRO-3: this device's shard) brought
-  // up by a loom.reload, as placement prices it.
-  DenseMap<Operation *, Value> deviceCopies;
-  DenseMap<Value, Value> live = liveDeviceCopies(func);
-  // Such a reload goes where the static memory plan put the buffer the
-  // update reads it into, the weights one after another.
-  IntegerAttr updateReloadAt;
-  if (auto buffer = scratchBuffer(planArenas(module), kUpdateReloadScratch))
-    updateReloadAt = b.getI64IntegerAttr(buffer->first);
-  for (auto &[i, w] : gradients)
-    if (!updatePlace(w).tier && placedTier(w) != "device")
-      deviceCopies[w] = live.lookup(fetchedValue(w));
-  for (auto &[i, w] : gradients) {
-    for (StringRef suffix : suffixes)
-      stateNames.push_back((w.getName() + suffix).str());
-    if (UpdatePlace place = updatePlace(w); place.tier && place.residentParameter)
-      stateNames.push_back((w.getName() + kHostCopySuffix).str());
-  }
-  for (const std::string &name : stateNames)
-    if (WeightOp clash = weights.lookup(name))
-      return clash.emitOpError("loom-optimizer-step: weight '")
-             << name << "' has the name of the optimizer state it would add";
-
-  b.setInsertionPoint(ret);
-  // Adam's bias corrections, from the step count this step makes: t + 1.
-  Value correction1, correction2Root;
-  if (adam) {
-    // In float64: the count is exact, and the corrections are rounded once,
-    // to the weight's type, as PyTorch's Python floats are.
-    Type f64 = b.getF64Type();
-    auto countType = RankedTensorType::get({}, f64);
-    // (Unannotated: every rank holds it whole.)
-    Value count = add(state(kStepCountName, countType, Value()), scalar(1.0, f64));
-    updated.push_back({count, b.getStringAttr(kStepCountName)});
-    correction1 = sub(scalar(1.0, f64), binary(BinaryKind::pow, scalar(config.beta1, f64), count));
-    correction2Root = unary(
-        UnaryKind::sqrt,
-        sub(scalar(1.0, f64), binary(BinaryKind::pow, scalar(config.beta2, f64), count)));
-  }
-
-  for (auto &[i, w] : gradients) {
+  if (config.kind != OptimizerKind::sgd)
+    writeStepCount();
+  for (const Gradient &gradient : gradients) {
+    WeightOp w = gradient.weight;
+    Value layout = gradient.layout;
     b.setLoc(w.getLoc());
-    Value grad = ret.getOperand(i);
+    Value grad = ret.getOperand(gradient.index);
     RankedTensorType type = w.getType();
-    Type element = type.getElementType();
-    // The layout the update runs in: a ZeRO gradient's shards (the
-    // optimizer state is sharded with it), else the weight's planned one.
-    Value planned = plannedLayout(w);
-    if (!planned && grid)
-      planned = createSharding(b, b.getLoc(), *grid).getResult();
-    Value layout = planned;
-    if (auto s = grad.getDefiningOp<shard::ShardOp>();
-        s && s.getAnnotateForUsers() && isZeroShard(s))
-      layout = s.getSharding();
     // Placement may put the update on the host (ZeRO-Offload's CPU
     // optimizer): the gradient goes down into its host buffer, the CPU
     // updates the host's copy of the parameter (a streamed parameter's home
@@ -343,6 +388,9 @@ LogicalResult UpdateWriter::run() {
       // as the weight's own annotation so that the update's reading it in
       // another layout (a ZeRO-2 gradient's shards) is not taken for a
       // second layout the weight arrives in.
+      Value planned = plannedLayout(w);
+      if (!planned)
+        planned = replicated;
       Value stored = w.getResult();
       if (auto copy = deviceCopies.find(w); copy != deviceCopies.end())
         stored = copy->second
@@ -365,42 +413,7 @@ LogicalResult UpdateWriter::run() {
     } else {
       g = inLayout(grad, layout);
     }
-    bool decoupled = config.kind == OptimizerKind::adamw;
-    if (config.weightDecay > 0 && !decoupled)
-      g = add(g, mulScalar(weight, config.weightDecay));
-    SmallVector<StringAttr, 2> names;
-    for (StringRef suffix : suffixes)
-      names.push_back(b.getStringAttr(w.getName() + suffix));
-    Value next;
-    if (!adam) {
-      Value step = g;
-      if (!names.empty()) { // momentum
-        StringAttr name = names[0];
-        Value buffer = state(name, type, layout, nullptr, place.tier);
-        step = add(mulScalar(buffer, config.momentum), g);
-        updated.push_back({step, name});
-      }
-      next = sub(weight, mulScalar(step, config.lr));
-    } else {
-      StringAttr mName = names[0], vName = names[1];
-      Value m = state(mName, type, layout, nullptr, place.tier),
-            v = state(vName, type, layout, nullptr, place.tier);
-      Value m1 = add(m, mulScalar(sub(g, m), 1.0 - config.beta1));
-      Value v1 = add(mulScalar(v, config.beta2), mulScalar(mul(g, g), 1.0 - config.beta2));
-      auto [it, fresh] = corrections[place.tier ? 1 : 0].try_emplace(element);
-      if (fresh)
-        it->second = {castTo(div(scalar(config.lr, b.getF64Type()), correction1), element),
-                      castTo(correction2Root, element)};
-      auto [stepSize, root2] = it->second;
-      Value denom = add(div(unary(UnaryKind::sqrt, v1), root2),
-                        scalar(config.eps, element));
-      Value base = weight;
-      if (decoupled && config.weightDecay > 0)
-        base = mulScalar(weight, 1.0 - config.lr * config.weightDecay);
-      next = sub(base, mul(stepSize, div(m1, denom)));
-      updated.push_back({m1, mName});
-      updated.push_back({v1, vName});
-    }
+    Value next = writeFormula(w, weight, g, layout, place.tier);
     if (place.tier) {
       Block::iterator first = before ? std::next(before->getIterator()) : body.begin();
       for (Operation &op : llvm::make_range(first, ret->getIterator()))
@@ -420,37 +433,285 @@ LogicalResult UpdateWriter::run() {
     }
     updated.push_back({next, w.getNameAttr()});
   }
+}
 
-  // The results: the forward's outputs, the gradients if kept, then the
-  // updates (each weight after its state, the step count first).
+void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
+                                    std::optional<int64_t> pipelineDevices) {
+  // The step: each gradient added into its sum (in the update's layout),
+  // which the lowering writes back into the sum's buffer.
+  beginTarget(func);
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (const Gradient &gradient : gradients) {
+    WeightOp w = gradient.weight;
+    b.setLoc(w.getLoc());
+    std::string name = (w.getName() + kAccumulatorSuffix).str();
+    Value sum = state(name, w.getType(), gradient.layout);
+    Value g = inLayout(ret.getOperand(gradient.index), gradient.layout);
+    updated.push_back({add(sum, g), b.getStringAttr(name)});
+    // The last device's copy of the sum (each device holds its own).
+    if (gradient.lastDeviceCopy) {
+      Value copy = add(sum, g);
+      copy.getDefiningOp()->setAttr(kAtReturnAttr, b.getUnitAttr());
+      updated.push_back({copy, b.getStringAttr(name)});
+    }
+  }
+  setStepResults();
+
+  // The update functions, after the step.
+  OpBuilder module(func);
+  module.setInsertionPointAfter(func);
+  std::string name = updateFunctionName(func.getSymName());
+  for (int64_t d = 0; d < pipelineDevices.value_or(1); ++d) {
+    b.setLoc(func.getLoc());
+    auto update = func::FuncOp::create(
+        module, func.getLoc(),
+        pipelineDevices ? stageFunctionName(name, d) : name,
+        module.getFunctionType({}, {}));
+    module.setInsertionPointAfter(update);
+    if (pipelineDevices)
+      update->setAttr(kPipelineStageAttr, b.getI64IntegerAttr(d));
+    OpBuilder end = OpBuilder::atBlockEnd(update.addEntryBlock());
+    func::ReturnOp::create(end, func.getLoc());
+    beginTarget(update);
+    if (config.kind != OptimizerKind::sgd)
+      writeStepCount();
+    for (const Gradient &gradient : gradients) {
+      bool lastDevice = d + 1 == pipelineDevices.value_or(1);
+      if (gradient.device != d && !(gradient.lastDeviceCopy && lastDevice))
+        continue;
+      WeightOp w = gradient.weight;
+      b.setLoc(w.getLoc());
+      Value layout = here(gradient.layout);
+      // The weight as the step stores it (see writeInStep).
+      Value stored = newWeight(w.getType(), w.getRole(), w.getName(),
+                               w.getFileAttr(), w.getOffsetAttr());
+      if (shard::ShardOp zero = zeroStoredShard(w)) {
+        auto own = shard::ShardOp::create(b, stored, here(zero.getSharding()),
+                                          /*annotate_for_users=*/false);
+        own->setAttr(kZeroShardMark, zero->getAttr(kZeroShardMark));
+        stored = own.getResult();
+      } else {
+        Value planned = plannedLayout(w);
+        planned = here(planned ? planned : replicated);
+        if (planned != layout)
+          stored = shard::ShardOp::create(b, stored, planned,
+                                          /*annotate_for_users=*/false);
+      }
+      StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);
+      Value sum = state(sumName, w.getType(), layout);
+      Value next =
+          writeFormula(w, inLayout(stored, layout), sum, layout, nullptr);
+      updated.push_back({next, w.getNameAttr()});
+      updated.push_back({zeros(w.getType()), sumName});
+    }
+    setResults({}, {});
+    update->setAttr(kOptimizerAttr, hyperparameters());
+  }
+}
+
+FailureOr<std::pair<int64_t, bool>> UpdateWriter::placeUpdate(WeightOp w,
+                                                              int64_t devices) {
+  // The stages reading it, through its annotations and copies.
+  std::optional<int64_t> lowest;
+  llvm::SmallSetVector<int64_t, 2> readers;
+  SmallVector<Value> values = {w.getResult()};
+  while (!values.empty()) {
+    Value v = values.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<shard::ShardOp, FetchOp>(user)) {
+        llvm::append_range(values, user->getResults());
+      } else if (auto stage = user->getAttrOfType<IntegerAttr>(kStageAttr)) {
+        lowest = std::min(lowest.value_or(stage.getInt()), stage.getInt());
+        readers.insert(stage.getInt() % devices);
+      }
+    }
+  }
+  // Each stage's backward adds its part of the gradient; the lowest
+  // stage's runs last and completes it.
+  int64_t device = lowest.value_or(0) % devices;
+  readers.remove(device);
+  if (readers.empty())
+    return std::make_pair(device, false);
+  if (readers.size() == 1 && readers.front() == devices - 1)
+    return std::make_pair(device, true);
+  return w.emitOpError("loom-optimizer-step: weight '")
+         << w.getName() << "' is read on pipeline devices " << device << " and "
+         << readers.front()
+         << "; a weight shared by stages is updated on the device completing "
+            "its gradient and, where it is the last, on the last device (a "
+            "tied embedding), not elsewhere";
+}
+
+void UpdateWriter::setResults(SmallVector<Value> outputs,
+                              SmallVector<DictionaryAttr> attrs) {
+  for (const Updated &u : updated) {
+    outputs.push_back(u.value);
+    attrs.push_back(
+        b.getDictionaryAttr({b.getNamedAttr("loom.name", u.name),
+                             b.getNamedAttr(kUpdatesAttr, u.name)}));
+  }
+  Operation *ret = target.getBody().front().getTerminator();
+  ret->setOperands(outputs);
+  target.setFunctionType(FunctionType::get(
+      b.getContext(), target.getArgumentTypes(), ret->getOperandTypes()));
+  target.setAllResultAttrs(attrs);
+}
+
+void UpdateWriter::setStepResults() {
+  Operation *ret = func.getBody().front().getTerminator();
   SmallVector<Value> outputs;
   SmallVector<DictionaryAttr> attrs;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     if (!config.keepGradients && func.getResultAttr(i, kGradientOfAttr))
       continue;
-    outputs.push_back(ret.getOperand(i));
+    outputs.push_back(ret->getOperand(i));
     attrs.push_back(func.getResultAttrDict(i));
   }
-  for (const Updated &u : updated) {
-    outputs.push_back(u.value);
-    attrs.push_back(DictionaryAttr::get(ctx, {b.getNamedAttr("loom.name", u.name),
-                                              b.getNamedAttr(kUpdatesAttr, u.name)}));
-  }
-  ret->setOperands(outputs);
-  func.setFunctionType(FunctionType::get(ctx, func.getArgumentTypes(), ret.getOperandTypes()));
-  func.setAllResultAttrs(attrs);
+  setResults(outputs, attrs);
+}
+
+DictionaryAttr UpdateWriter::hyperparameters() {
   SmallVector<NamedAttribute> hyper = {
       b.getNamedAttr("kind", b.getStringAttr(stringifyOptimizerKind(config.kind))),
       b.getNamedAttr("lr", b.getF64FloatAttr(config.lr)),
       b.getNamedAttr("weight_decay", b.getF64FloatAttr(config.weightDecay))};
-  if (adam) {
+  if (config.kind != OptimizerKind::sgd) {
     hyper.push_back(b.getNamedAttr("beta1", b.getF64FloatAttr(config.beta1)));
     hyper.push_back(b.getNamedAttr("beta2", b.getF64FloatAttr(config.beta2)));
     hyper.push_back(b.getNamedAttr("eps", b.getF64FloatAttr(config.eps)));
   } else {
     hyper.push_back(b.getNamedAttr("momentum", b.getF64FloatAttr(config.momentum)));
   }
-  func->setAttr(kOptimizerAttr, b.getDictionaryAttr(hyper));
+  return b.getDictionaryAttr(hyper);
+}
+
+LogicalResult UpdateWriter::run() {
+  if (!func->hasAttr(kDifferentiatedAttr))
+    return func.emitOpError("loom-optimizer-step: '")
+           << func.getSymName()
+           << "' returns no gradients; run --loom-autodiff first";
+  if (func->hasAttr(kOptimizerAttr))
+    return func.emitOpError("loom-optimizer-step: '")
+           << func.getSymName() << "' already updates its weights";
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (WeightOp w : body.getOps<WeightOp>())
+    weights.try_emplace(w.getName(), w);
+  auto module = func->getParentOfType<ModuleOp>();
+  // A pipelined step (ops in several stages): the devices of its pipeline
+  // axis (split-stages complains about a step without one).
+  std::optional<int64_t> pipelineDevices;
+  Attribute firstStage;
+  if (func.walk([&](Operation *op) {
+            Attribute stage = op->getAttr(kStageAttr);
+            if (!firstStage)
+              firstStage = stage;
+            return stage && stage != firstStage ? WalkResult::interrupt()
+                                                : WalkResult::advance();
+          })
+          .wasInterrupted())
+    pipelineDevices = 1;
+  if (auto grids = module.getOps<shard::GridOp>(); !grids.empty()) {
+    shard::GridOp g = *grids.begin();
+    grid = FlatSymbolRefAttr::get(g.getSymNameAttr());
+    if (auto axis = g->getAttrOfType<IntegerAttr>("loom.pipeline_axis");
+        pipelineDevices && axis && axis.getInt() >= 0 &&
+        axis.getInt() < g.getRank())
+      pipelineDevices = g.getShape()[axis.getInt()];
+  }
+  // The runtime calls a micro-batched or pipelined step once per
+  // micro-batch (and sums the gradients it returns): the update is then a
+  // function of its own, called once a step.
+  auto micro = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr);
+  bool accumulated = pipelineDevices || (micro && micro.getInt() > 1);
+
+  if (auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr))
+    if (auto d = plan.getAs<BoolAttr>("delayed_update"))
+      delayed = d.getValue();
+  // Check everything before writing anything.
+  SmallVector<Gradient> gradients;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto of = func.getResultAttrOfType<StringAttr>(i, kGradientOfAttr);
+    if (!of)
+      continue;
+    WeightOp w = weights.lookup(of.getValue());
+    if (!w)
+      return func.emitOpError("loom-optimizer-step: result #")
+             << i << " is the gradient of '" << of.getValue()
+             << "', which no loom.weight in the function is";
+    Value layout = plannedLayout(w);
+    if (auto s = ret.getOperand(i).getDefiningOp<shard::ShardOp>();
+        s && s.getAnnotateForUsers() && isZeroShard(s))
+      layout = s.getSharding();
+    FailureOr<std::pair<int64_t, bool>> place =
+        placeUpdate(w, pipelineDevices.value_or(1));
+    if (failed(place))
+      return failure();
+    gradients.push_back({i, w, layout, place->first, place->second});
+  }
+  SmallVector<std::string> stateNames;
+  if (config.kind != OptimizerKind::sgd)
+    stateNames.push_back(kStepCountName.str());
+  for (const Gradient &gradient : gradients) {
+    WeightOp w = gradient.weight;
+    for (StringRef suffix : stateSuffixes(config))
+      stateNames.push_back((w.getName() + suffix).str());
+    UpdatePlace place = updatePlace(w);
+    if (accumulated && (place.tier || placedTier(w) != "device"))
+      return w.emitOpError("loom-optimizer-step: weight '")
+             << w.getName() << "' is placed off the device ("
+             << (place.tier
+                     ? "its optimizer on the " + place.tier.getValue().str()
+                     : "streamed from the " + placedTier(w).str())
+             << "); the update of a step of several micro-batches or of a "
+                "pipeline is written for weights the device holds and updates";
+    if (accumulated)
+      stateNames.push_back((w.getName() + kAccumulatorSuffix).str());
+    if (place.tier && place.residentParameter)
+      stateNames.push_back((w.getName() + kHostCopySuffix).str());
+  }
+  for (const std::string &name : stateNames)
+    if (WeightOp clash = weights.lookup(name))
+      return clash.emitOpError("loom-optimizer-step: weight '")
+             << name << "' has the name of the optimizer state it would add";
+  if (accumulated) {
+    std::string name = updateFunctionName(func.getSymName());
+    for (int64_t d = 0; d < pipelineDevices.value_or(1); ++d)
+      if (Operation *clash = module.lookupSymbol(
+              pipelineDevices ? stageFunctionName(name, d) : name))
+        return clash->emitOpError("loom-optimizer-step: '")
+               << SymbolTable::getSymbolName(clash).getValue()
+               << "' has the name of the update function it would add";
+  }
+
+  b.setInsertionPoint(ret);
+  if (grid) {
+    replicated = createSharding(b, b.getLoc(), *grid).getResult();
+    for (Gradient &gradient : gradients)
+      if (!gradient.layout)
+        gradient.layout = replicated;
+  }
+  if (accumulated) {
+    writeAccumulated(gradients, pipelineDevices);
+  } else {
+    // A streamed weight that placement has the device update (a split of
+    // its optimizer) is read on the device: the copy the chunk schedule
+    // leaves there, else its home copy (ZeRO-3: this device's shard) brought
+    // up by a loom.reload, as placement prices it. Such a reload goes where
+    // the static memory plan put the buffer the update reads it into, the
+    // weights one after another.
+    DenseMap<Value, Value> live = liveDeviceCopies(func);
+    if (auto buffer = scratchBuffer(planArenas(module), kUpdateReloadScratch))
+      updateReloadAt = b.getI64IntegerAttr(buffer->first);
+    for (Gradient &gradient : gradients)
+      if (!updatePlace(gradient.weight).tier &&
+          placedTier(gradient.weight) != "device")
+        deviceCopies[gradient.weight] =
+            live.lookup(fetchedValue(gradient.weight));
+    writeInStep(gradients);
+    setStepResults();
+  }
+  func->setAttr(kOptimizerAttr, hyperparameters());
   return success();
 }
 

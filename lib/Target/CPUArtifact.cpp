@@ -222,12 +222,33 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
   return described;
 }
 
+/// The `update` record of a step's update function (run once a step after
+/// the micro-batches): its entry and the weights it reads and writes back,
+/// which are the step's where they share a name. It takes nothing else.
+static FailureOr<llvm::json::Object>
+describeUpdate(func::FuncOp update, const CPUArtifactOptions &options) {
+  FailureOr<llvm::json::Object> d = describeFunction(update, options);
+  if (failed(d))
+    return failure();
+  if (!d->getArray("inputs")->empty() || !d->getArray("outputs")->empty() ||
+      d->get("arena_bytes"))
+    return update.emitOpError("is a step's update, which must take only "
+                              "weights (no inputs, outputs or arenas)");
+  auto stage = update->getAttrOfType<IntegerAttr>(kPipelineStageAttr);
+  return llvm::json::Object{
+      {"entry", updateEntrySymbol(stage ? std::optional<int64_t>(stage.getInt())
+                                        : std::nullopt)},
+      {"weights", std::move(*d->getArray("weights"))}};
+}
+
 /// The manifest of the partitioned entry function, or of its pipeline
 /// stages: then `stages` lists each stage's entry and buffers (every stage
 /// takes all model inputs; only the last has outputs) and the top level
-/// keeps the model's inputs and outputs for the user.
+/// keeps the model's inputs and outputs for the user. A step's update
+/// function is its `update` record (each stage's own).
 static FailureOr<llvm::json::Object>
 describeEntry(ModuleOp module, ArrayRef<func::FuncOp> functions,
+              ArrayRef<func::FuncOp> updates,
               const CPUArtifactOptions &options) {
   llvm::json::Object manifest{{"format", "loom-artifact"},
                               {"version", 1},
@@ -248,11 +269,22 @@ describeEntry(ModuleOp module, ArrayRef<func::FuncOp> functions,
   if (auto m = functions.front()->getAttrOfType<IntegerAttr>(kMicroBatchesAttr))
     manifest["micro_batches"] = m.getInt();
 
+  if (!updates.empty() && updates.size() != functions.size())
+    return func::FuncOp(updates.front()).emitOpError("is one of ")
+           << updates.size() << " update functions, but the step has "
+           << functions.size() << " stage functions; each stage has one";
   SmallVector<llvm::json::Object> described;
-  for (func::FuncOp func : functions) {
+  for (auto [k, func] : llvm::enumerate(functions)) {
     FailureOr<llvm::json::Object> d = describeFunction(func, options);
     if (failed(d))
       return failure();
+    if (!updates.empty()) {
+      FailureOr<llvm::json::Object> update =
+          describeUpdate(updates[k], options);
+      if (failed(update))
+        return failure();
+      (*d)["update"] = std::move(*update);
+    }
     described.push_back(std::move(*d));
   }
   if (!functions.front()->hasAttr(kPipelineStageAttr)) {
@@ -396,8 +428,8 @@ LogicalResult mlir::loom::writeCPUArtifact(ModuleOp module,
   if (functions.empty())
     return mlir::emitError(module.getLoc(), "no entry function '")
            << options.entry << "'";
-  FailureOr<llvm::json::Object> manifest =
-      describeEntry(module, functions, options);
+  FailureOr<llvm::json::Object> manifest = describeEntry(
+      module, functions, updateFunctions(module, options.entry), options);
   if (failed(manifest))
     return failure();
 

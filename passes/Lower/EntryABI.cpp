@@ -7,13 +7,17 @@
 // which loads the i-th pointer, wraps it in a descriptor (allocated = aligned
 // = the pointer, offset 0, the static sizes and row-major strides) and calls
 // the entry. A pipelined program gets one wrapper per stage function,
-// `loom_entry_stage<k>`. The descriptor is built in the LLVM dialect and cast to the
-// memref type; the LLVM conversion folds the cast pair away.
+// `loom_entry_stage<k>`, and a step's update function (--loom-optimizer-step
+// of a micro-batched or pipelined step) one of its own, `loom_update` or
+// `loom_update_stage<k>`. The descriptor is built in the LLVM dialect and cast
+// to the memref type; the LLVM conversion folds the cast pair away.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/Passes/Lower.h"
 #include "loom/Target/RuntimeABI.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
@@ -37,13 +41,17 @@ struct EntryABIPass : mlir::loom::impl::LoomEntryABIBase<EntryABIPass> {
           << entry << "'";
       return signalPassFailure();
     }
-    for (func::FuncOp func : functions) {
-      auto stage = func->getAttrOfType<IntegerAttr>(kPipelineStageAttr);
-      std::string name =
-          entrySymbol(stage ? std::optional<int64_t>(stage.getInt()) : std::nullopt);
-      if (failed(wrap(module, func, name)))
+    auto stageOf = [](func::FuncOp func) -> std::optional<int64_t> {
+      if (auto stage = func->getAttrOfType<IntegerAttr>(kPipelineStageAttr))
+        return stage.getInt();
+      return std::nullopt;
+    };
+    for (func::FuncOp func : functions)
+      if (failed(wrap(module, func, entrySymbol(stageOf(func)))))
         return signalPassFailure();
-    }
+    for (func::FuncOp func : updateFunctions(module, entry))
+      if (failed(wrap(module, func, updateEntrySymbol(stageOf(func)))))
+        return signalPassFailure();
     // Collectives and process indices are lowered by now; the grids they
     // named have no meaning in LLVM IR.
     for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))

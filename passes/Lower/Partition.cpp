@@ -387,7 +387,7 @@ struct LoomPartitionPass
       grids[1].emitOpError("is a second grid; a runnable program has one");
       return signalPassFailure();
     }
-    SmallVector<func::FuncOp> functions = entryFunctions(module, entry);
+    SmallVector<func::FuncOp> functions = programFunctions(module, entry);
     if (functions.empty() || functions.front().isExternal()) {
       mlir::emitError(module.getLoc(), "loom-partition: no entry function '")
           << entry << "' with a body";

@@ -47,6 +47,8 @@ def LoomWeightsToArguments : Pass<"loom-weights-to-arguments", "::mlir::ModuleOp
     any other argument and the artifact's manifest can say where its bytes are.
     Every argument of the entry is also marked `bufferization.writable =
     false`: the runtime owns those buffers and reuses them across steps.
+    A step's update functions (`@main_update`, `--loom-optimizer-step` of a
+    micro-batched or pipelined step) get theirs the same way.
 
     Before:
     ```mlir
@@ -147,7 +149,10 @@ def LoomSplitStages : Pass<"loom-split-stages", "::mlir::ModuleOp"> {
     t, `{loom.recv_from = s, loom.tag = k}`, re-annotated with the value's
     own sharding. Every device takes all of the model's inputs; the last
     returns the model's outputs (the stage count is rounded up to whole
-    rounds, so the last stage is on the last device). Run before `loom-partition`;
+    rounds, so the last stage is on the last device), and a weight's update
+    (a `loom.updates` result) is returned by the device computing it. An op
+    marked `loom.at_return` runs on the last device after every stage.
+    Run before `loom-partition`;
     `loom-stage-transfers` turns the extra arguments and results into
     `shard.recv` / `shard.send` after it. Upstream `sharding-propagation`
     runs on the entry first, so that every value crossing a boundary has its
@@ -310,6 +315,8 @@ def LoomEntryABI : Pass<"loom-entry-abi", "::mlir::ModuleOp"> {
     manifest lists them) and calls the entry function, lowered with bare
     pointers and its results turned into out-parameters. The runtime calls
     it through `dlsym` without knowing anything about MLIR's memref ABI.
+    Pipeline stages get `loom_entry_stage<k>`, and a step's update
+    functions `loom_update` / `loom_update_stage<k>`.
     The module's `shard.grid` ops, fully consumed by then, are erased.
   }];
   let options = [

@@ -18,11 +18,15 @@
 //    local shard. Values passed between stages of one device stay values.
 //    Every device takes all of the model's inputs (unused ones cost a
 //    buffer, nothing else); the last device, which runs the last stage,
-//    returns the model's outputs. A training step's backward ops
+//    returns the model's outputs, and each weight's update (a micro-batched
+//    step's gradient sums, --loom-optimizer-step) is returned by the device
+//    computing it. A training step's backward ops
 //    (`loom.backward`, --loom-autodiff) run on their stage's device after
 //    all forward stages, the last stage's backward first: the backward of
 //    stage s is at position 2S-1-s of the S forward stages' order, so
-//    values still flow only to later positions. A static memory plan's
+//    values still flow only to later positions; an op marked
+//    `loom.at_return` runs on the last device at 2S, where the step
+//    returns. A static memory plan's
 //    offsets follow the values: each device keeps its own
 //    `loom.pipeline_offsets`, and a received value's argument carries the
 //    places its producer's `loom.received_offsets` give it there.
@@ -42,6 +46,7 @@
 
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
+#include "loom/Autodiff/OptimizerStep.h"
 #include "loom/Memory/StaticMemoryPlanIR.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -62,10 +67,6 @@ namespace mlir::loom {
 using namespace mlir;
 using namespace mlir::loom;
 
-std::string mlir::loom::stageFunctionName(StringRef entry, int64_t stage) {
-  return (entry + "_stage" + Twine(stage)).str();
-}
-
 SmallVector<func::FuncOp> mlir::loom::entryFunctions(ModuleOp module,
                                                      StringRef entry) {
   SmallVector<func::FuncOp> functions;
@@ -79,6 +80,18 @@ SmallVector<func::FuncOp> mlir::loom::entryFunctions(ModuleOp module,
       break;
     functions.push_back(f);
   }
+  return functions;
+}
+
+SmallVector<func::FuncOp> mlir::loom::updateFunctions(ModuleOp module,
+                                                      StringRef entry) {
+  return entryFunctions(module, updateFunctionName(entry));
+}
+
+SmallVector<func::FuncOp> mlir::loom::programFunctions(ModuleOp module,
+                                                       StringRef entry) {
+  SmallVector<func::FuncOp> functions = entryFunctions(module, entry);
+  llvm::append_range(functions, updateFunctions(module, entry));
   return functions;
 }
 
@@ -229,7 +242,12 @@ struct SplitStagesPass
       for (Value v : inputs)
         latest = std::max(latest, availableAt(v));
       int64_t stage = latest;
-      if (auto attr = op.getAttrOfType<IntegerAttr>(kStageAttr)) {
+      if (op.hasAttr(kAtReturnAttr)) {
+        if (!hasBackward)
+          return op.emitOpError("is marked ")
+                 << kAtReturnAttr << " in a step without a backward";
+        stage = 2 * forwardStages; // where a training step returns
+      } else if (auto attr = op.getAttrOfType<IntegerAttr>(kStageAttr)) {
         stage = attr.getInt();
         if (stage < 0)
           return op.emitOpError("is at the negative loom.stage ") << stage;
@@ -318,9 +336,17 @@ struct SplitStagesPass
         if (failed(need(v, it->second, &op)))
           return failure();
     }
-    for (Value v : terminator->getOperands())
-      if (failed(need(v, outputStage, terminator)))
+    // A weight's update (a micro-batched step's gradient sum,
+    // --loom-optimizer-step) is written back on the device computing it;
+    // every other result is the model's, returned by the last device.
+    SmallVector<int64_t> resultDevice;
+    for (auto [i, v] : llvm::enumerate(terminator->getOperands())) {
+      int64_t at =
+          func.getResultAttr(i, kUpdatesAttr) ? availableAt(v) : outputStage;
+      resultDevice.push_back(deviceOf(at));
+      if (failed(need(v, at, terminator)))
         return failure();
+    }
 
     // A value sent without a sharding of its own (nothing propagated to
     // it) is made replicated on both sides; upstream shard-partition needs
@@ -383,7 +409,11 @@ struct SplitStagesPass
       SmallVector<int64_t> virtualOnDevice;
       for (int64_t k = d; k < forwardStages; k += devices)
         virtualOnDevice.push_back(k);
-      buildStage(b, func, d, devices, virtualOnDevice, received, sent, own,
+      SmallVector<unsigned> returned;
+      for (auto [i, device] : llvm::enumerate(resultDevice))
+        if (device == d)
+          returned.push_back(i);
+      buildStage(b, func, d, virtualOnDevice, returned, received, sent, own,
                  clones[d]);
     }
     func.erase();
@@ -433,19 +463,19 @@ struct SplitStagesPass
 
   /// The program of device `t`: its stages' ops in `own`'s order, each
   /// clone just before its first user, each received value where first
-  /// used (loom-stage-transfers receives it there).
-  void buildStage(OpBuilder &b, func::FuncOp func, int64_t t, int64_t stages,
-                  ArrayRef<int64_t> virtualStages,
+  /// used (loom-stage-transfers receives it there); it returns `func`'s
+  /// results `returned`.
+  void buildStage(OpBuilder &b, func::FuncOp func, int64_t t,
+                  ArrayRef<int64_t> virtualStages, ArrayRef<unsigned> returned,
                   ArrayRef<Crossing *> received, ArrayRef<Crossing *> sent,
                   ArrayRef<Operation *> own,
                   const SetVector<Operation *> &clones) {
-    bool last = t == stages - 1;
     Operation *terminator = func.getBody().front().getTerminator();
     SmallVector<Type> args(func.getArgumentTypes()), results;
     for (Crossing *c : received)
       args.push_back(c->value.getType());
-    if (last)
-      llvm::append_range(results, func.getResultTypes());
+    for (unsigned i : returned)
+      results.push_back(func.getResultTypes()[i]);
     for (Crossing *c : sent)
       results.push_back(c->value.getType());
 
@@ -482,13 +512,10 @@ struct SplitStagesPass
       stage.setArgAttrs(func.getNumArguments() + k,
                         attrs.getDictionary(b.getContext()));
     }
-    unsigned firstSent = 0;
-    if (last) {
-      for (unsigned i = 0; i < func.getNumResults(); ++i)
-        if (DictionaryAttr attrs = func.getResultAttrDict(i))
-          stage.setResultAttrs(i, attrs);
-      firstSent = func.getNumResults();
-    }
+    for (auto [k, i] : llvm::enumerate(returned))
+      if (DictionaryAttr attrs = func.getResultAttrDict(i))
+        stage.setResultAttrs(k, attrs);
+    unsigned firstSent = returned.size();
     for (auto [k, c] : llvm::enumerate(sent))
       stage.setResultAttrs(
           firstSent + k,
@@ -534,6 +561,7 @@ struct SplitStagesPass
       Operation *copy = body.clone(*op, map);
       copy->removeAttr(kStageAttr);
       copy->removeAttr(kBackwardAttr);
+      copy->removeAttr(kAtReturnAttr);
       copy->removeAttr(kReceivedOffsetsAttr);
       // A clone (a weight, a constant) keeps its offsets only on their device.
       if (clones.contains(op) &&
@@ -543,15 +571,15 @@ struct SplitStagesPass
     };
     for (Operation *op : own)
       emit(op);
-    SmallVector<Value> returned;
-    if (last)
-      for (Value v : terminator->getOperands()) {
-        materialize(v);
-        returned.push_back(map.lookup(v));
-      }
+    SmallVector<Value> values;
+    for (unsigned i : returned) {
+      Value v = terminator->getOperand(i);
+      materialize(v);
+      values.push_back(map.lookup(v));
+    }
     for (Crossing *c : sent)
-      returned.push_back(map.lookup(c->value));
-    func::ReturnOp::create(body, terminator->getLoc(), returned);
+      values.push_back(map.lookup(c->value));
+    func::ReturnOp::create(body, terminator->getLoc(), values);
   }
 };
 

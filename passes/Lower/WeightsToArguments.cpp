@@ -30,7 +30,7 @@ struct WeightsToArgumentsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> functions = entryFunctions(module, entry);
+    SmallVector<func::FuncOp> functions = programFunctions(module, entry);
     if (functions.empty() || functions.front().isExternal()) {
       mlir::emitError(module.getLoc(), "loom-weights-to-arguments: no entry function '")
           << entry << "' with a body";
@@ -42,7 +42,8 @@ struct WeightsToArgumentsPass
       if (llvm::is_contained(functions, op->getParentOfType<func::FuncOp>()))
         return WalkResult::advance();
       op.emitOpError("is outside the entry function '")
-          << entry << "'; only the entry function may load weights";
+          << entry
+          << "'; only the entry function (and its update) may load weights";
       return WalkResult::interrupt();
     });
     if (stray.wasInterrupted())

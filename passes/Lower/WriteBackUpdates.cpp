@@ -56,7 +56,7 @@ struct WriteBackUpdatesPass
   using LoomWriteBackUpdatesBase::LoomWriteBackUpdatesBase;
 
   void runOnOperation() override {
-    for (func::FuncOp func : entryFunctions(getOperation(), entry))
+    for (func::FuncOp func : programFunctions(getOperation(), entry))
       if (!func.isExternal() && failed(writeBack(func)))
         return signalPassFailure();
   }

@@ -318,7 +318,8 @@ LOOMRT_API loomrt_status loomrt_artifact_load(loomrt_artifact *a);
 /* The local buffer of a tensor (after load); owned by the artifact. */
 LOOMRT_API loomrt_tensor *loomrt_artifact_buffer(loomrt_artifact *a,
                                                  int32_t kind, int64_t index);
-/* Reads this rank's shard of every weight from its file. */
+/* Reads this rank's shard of every weight from its file (the update's own
+ * weights too; those without a file start at zero). */
 LOOMRT_API loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a);
 /* The micro-batch (0 <= m < micro_batches) the next run computes. A
  * program whose planned buffers lie at different places per micro-batch
@@ -328,6 +329,16 @@ LOOMRT_API loomrt_status loomrt_artifact_set_micro_batch(loomrt_artifact *a,
 /* Calls entry(buffers): inputs, weights, the arenas and the micro-batch
  * index where the program has them, outputs, in manifest order. */
 LOOMRT_API loomrt_status loomrt_artifact_run(loomrt_artifact *a);
+/* Whether the program has an update entry (manifest "update": the
+ * optimizer of a micro-batched or pipelined training step, whose calls of
+ * the entry only sum the gradients). */
+LOOMRT_API int loomrt_artifact_has_update(const loomrt_artifact *a);
+/* Calls the update entry once a step, after the step's micro-batches: it
+ * updates the weights from the gradients' sums and zeroes the sums. Its
+ * buffers are the step's weights of the names it lists, and its own
+ * (the optimizer's state, loaded by loomrt_artifact_load_weights).
+ * Collective over the world where the update has collectives (ZeRO). */
+LOOMRT_API loomrt_status loomrt_artifact_update(loomrt_artifact *a);
 
 /* ---- collectives called by compiled programs -------------------------------
  */

@@ -51,6 +51,12 @@ struct StageDesc {
   /// arenas): its planned buffers' places differ by micro-batch
   /// (manifest `micro_batch_places`, the micro-batches it has places for).
   bool takesMicroBatch = false;
+  /// The step's update, where it has one (a micro-batched or pipelined
+  /// training step's optimizer, run once a step after its micro-batches):
+  /// its entry and the weights it takes, which are the step's own buffers
+  /// where they share a name.
+  std::string updateEntry;
+  std::vector<TensorDesc> updateWeights;
 };
 
 const char *kindName(int kind) {
@@ -82,6 +88,12 @@ struct loomrt_artifact {
   void *handle = nullptr;
   void (*entryFn)(void **) = nullptr;
   std::vector<loomrt_tensor *> buffers[3];
+  /// The update entry, after load (null: none), its arguments, and the
+  /// buffers of the weights only it takes (the optimizer's state).
+  void (*updateFn)(void **) = nullptr;
+  std::vector<void *> updatePointers;
+  std::vector<TensorDesc> updateOnly;
+  std::vector<loomrt_tensor *> updateOnlyBuffers;
   /// This rank's arenas (device, host), mapped once at load and passed
   /// after the weights.
   void *arena[2] = {nullptr, nullptr};
@@ -415,6 +427,43 @@ loomrt_status parseManifest(loomrt_artifact &a) {
   };
   if (loomrt_status s = checkSplitOutputs("", a.tensors[LOOMRT_OUTPUT]))
     return s;
+  // A step's update takes weights only: the step's where it names one of
+  // them (the same buffer, so the same dtype and local shape), else its
+  // own, kept in memory.
+  auto parseUpdate = [&](const json &object, const std::string &scope,
+                         StageDesc &stage) -> loomrt_status {
+    if (!object.contains("update") || object["update"].is_null())
+      return ok();
+    const json &u = object["update"];
+    std::string at = scope + "update.";
+    if (!u.is_object() || !u.contains("entry") || !u["entry"].is_string() ||
+        u["entry"].get<std::string>().empty())
+      return bad(at + "missing string 'entry'");
+    if (!u.contains("weights") || !u["weights"].is_array())
+      return bad(at + "missing array 'weights'");
+    stage.updateEntry = u["entry"].get<std::string>();
+    for (size_t i = 0; i < u["weights"].size(); ++i) {
+      TensorDesc t;
+      if (loomrt_status s =
+              parseTensor(a, at, LOOMRT_WEIGHT, i, u["weights"][i], t))
+        return s;
+      for (const TensorDesc &w : stage.tensors[LOOMRT_WEIGHT])
+        if (w.name == t.name && (w.dtype != t.dtype || w.local != t.local))
+          return bad(
+              format("%sweights[%zu] ('%s') is the step's weight of that "
+                     "name, but as %s %s rather than %s %s",
+                     at.c_str(), i, t.name.c_str(), loomrt_dtype_name(t.dtype),
+                     shapeString(t.local.data(), t.local.size()).c_str(),
+                     loomrt_dtype_name(w.dtype),
+                     shapeString(w.local.data(), w.local.size()).c_str()));
+      if (t.nvme)
+        return bad(format("%sweights[%zu] ('%s') is placed on NVMe; an "
+                          "update's own weights are kept in memory",
+                          at.c_str(), i, t.name.c_str()));
+      stage.updateWeights.push_back(std::move(t));
+    }
+    return ok();
+  };
 
   if (!m.contains("stages")) {
     StageDesc whole;
@@ -423,6 +472,8 @@ loomrt_status parseManifest(loomrt_artifact &a) {
       return s;
     for (int kind = 0; kind < 3; ++kind)
       whole.tensors[kind] = a.tensors[kind];
+    if (loomrt_status s = parseUpdate(m, "", whole))
+      return s;
     a.stages.push_back(std::move(whole));
     return ok();
   }
@@ -455,6 +506,11 @@ loomrt_status parseManifest(loomrt_artifact &a) {
       return s;
     if (loomrt_status s = parseArena(stages[k], scope, stage))
       return s;
+    if (loomrt_status s = parseUpdate(stages[k], scope, stage))
+      return s;
+    if (k > 0 &&
+        stage.updateEntry.empty() != a.stages.front().updateEntry.empty())
+      return bad(scope + "'update' must be given for every stage or for none");
     bool last = (int64_t)k + 1 == count;
     for (int kind : {LOOMRT_INPUT, LOOMRT_OUTPUT}) {
       const std::vector<TensorDesc> &model = a.tensors[kind];
@@ -528,6 +584,8 @@ void loomrt_artifact_close(loomrt_artifact *a) {
   for (auto &list : a->buffers)
     for (loomrt_tensor *t : list)
       loomrt_tensor_destroy(t);
+  for (loomrt_tensor *t : a->updateOnlyBuffers)
+    loomrt_tensor_destroy(t);
   for (int k = 0; k < 2; ++k)
     if (a->arena[k])
       munmap(a->arena[k], (size_t)a->arenaBytes[k]);
@@ -733,6 +791,34 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
       a->pointers.push_back(b->data);
     }
   }
+  // The update's arguments: the step's weight of each name, else its own.
+  if (!stage.updateEntry.empty()) {
+    void *update = dlsym(h, stage.updateEntry.c_str());
+    if (!update)
+      return fail(LOOMRT_ERR_LOAD,
+                  format("program library '%s' has no update symbol '%s'",
+                         lib.c_str(), stage.updateEntry.c_str()));
+    a->updateFn = reinterpret_cast<void (*)(void **)>(update);
+    a->updatePointers.clear();
+    for (const TensorDesc &t : stage.updateWeights) {
+      const std::vector<TensorDesc> &step = a->tensors[LOOMRT_WEIGHT];
+      auto same =
+          std::find_if(step.begin(), step.end(),
+                       [&](const TensorDesc &w) { return w.name == t.name; });
+      if (same != step.end()) {
+        a->updatePointers.push_back(
+            a->buffers[LOOMRT_WEIGHT][same - step.begin()]->data);
+        continue;
+      }
+      loomrt_tensor *b = nullptr;
+      if (loomrt_status s = makeTensor(t.dtype, t.local, &b, nullptr))
+        return fail(s, format("update weight '%s': %s", t.name.c_str(),
+                              loomrt_last_error()));
+      a->updateOnly.push_back(t);
+      a->updateOnlyBuffers.push_back(b);
+      a->updatePointers.push_back(b->data);
+    }
+  }
   return ok();
 })}
 
@@ -747,20 +833,24 @@ loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a){LOOMRT_GUARD({
   if (!a || !a->handle)
     return fail(LOOMRT_ERR_STATE, "artifact not loaded");
   int me = loomrt_world_rank();
-  for (size_t i = 0; i < a->tensors[LOOMRT_WEIGHT].size(); ++i) {
-    const TensorDesc &t = a->tensors[LOOMRT_WEIGHT][i];
-    loomrt_tensor *b = a->buffers[LOOMRT_WEIGHT][i];
+  auto load = [&](const TensorDesc &t, loomrt_tensor *b) -> loomrt_status {
     std::string what = "weight '" + t.name + "'";
     if (t.file.empty()) { // optimizer state: zeros before the first step
       std::memset(b->data, 0, b->nbytes);
-      continue;
+      return ok();
     }
-    if (loomrt_status s = loomrt_shard_read_file(
-            what.c_str(), t.file.c_str(), t.offset, t.dtype,
-            (int64_t)t.shape.size(), t.shape.data(), t.naxes.data(),
-            t.axes.data(), me, b->data, b->nbytes))
+    return loomrt_shard_read_file(what.c_str(), t.file.c_str(), t.offset,
+                                  t.dtype, (int64_t)t.shape.size(),
+                                  t.shape.data(), t.naxes.data(), t.axes.data(),
+                                  me, b->data, b->nbytes);
+  };
+  for (size_t i = 0; i < a->tensors[LOOMRT_WEIGHT].size(); ++i)
+    if (loomrt_status s =
+            load(a->tensors[LOOMRT_WEIGHT][i], a->buffers[LOOMRT_WEIGHT][i]))
       return s;
-  }
+  for (size_t i = 0; i < a->updateOnly.size(); ++i)
+    if (loomrt_status s = load(a->updateOnly[i], a->updateOnlyBuffers[i]))
+      return s;
   return ok();
 })}
 
@@ -781,6 +871,22 @@ loomrt_status loomrt_artifact_run(loomrt_artifact *a) {
   a->entryFn(a->pointers.data());
   // One call is one micro-batch: its transfers end with it.
   loomrt_complete_sends();
+  return ok();
+}
+
+int loomrt_artifact_has_update(const loomrt_artifact *a) {
+  return a && !a->stages.empty() && !a->stages.front().updateEntry.empty();
+}
+
+loomrt_status loomrt_artifact_update(loomrt_artifact *a) {
+  if (!a || !a->entryFn)
+    return fail(LOOMRT_ERR_STATE, "artifact not loaded");
+  if (!a->updateFn)
+    return fail(LOOMRT_ERR_STATE,
+                format("artifact '%s' has no update entry (only a "
+                       "micro-batched or pipelined training step has one)",
+                       a->dir.c_str()));
+  a->updateFn(a->updatePointers.data());
   return ok();
 }
 

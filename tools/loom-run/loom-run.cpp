@@ -10,7 +10,8 @@
 // global dtype and shape) and weight, runs the entry `warmup` + `steps`
 // times and writes the outputs (rank 0, or every rank with --every-rank).
 // A micro-batched artifact runs the entry once per micro-batch in a step,
-// cutting each input along its batch dimension and assembling the outputs.
+// cutting each input along its batch dimension and assembling the outputs,
+// then its update entry, where it has one (the optimizer, once a step).
 // In a pipelined one each rank runs its stage's entry; the outputs are on
 // the last stage (written by its lowest rank, split ones gathered over that
 // stage's ranks, or by each of its ranks with --every-rank).
@@ -525,6 +526,10 @@ int main(int argc, char **argv) {
             loomrt_dtype_size(info.dtype), /*intoFull=*/true);
       }
     }
+    // The optimizer of a micro-batched or pipelined step, once the
+    // gradients of every micro-batch are summed.
+    if (loomrt_artifact_has_update(a))
+      loomrt_artifact_update(a);
     int64_t t1 = loomrt_now_ns();
     if (s >= o.warmup)
       times.push_back((t1 - t0) / 1e6);

@@ -68,6 +68,20 @@ inline constexpr llvm::StringLiteral kMicroBatchesAttr = "loom.micro_batches";
 /// (loom-split-stages).
 inline constexpr llvm::StringLiteral kStageAttr = "loom.stage";
 inline constexpr llvm::StringLiteral kBackwardAttr = "loom.backward";
+/// The mark of an op of a pipelined training step that runs on the last
+/// pipeline device after every stage, where the step returns its results
+/// (loom-split-stages): the last device's sum of a weight shared with the
+/// first stage's (a tied embedding), whose gradient device 0 completes.
+inline constexpr llvm::StringLiteral kAtReturnAttr = "loom.at_return";
+
+/// The program of one pipeline device is a function of its own (made by
+/// loom-split-stages from the step, by --loom-optimizer-step for a
+/// pipelined step's update), `<function>_stage<device>`, marked with the
+/// device it runs on.
+inline std::string stageFunctionName(llvm::StringRef function, int64_t device) {
+  return (function + "_stage" + llvm::Twine(device)).str();
+}
+inline constexpr llvm::StringLiteral kPipelineStageAttr = "loom.pipeline_stage";
 
 /// The op (and function argument) attributes in which a static memory
 /// plan places their results (include/loom/Memory/StaticMemoryPlanIR.h

@@ -552,11 +552,13 @@ static IterationSpace spaceOf(MoeCombineOp op) {
 static IterationSpace iterationSpace(Operation *op) {
   return llvm::TypeSwitch<Operation *, IterationSpace>(op)
       .Case<WeightOp>([](Operation *o) { return sourceSpace(o); })
-      .Case<ConstantOp>(
-          [](Operation *o) { return sourceSpace(o, /*isLocal=*/false); })
-      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, ClampOp, CastOp, SpillOp, ReloadOp,
-            FetchOp>(
-          [](Operation *o) { return broadcastSpace(o); })
+      .Case<ConstantOp>([](ConstantOp o) {
+        // A splat's block is the same splat; other values would need
+        // slicing.
+        return sourceSpace(o, /*isLocal=*/o.getValue().isSplat());
+      })
+      .Case<UnaryOp, BinaryOp, CompareOp, WhereOp, ClampOp, CastOp, SpillOp,
+            ReloadOp, FetchOp>([](Operation *o) { return broadcastSpace(o); })
       .Case<ReleaseOp>([](Operation *o) { return sinkSpace(o); })
       .Case<LayerNormOp>([](LayerNormOp o) {
         return normalizedSpace(o, o.getAxis(), shapeOf(o.getInput()).size(),
@@ -679,6 +681,13 @@ static LogicalResult partitionLoomOp(Operation *op, ArrayRef<Value> operands,
   shard::partitionTriviallyShardableOperation(*op, operands, operandShardings,
                                               resultShardings, map, symbols,
                                               builder);
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto local = cast<ConstantOp>(map.lookup(op->getResult(0)).getDefiningOp());
+    auto type = cast<ShapedType>(local.getType());
+    if (type != constant.getType())
+      local.setValueAttr(DenseElementsAttr::get(
+          type, constant.getValue().getSplatValue<Attribute>()));
+  }
   if (auto embedding = dyn_cast<EmbeddingOp>(op)) {
     ArrayRef<shard::GridAxis> vocabAxes = axes.size() == space.iterators.size()
                                               ? ArrayRef(axes.back())

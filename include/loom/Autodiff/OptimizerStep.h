@@ -1,4 +1,5 @@
-//===- OptimizerStep.h - the weights' update, in the IR ----------*- C++ -*-===//
+//===- OptimizerStep.h - the weights' update, in the IR ----------*- C++
+//-*-===//
 //
 // After --loom-autodiff a training step returns its weights' gradients; the
 // optimizer step turns them into the update itself, in loom ops at the end
@@ -9,14 +10,24 @@
 // it back into that weight's buffer (loom-write-back-updates), so a runtime
 // that keeps the weights between calls trains by calling the step again.
 //
+// A step the runtime calls once per micro-batch (loom.micro_batches > 1,
+// or a pipeline's stages) must update once, from the gradients summed over
+// the step. There the step adds each gradient into a state holding the sum
+// (`<weight>.grad_sum`, written back like an update), and the update is a
+// function of its own, `<entry>_update` (in a pipeline one per device,
+// `<entry>_update_stage<d>`, updating the weights its stages read), that
+// takes no arguments, reads the sums and writes them back as zeros; the
+// runtime calls it once the step's micro-batches are done (gradient
+// accumulation as Megatron's main_grad buffers do it).
+//
 // On a planned module the update runs in the gradient's layout: a ZeRO
 // gradient's shards (then the state is stored in them too, and each replica
 // updates its shard of the weight before partitioning all-gathers the whole
 // back into the weight's stored layout), else the weight's planned layout.
 // Where memory placement puts a weight's optimizer on the host, the
 // gradient is spilled to the host, the update's ops are marked
-// `loom.on_host` (kOnHostAttr, LoomOps.h) and read the host's copy of the parameter,
-// and a resident parameter's new value is reloaded onto the device.
+// `loom.on_host` (kOnHostAttr, LoomOps.h) and read the host's copy of the
+// parameter, and a resident parameter's new value is reloaded onto the device.
 // docs/autodiff.md, "The optimizer step".
 //
 //===----------------------------------------------------------------------===//
@@ -36,6 +47,14 @@ inline constexpr llvm::StringLiteral kUpdatesAttr = "loom.updates";
 /// On a function whose weights the step updates: the optimizer and its
 /// hyperparameters.
 inline constexpr llvm::StringLiteral kOptimizerAttr = "loom.optimizer";
+/// The function a micro-batched or pipelined step's update is written in,
+/// for entry `entry` (stageFunctionName of it per pipeline device).
+inline std::string updateFunctionName(llvm::StringRef entry) {
+  return (entry + "_update").str();
+}
+/// The sum of a weight's gradients over a step's micro-batches, as the
+/// suffix of the state that holds it.
+inline constexpr llvm::StringLiteral kAccumulatorSuffix = ".grad_sum";
 /// The shared step count of Adam's bias correction.
 inline constexpr llvm::StringLiteral kStepCountName = "optimizer.step";
 /// Appended to a weight's name: the host's copy of a resident parameter
@@ -66,9 +85,12 @@ std::string checkOptimizerConfig(const OptimizerConfig &config);
 /// Appends the update of every weight `func` returns a gradient of (a
 /// function `--loom-autodiff` differentiated) and rewrites its results:
 /// the forward's outputs, the gradients where `keepGradients`, then each
-/// updated weight and state, marked kUpdatesAttr. Fails, naming what is
-/// wrong, on a function without its backward or with its update already,
-/// or where a state name is already a weight's; `func` is then unchanged.
+/// updated weight and state (a micro-batched or pipelined step: each
+/// gradient's sum), marked kUpdatesAttr. Fails, naming what is wrong, on a
+/// function without its backward or with its update already, where a state
+/// name is already a weight's, or, in a micro-batched or pipelined step, on
+/// a weight placed off the device or read on two pipeline devices; the
+/// module is then unchanged.
 LogicalResult writeOptimizerStep(func::FuncOp func, const OptimizerConfig &config);
 
 } // namespace mlir::loom

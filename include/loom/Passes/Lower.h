@@ -36,9 +36,18 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                                          llvm::cl::init("main")};
 };
 
-/// The functions the runtime calls: `entry` itself or, once
-/// loom-split-stages has run, its stage functions in stage order.
+/// The functions the runtime calls for each micro-batch: `entry` itself
+/// or, once loom-split-stages has run, its stage functions in stage order.
 SmallVector<func::FuncOp> entryFunctions(ModuleOp module, StringRef entry);
+
+/// The functions the runtime calls once a step, after its micro-batches: a
+/// micro-batched or pipelined step's optimizer update
+/// (updateFunctionName(entry), or one per pipeline device); none without.
+SmallVector<func::FuncOp> updateFunctions(ModuleOp module, StringRef entry);
+
+/// entryFunctions, then updateFunctions: every function the lowering
+/// turns into an entry of the program.
+SmallVector<func::FuncOp> programFunctions(ModuleOp module, StringRef entry);
 
 /// For each result of `func` marked `loom.updates` (a weight's update,
 /// --loom-optimizer-step), by result number, the argument
@@ -46,13 +55,6 @@ SmallVector<func::FuncOp> entryFunctions(ModuleOp module, StringRef entry);
 /// naming the result, where one names no weight argument or a weight an
 /// earlier result updates.
 FailureOr<DenseMap<unsigned, BlockArgument>> updatedArguments(func::FuncOp func);
-
-/// `<entry>_stage<stage>`.
-std::string stageFunctionName(StringRef entry, int64_t stage);
-
-/// The attribute loom-split-stages puts on each stage function: the
-/// pipeline device it runs on.
-inline constexpr llvm::StringLiteral kPipelineStageAttr = "loom.pipeline_stage";
 
 /// The grid that carries `loom.pipeline_axis`, and that axis; an error on
 /// `where` if there is none.

@@ -59,6 +59,14 @@ inline std::string entrySymbol(std::optional<int64_t> stage = std::nullopt) {
   return stage ? "loom_entry_stage" + std::to_string(*stage) : "loom_entry";
 }
 
+/// The C symbol of a micro-batched or pipelined step's optimizer update,
+/// which the runtime calls once a step: `loom_update`, or per pipeline
+/// stage `loom_update_stage<k>`.
+inline std::string
+updateEntrySymbol(std::optional<int64_t> stage = std::nullopt) {
+  return stage ? "loom_update_stage" + std::to_string(*stage) : "loom_update";
+}
+
 } // namespace mlir::loom
 
 #endif // LOOM_TARGET_RUNTIMEABI_H

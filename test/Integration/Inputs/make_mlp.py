@@ -5,7 +5,9 @@ expected output (numpy/torch, fp64 then cast) and one loom-dialect module per
 plan, each the same program with different shard annotations:
 
   single   no grid
+  single-micro  the same in 2 micro-batches
   dp       x split on the batch over 4 ranks (weights replicated)
+  dp-micro the batch over 2 ranks, in 2 micro-batches
   tp       Megatron: fc1 column-parallel, fc2 row-parallel (one all-reduce), 4 ranks
   dptp     2 x 2 grid: batch over axis 0, Megatron over axis 1
   sp       x split on the sequence over 2 ranks
@@ -73,7 +75,9 @@ def module(grid, x_split, w1_split, w2_split, mid_split=None, pipeline_axis=None
 
 PLANS = {
     "single": module(None, None, None, None),
+    "single-micro": module(None, None, None, None, micro_batches=2),
     "dp": module("4", "[[0]]", "[[]]", "[[]]"),
+    "dp-micro": module("2", "[[0]]", "[[]]", "[[]]", micro_batches=2),
     "tp": module("4", "[[]]", "[[], [0]]", "[[0]]"),
     "dptp": module("2x2", "[[0]]", "[[], [1]]", "[[1]]"),
     "sp": module("2", "[[], [0]]", "[[]]", "[[]]"),
