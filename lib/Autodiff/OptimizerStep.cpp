@@ -163,8 +163,10 @@ private:
     /// optimizer state is sharded with it), else the weight's planned one
     /// (replicated where the plan has none).
     Value layout;
-    /// The pipeline device whose backward completes the gradient: that of
-    /// the lowest stage reading the weight (0 without stages).
+    /// In a pipeline, the lowest stage reading the weight, whose backward
+    /// completes its gradient and sums it (none where no stage reads it),
+    /// and that stage's device (0 without one).
+    std::optional<int64_t> stage;
     int64_t device = 0;
     /// Whether the last pipeline device holds a copy of the weight too (one
     /// the first and last stages share, such as a tied embedding): it sums
@@ -220,10 +222,18 @@ private:
   /// `pipelineDevices` one per device.
   void writeAccumulated(ArrayRef<Gradient> gradients,
                         std::optional<int64_t> pipelineDevices);
-  /// Where `w`'s update runs in a pipeline of `devices`: the Gradient's
-  /// `device` and `lastDeviceCopy`; an error naming it where other devices
-  /// read it too.
-  FailureOr<std::pair<int64_t, bool>> placeUpdate(WeightOp w, int64_t devices);
+  /// Where `gradient`'s weight is summed and updated in a pipeline of
+  /// `devices`: its `stage`, `device` and `lastDeviceCopy`; an error naming
+  /// it where other devices read it too.
+  LogicalResult placeUpdate(Gradient &gradient, int64_t devices);
+  /// The update functions' names: one, or one per pipeline device.
+  SmallVector<std::string> updateNames(std::optional<int64_t> pipelineDevices);
+  /// Copy `v` of weight `w` (the step's own, or the update function's) as
+  /// the step stores it: in ZeRO-3's shards, else in the plan's layout,
+  /// said as the weight's own annotation where the update reads it in
+  /// another (the step's `layout`: a ZeRO-2 gradient's shards), so that
+  /// this is not taken for a second layout the weight arrives in.
+  Value asStored(WeightOp w, Value v, Value layout);
   /// The step's results: the forward's outputs, the gradients if kept,
   /// then its updates (each weight after its state, the step count first;
   /// a micro-batched step's: the gradients' sums).
@@ -383,25 +393,14 @@ void UpdateWriter::writeInStep(ArrayRef<Gradient> gradients) {
     if (place.tier && place.residentParameter) {
       hostCopy = b.getStringAttr(w.getName() + kHostCopySuffix);
       weight = state(hostCopy, type, layout, w, place.tier);
+    } else if (auto copy = deviceCopies.find(w); copy != deviceCopies.end()) {
+      weight = inLayout(
+          copy->second ? copy->second
+                       : ReloadOp::create(b, fetchedValue(w), updateReloadAt)
+                             .getResult(),
+          layout);
     } else {
-      // The weight as stored: ZeRO-3's shards, else the plan's layout, said
-      // as the weight's own annotation so that the update's reading it in
-      // another layout (a ZeRO-2 gradient's shards) is not taken for a
-      // second layout the weight arrives in.
-      Value planned = plannedLayout(w);
-      if (!planned)
-        planned = replicated;
-      Value stored = w.getResult();
-      if (auto copy = deviceCopies.find(w); copy != deviceCopies.end())
-        stored = copy->second
-                     ? copy->second
-                     : ReloadOp::create(b, fetchedValue(w), updateReloadAt)
-                           .getResult();
-      else if (shard::ShardOp zero = zeroStoredShard(w))
-        stored = zero.getResult();
-      else if (planned != layout)
-        stored = shard::ShardOp::create(b, stored, planned, /*annotate_for_users=*/false);
-      weight = inLayout(stored, layout);
+      weight = inLayout(asStored(w, w.getResult(), layout), layout);
     }
     Value g;
     if (place.tier) {
@@ -447,7 +446,15 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     std::string name = (w.getName() + kAccumulatorSuffix).str();
     Value sum = state(name, w.getType(), gradient.layout);
     Value g = inLayout(ret.getOperand(gradient.index), gradient.layout);
-    updated.push_back({add(sum, g), b.getStringAttr(name)});
+    Value own = add(sum, g);
+    // In the backward of the stage completing the gradient, on the device
+    // updating the weight (loom-split-stages checks that it stays there).
+    if (gradient.stage) {
+      own.getDefiningOp()->setAttr(kStageAttr,
+                                   b.getI64IntegerAttr(*gradient.stage));
+      own.getDefiningOp()->setAttr(kBackwardAttr, b.getUnitAttr());
+    }
+    updated.push_back({own, b.getStringAttr(name)});
     // The last device's copy of the sum (each device holds its own).
     if (gradient.lastDeviceCopy) {
       Value copy = add(sum, g);
@@ -460,43 +467,32 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
   // The update functions, after the step.
   OpBuilder module(func);
   module.setInsertionPointAfter(func);
-  std::string name = updateFunctionName(func.getSymName());
-  for (int64_t d = 0; d < pipelineDevices.value_or(1); ++d) {
+  for (auto [d, name] : llvm::enumerate(updateNames(pipelineDevices))) {
     b.setLoc(func.getLoc());
-    auto update = func::FuncOp::create(
-        module, func.getLoc(),
-        pipelineDevices ? stageFunctionName(name, d) : name,
-        module.getFunctionType({}, {}));
+    auto update = func::FuncOp::create(module, func.getLoc(), name,
+                                       module.getFunctionType({}, {}));
     module.setInsertionPointAfter(update);
     if (pipelineDevices)
       update->setAttr(kPipelineStageAttr, b.getI64IntegerAttr(d));
     OpBuilder end = OpBuilder::atBlockEnd(update.addEntryBlock());
     func::ReturnOp::create(end, func.getLoc());
     beginTarget(update);
-    if (config.kind != OptimizerKind::sgd)
+    bool lastDevice = int64_t(d) + 1 == pipelineDevices.value_or(1);
+    SmallVector<const Gradient *> own;
+    for (const Gradient &gradient : gradients)
+      if (gradient.device == int64_t(d) ||
+          (gradient.lastDeviceCopy && lastDevice))
+        own.push_back(&gradient);
+    // (A device updating nothing has no step count either.)
+    if (config.kind != OptimizerKind::sgd && !own.empty())
       writeStepCount();
-    for (const Gradient &gradient : gradients) {
-      bool lastDevice = d + 1 == pipelineDevices.value_or(1);
-      if (gradient.device != d && !(gradient.lastDeviceCopy && lastDevice))
-        continue;
-      WeightOp w = gradient.weight;
+    for (const Gradient *gradient : own) {
+      WeightOp w = gradient->weight;
       b.setLoc(w.getLoc());
-      Value layout = here(gradient.layout);
-      // The weight as the step stores it (see writeInStep).
-      Value stored = newWeight(w.getType(), w.getRole(), w.getName(),
-                               w.getFileAttr(), w.getOffsetAttr());
-      if (shard::ShardOp zero = zeroStoredShard(w)) {
-        auto own = shard::ShardOp::create(b, stored, here(zero.getSharding()),
-                                          /*annotate_for_users=*/false);
-        own->setAttr(kZeroShardMark, zero->getAttr(kZeroShardMark));
-        stored = own.getResult();
-      } else {
-        Value planned = plannedLayout(w);
-        planned = here(planned ? planned : replicated);
-        if (planned != layout)
-          stored = shard::ShardOp::create(b, stored, planned,
-                                          /*annotate_for_users=*/false);
-      }
+      Value layout = here(gradient->layout);
+      Value copy = newWeight(w.getType(), w.getRole(), w.getName(),
+                             w.getFileAttr(), w.getOffsetAttr());
+      Value stored = asStored(w, copy, gradient->layout);
       StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);
       Value sum = state(sumName, w.getType(), layout);
       Value next =
@@ -509,37 +505,72 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
   }
 }
 
-FailureOr<std::pair<int64_t, bool>> UpdateWriter::placeUpdate(WeightOp w,
-                                                              int64_t devices) {
-  // The stages reading it, through its annotations and copies.
-  std::optional<int64_t> lowest;
+LogicalResult UpdateWriter::placeUpdate(Gradient &gradient, int64_t devices) {
+  WeightOp w = gradient.weight;
+  // The stages reading it: through its annotations, copies and the ops
+  // without a stage (which run where their operands are) to staged ops.
   llvm::SmallSetVector<int64_t, 2> readers;
+  DenseSet<Value> seen;
   SmallVector<Value> values = {w.getResult()};
   while (!values.empty()) {
     Value v = values.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
     for (Operation *user : v.getUsers()) {
-      if (isa<shard::ShardOp, FetchOp>(user)) {
+      auto stage = user->getAttrOfType<IntegerAttr>(kStageAttr);
+      if (!stage || isa<shard::ShardOp, FetchOp>(user)) {
         llvm::append_range(values, user->getResults());
-      } else if (auto stage = user->getAttrOfType<IntegerAttr>(kStageAttr)) {
-        lowest = std::min(lowest.value_or(stage.getInt()), stage.getInt());
-        readers.insert(stage.getInt() % devices);
+        continue;
       }
+      gradient.stage =
+          std::min(gradient.stage.value_or(stage.getInt()), stage.getInt());
+      readers.insert(stage.getInt() % devices);
     }
   }
   // Each stage's backward adds its part of the gradient; the lowest
   // stage's runs last and completes it.
-  int64_t device = lowest.value_or(0) % devices;
-  readers.remove(device);
-  if (readers.empty())
-    return std::make_pair(device, false);
-  if (readers.size() == 1 && readers.front() == devices - 1)
-    return std::make_pair(device, true);
+  gradient.device = gradient.stage.value_or(0) % devices;
+  readers.remove(gradient.device);
+  gradient.lastDeviceCopy = !readers.empty();
+  if (readers.empty() ||
+      (readers.size() == 1 && readers.front() == devices - 1))
+    return success();
   return w.emitOpError("loom-optimizer-step: weight '")
-         << w.getName() << "' is read on pipeline devices " << device << " and "
-         << readers.front()
+         << w.getName() << "' is read on pipeline devices " << gradient.device
+         << " and " << readers.front()
          << "; a weight shared by stages is updated on the device completing "
             "its gradient and, where it is the last, on the last device (a "
             "tied embedding), not elsewhere";
+}
+
+SmallVector<std::string>
+UpdateWriter::updateNames(std::optional<int64_t> pipelineDevices) {
+  std::string name = updateFunctionName(func.getSymName());
+  if (!pipelineDevices)
+    return {name};
+  SmallVector<std::string> names;
+  for (int64_t d = 0; d < *pipelineDevices; ++d)
+    names.push_back(stageFunctionName(name, d));
+  return names;
+}
+
+Value UpdateWriter::asStored(WeightOp w, Value v, Value layout) {
+  if (shard::ShardOp zero = zeroStoredShard(w)) {
+    if (target == func)
+      return zero.getResult();
+    auto own = shard::ShardOp::create(b, v, here(zero.getSharding()),
+                                      /*annotate_for_users=*/false);
+    own->setAttr(kZeroShardMark, zero->getAttr(kZeroShardMark));
+    return own.getResult();
+  }
+  Value planned = plannedLayout(w);
+  if (!planned)
+    planned = replicated;
+  if (planned == layout)
+    return v;
+  return shard::ShardOp::create(b, v, here(planned),
+                                /*annotate_for_users=*/false)
+      .getResult();
 }
 
 void UpdateWriter::setResults(SmallVector<Value> outputs,
@@ -598,25 +629,21 @@ LogicalResult UpdateWriter::run() {
   for (WeightOp w : body.getOps<WeightOp>())
     weights.try_emplace(w.getName(), w);
   auto module = func->getParentOfType<ModuleOp>();
-  // A pipelined step (ops in several stages): the devices of its pipeline
-  // axis (split-stages complains about a step without one).
+  // A pipelined step (ops in stages, on a pipeline axis of several
+  // devices, which loom-split-stages splits it over): its devices. One
+  // device runs it whole, with its update, as a step without stages.
   std::optional<int64_t> pipelineDevices;
-  Attribute firstStage;
-  if (func.walk([&](Operation *op) {
-            Attribute stage = op->getAttr(kStageAttr);
-            if (!firstStage)
-              firstStage = stage;
-            return stage && stage != firstStage ? WalkResult::interrupt()
-                                                : WalkResult::advance();
-          })
-          .wasInterrupted())
-    pipelineDevices = 1;
+  bool staged = func.walk([](Operation *op) {
+                      return op->hasAttr(kStageAttr) ? WalkResult::interrupt()
+                                                     : WalkResult::advance();
+                    })
+                    .wasInterrupted();
   if (auto grids = module.getOps<shard::GridOp>(); !grids.empty()) {
     shard::GridOp g = *grids.begin();
     grid = FlatSymbolRefAttr::get(g.getSymNameAttr());
     if (auto axis = g->getAttrOfType<IntegerAttr>("loom.pipeline_axis");
-        pipelineDevices && axis && axis.getInt() >= 0 &&
-        axis.getInt() < g.getRank())
+        staged && axis && axis.getInt() >= 0 && axis.getInt() < g.getRank() &&
+        g.getShape()[axis.getInt()] > 1)
       pipelineDevices = g.getShape()[axis.getInt()];
   }
   // The runtime calls a micro-batched or pipelined step once per
@@ -643,11 +670,10 @@ LogicalResult UpdateWriter::run() {
     if (auto s = ret.getOperand(i).getDefiningOp<shard::ShardOp>();
         s && s.getAnnotateForUsers() && isZeroShard(s))
       layout = s.getSharding();
-    FailureOr<std::pair<int64_t, bool>> place =
-        placeUpdate(w, pipelineDevices.value_or(1));
-    if (failed(place))
+    Gradient gradient{i, w, layout};
+    if (pipelineDevices && failed(placeUpdate(gradient, *pipelineDevices)))
       return failure();
-    gradients.push_back({i, w, layout, place->first, place->second});
+    gradients.push_back(gradient);
   }
   SmallVector<std::string> stateNames;
   if (config.kind != OptimizerKind::sgd)
@@ -674,15 +700,14 @@ LogicalResult UpdateWriter::run() {
     if (WeightOp clash = weights.lookup(name))
       return clash.emitOpError("loom-optimizer-step: weight '")
              << name << "' has the name of the optimizer state it would add";
-  if (accumulated) {
-    std::string name = updateFunctionName(func.getSymName());
-    for (int64_t d = 0; d < pipelineDevices.value_or(1); ++d)
-      if (Operation *clash = module.lookupSymbol(
-              pipelineDevices ? stageFunctionName(name, d) : name))
+  // (The lowering takes a function of the update's own name for it, with
+  // stages or without.)
+  if (accumulated)
+    for (const std::string &name : llvm::concat<const std::string>(
+             updateNames(std::nullopt), updateNames(pipelineDevices)))
+      if (Operation *clash = module.lookupSymbol(name))
         return clash->emitOpError("loom-optimizer-step: '")
-               << SymbolTable::getSymbolName(clash).getValue()
-               << "' has the name of the update function it would add";
-  }
+               << name << "' has the name of the update function it would add";
 
   b.setInsertionPoint(ret);
   if (grid) {

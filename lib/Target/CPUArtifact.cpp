@@ -232,12 +232,12 @@ describeUpdate(func::FuncOp update, const CPUArtifactOptions &options) {
     return failure();
   if (!d->getArray("inputs")->empty() || !d->getArray("outputs")->empty() ||
       d->get("arena_bytes"))
-    return update.emitOpError("is a step's update, which must take only "
-                              "weights (no inputs, outputs or arenas)");
-  auto stage = update->getAttrOfType<IntegerAttr>(kPipelineStageAttr);
+    return update.emitOpError("'")
+           << update.getSymName()
+           << "' is a step's update, which must take only weights (no inputs, "
+              "outputs or arenas)";
   return llvm::json::Object{
-      {"entry", updateEntrySymbol(stage ? std::optional<int64_t>(stage.getInt())
-                                        : std::nullopt)},
+      {"entry", updateEntrySymbol(pipelineStageOf(update))},
       {"weights", std::move(*d->getArray("weights"))}};
 }
 
@@ -270,8 +270,10 @@ describeEntry(ModuleOp module, ArrayRef<func::FuncOp> functions,
     manifest["micro_batches"] = m.getInt();
 
   if (!updates.empty() && updates.size() != functions.size())
-    return func::FuncOp(updates.front()).emitOpError("is one of ")
-           << updates.size() << " update functions, but the step has "
+    return func::FuncOp(updates.front()).emitOpError("'")
+           << func::FuncOp(updates.front()).getSymName() << "' is one of "
+           << updates.size() << " update functions, but '"
+           << func::FuncOp(functions.front()).getSymName() << "' is one of "
            << functions.size() << " stage functions; each stage has one";
   SmallVector<llvm::json::Object> described;
   for (auto [k, func] : llvm::enumerate(functions)) {

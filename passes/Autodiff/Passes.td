@@ -45,6 +45,15 @@ def LoomOptimizerStep : Pass<"loom-optimizer-step", "::mlir::ModuleOp"> {
     buffers, so each call of the compiled step is one training step. The
     gradients are no longer returned unless `keep-gradients`.
 
+    A step the runtime calls once per micro-batch (`loom.micro_batches` > 1,
+    or a pipeline's stages) instead adds each gradient into a state
+    `<weight>.grad_sum`, and the update is written in a function of its own,
+    `@main_update` (one per pipeline device, `@main_update_stage<d>`), that
+    the runtime calls once a step after the micro-batches: it reads the sums
+    and writes them back as zeros. Weights placed off the device, and
+    weights shared by stages other than a tied pair of the first and last
+    devices, are refused there.
+
     On a planned module the update runs in each gradient's layout: under
     ZeRO-2 and ZeRO-3 the state is stored in the gradient's shards, each
     replica updates its shard, and partitioning gathers the weight back into

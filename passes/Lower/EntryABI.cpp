@@ -41,16 +41,11 @@ struct EntryABIPass : mlir::loom::impl::LoomEntryABIBase<EntryABIPass> {
           << entry << "'";
       return signalPassFailure();
     }
-    auto stageOf = [](func::FuncOp func) -> std::optional<int64_t> {
-      if (auto stage = func->getAttrOfType<IntegerAttr>(kPipelineStageAttr))
-        return stage.getInt();
-      return std::nullopt;
-    };
     for (func::FuncOp func : functions)
-      if (failed(wrap(module, func, entrySymbol(stageOf(func)))))
+      if (failed(wrap(module, func, entrySymbol(pipelineStageOf(func)))))
         return signalPassFailure();
     for (func::FuncOp func : updateFunctions(module, entry))
-      if (failed(wrap(module, func, updateEntrySymbol(stageOf(func)))))
+      if (failed(wrap(module, func, updateEntrySymbol(pipelineStageOf(func)))))
         return signalPassFailure();
     // Collectives and process indices are lowered by now; the grids they
     // named have no meaning in LLVM IR.

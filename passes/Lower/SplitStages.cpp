@@ -95,6 +95,12 @@ SmallVector<func::FuncOp> mlir::loom::programFunctions(ModuleOp module,
   return functions;
 }
 
+std::optional<int64_t> mlir::loom::pipelineStageOf(func::FuncOp func) {
+  if (auto stage = func->getAttrOfType<IntegerAttr>(kPipelineStageAttr))
+    return stage.getInt();
+  return std::nullopt;
+}
+
 FailureOr<std::pair<shard::GridOp, int64_t>>
 mlir::loom::pipelineGrid(ModuleOp module, Operation *where) {
   for (auto grid : module.getOps<shard::GridOp>())
@@ -341,9 +347,21 @@ struct SplitStagesPass
     // every other result is the model's, returned by the last device.
     SmallVector<int64_t> resultDevice;
     for (auto [i, v] : llvm::enumerate(terminator->getOperands())) {
-      int64_t at =
-          func.getResultAttr(i, kUpdatesAttr) ? availableAt(v) : outputStage;
+      auto updates = func.getResultAttrOfType<StringAttr>(i, kUpdatesAttr);
+      int64_t at = updates ? availableAt(v) : outputStage;
       resultDevice.push_back(deviceOf(at));
+      // A gradient's sum stays on its stage's device, whose update
+      // function (--loom-optimizer-step) reads it there.
+      Operation *def = v.getDefiningOp();
+      auto stage = def ? def->getAttrOfType<IntegerAttr>(kStageAttr) : nullptr;
+      if (updates && stage && def->hasAttr(kBackwardAttr) &&
+          resultDevice.back() != stage.getInt() % devices)
+        return def->emitOpError("updates '")
+               << updates.getValue() << "' in the backward of loom.stage "
+               << stage.getInt() << ", on pipeline device "
+               << stage.getInt() % devices
+               << ", but reads a value computed later, on device "
+               << resultDevice.back();
       if (failed(need(v, at, terminator)))
         return failure();
     }

@@ -447,19 +447,28 @@ loomrt_status parseManifest(loomrt_artifact &a) {
       if (loomrt_status s =
               parseTensor(a, at, LOOMRT_WEIGHT, i, u["weights"][i], t))
         return s;
-      for (const TensorDesc &w : stage.tensors[LOOMRT_WEIGHT])
-        if (w.name == t.name && (w.dtype != t.dtype || w.local != t.local))
-          return bad(
-              format("%sweights[%zu] ('%s') is the step's weight of that "
-                     "name, but as %s %s rather than %s %s",
-                     at.c_str(), i, t.name.c_str(), loomrt_dtype_name(t.dtype),
-                     shapeString(t.local.data(), t.local.size()).c_str(),
-                     loomrt_dtype_name(w.dtype),
-                     shapeString(w.local.data(), w.local.size()).c_str()));
-      if (t.nvme)
+      // The step's weight of that name is the same buffer: the same
+      // tensor, split the same way.
+      auto same =
+          std::find_if(stage.tensors[LOOMRT_WEIGHT].begin(),
+                       stage.tensors[LOOMRT_WEIGHT].end(),
+                       [&](const TensorDesc &w) { return w.name == t.name; });
+      if (same == stage.tensors[LOOMRT_WEIGHT].end() && t.nvme)
         return bad(format("%sweights[%zu] ('%s') is placed on NVMe; an "
                           "update's own weights are kept in memory",
                           at.c_str(), i, t.name.c_str()));
+      if (same != stage.tensors[LOOMRT_WEIGHT].end() &&
+          (same->dtype != t.dtype || same->shape != t.shape ||
+           same->naxes != t.naxes || same->axes != t.axes))
+        return bad(
+            format("%sweights[%zu] ('%s') is the step's weight of that "
+                   "name, but as %s %s split %s rather than %s %s "
+                   "split %s",
+                   at.c_str(), i, t.name.c_str(), loomrt_dtype_name(t.dtype),
+                   shapeString(t.shape.data(), t.shape.size()).c_str(),
+                   splitString(t).c_str(), loomrt_dtype_name(same->dtype),
+                   shapeString(same->shape.data(), same->shape.size()).c_str(),
+                   splitString(*same).c_str()));
       stage.updateWeights.push_back(std::move(t));
     }
     return ok();

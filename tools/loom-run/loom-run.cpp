@@ -527,7 +527,8 @@ int main(int argc, char **argv) {
       }
     }
     // The optimizer of a micro-batched or pipelined step, once the
-    // gradients of every micro-batch are summed.
+    // gradients of every micro-batch are summed. (Like run, it cannot fail
+    // once load has resolved it.)
     if (loomrt_artifact_has_update(a))
       loomrt_artifact_update(a);
     int64_t t1 = loomrt_now_ns();

@@ -130,7 +130,8 @@ static IterationSpace sinkSpace(Operation *op) {
 /// Ops with no operands: one parallel loop per result dim. A weight's loops
 /// are local (each device loads only its slice); a constant's are not: its
 /// value is one attribute, so it stays whole and a user that wants a slice
-/// of it gets one from an all_slice.
+/// of it gets one from an all_slice. A splat constant's are local (every
+/// slice is the same splat, which partitioning writes at the local type).
 static IterationSpace sourceSpace(Operation *op, bool isLocal = true) {
   SpaceBuilder b(op->getContext());
   SmallVector<AffineExpr> loops;

@@ -1,5 +1,4 @@
-//===- OptimizerStep.h - the weights' update, in the IR ----------*- C++
-//-*-===//
+//===- OptimizerStep.h - the weights' update, in the IR ---------*- C++ -*-===//
 //
 // After --loom-autodiff a training step returns its weights' gradients; the
 // optimizer step turns them into the update itself, in loom ops at the end
@@ -44,8 +43,9 @@ namespace mlir::loom {
 /// On a result: the name of the weight (or state) whose buffer the result
 /// replaces at the end of the step.
 inline constexpr llvm::StringLiteral kUpdatesAttr = "loom.updates";
-/// On a function whose weights the step updates: the optimizer and its
-/// hyperparameters.
+/// On a function whose weights the step updates (or, micro-batched or
+/// pipelined, sums the gradients of), and on its update functions: the
+/// optimizer and its hyperparameters.
 inline constexpr llvm::StringLiteral kOptimizerAttr = "loom.optimizer";
 /// The function a micro-batched or pipelined step's update is written in,
 /// for entry `entry` (stageFunctionName of it per pipeline device).

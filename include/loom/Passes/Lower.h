@@ -49,6 +49,10 @@ SmallVector<func::FuncOp> updateFunctions(ModuleOp module, StringRef entry);
 /// turns into an entry of the program.
 SmallVector<func::FuncOp> programFunctions(ModuleOp module, StringRef entry);
 
+/// The pipeline device a stage function or a pipelined step's update
+/// function runs on (its kPipelineStageAttr); none for a whole program.
+std::optional<int64_t> pipelineStageOf(func::FuncOp func);
+
 /// For each result of `func` marked `loom.updates` (a weight's update,
 /// --loom-optimizer-step), by result number, the argument
 /// loom-weights-to-arguments made of that weight. An error on `func`,
