@@ -216,6 +216,11 @@ private:
   /// not null) updated alongside.
   Value writeFormula(WeightOp w, Value weight, Value g, Value layout,
                      StringAttr tier);
+  /// The update of `gradient`'s weight from `grad`, before the target's
+  /// return, where placement puts it (on the host: ZeRO-Offload's CPU
+  /// optimizer); `copy` is the weight as the target reads it (the step's
+  /// own, or the update function's).
+  void writeWeightUpdate(const Gradient &gradient, Value grad, Value copy);
   /// The update of a step of one micro-batch, before its return.
   void writeInStep(ArrayRef<Gradient> gradients);
   /// The gradients' sums in the step, and the update function, or with
@@ -368,70 +373,79 @@ Value UpdateWriter::writeFormula(WeightOp w, Value weight, Value g,
   return sub(base, mul(stepSize, div(m1, denom)));
 }
 
+void UpdateWriter::writeWeightUpdate(const Gradient &gradient, Value grad,
+                                     Value copy) {
+  WeightOp w = gradient.weight;
+  Value layout = here(gradient.layout);
+  Block &body = target.getBody().front();
+  Operation *ret = body.getTerminator();
+  b.setLoc(w.getLoc());
+  RankedTensorType type = w.getType();
+  // Placement may put the update on the host (ZeRO-Offload's CPU
+  // optimizer): the gradient goes down into its host buffer, the CPU
+  // updates the host's copy of the parameter (a streamed parameter's home
+  // copy, the weight itself) with state kept in the optimizer's tier, and
+  // a resident parameter's device copy is refreshed from the result.
+  // Everything between the copies is marked kOnHostAttr.
+  UpdatePlace place = updatePlace(w);
+  Operation *before = ret->getPrevNode();
+  StringAttr hostCopy;
+  Value weight;
+  if (place.tier && place.residentParameter) {
+    hostCopy = b.getStringAttr(w.getName() + kHostCopySuffix);
+    weight = state(hostCopy, type, layout, w, place.tier);
+  } else if (auto device = deviceCopies.find(w); device != deviceCopies.end()) {
+    weight = inLayout(
+        device->second
+            ? device->second
+            : ReloadOp::create(b, fetchedValue(w), updateReloadAt).getResult(),
+        layout);
+  } else {
+    weight = inLayout(asStored(w, copy, gradient.layout), layout);
+  }
+  Value g;
+  if (place.tier) {
+    // The copy down is issued as soon as the backward completes the
+    // gradient, as the update pipeline prices it, into its planned host
+    // buffer (an update function's, of the sum, has none).
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(grad);
+    g = SpillOp::create(b, inLayout(grad, layout),
+                        target == func ? place.gradientOffset : IntegerAttr());
+  } else {
+    g = inLayout(grad, layout);
+  }
+  Value next = writeFormula(w, weight, g, layout, place.tier);
+  if (place.tier) {
+    Block::iterator first =
+        before ? std::next(before->getIterator()) : body.begin();
+    for (Operation &op : llvm::make_range(first, ret->getIterator()))
+      if (isa<LoomDialect>(op.getDialect()) && !isa<SpillOp, WeightOp>(op))
+        op.setAttr(kOnHostAttr, b.getUnitAttr());
+    if (hostCopy && delayed) {
+      // The old host copy goes up (written back before the new one
+      // replaces it).
+      updated.push_back(
+          {ReloadOp::create(b, weight, IntegerAttr()), w.getNameAttr()});
+      updated.push_back({next, hostCopy});
+      return;
+    }
+    if (hostCopy) {
+      updated.push_back({next, hostCopy});
+      next = ReloadOp::create(b, next, IntegerAttr());
+    }
+  }
+  updated.push_back({next, w.getNameAttr()});
+}
+
 void UpdateWriter::writeInStep(ArrayRef<Gradient> gradients) {
   beginTarget(func);
-  Block &body = func.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Operation *ret = func.getBody().front().getTerminator();
   if (config.kind != OptimizerKind::sgd)
     writeStepCount();
-  for (const Gradient &gradient : gradients) {
-    WeightOp w = gradient.weight;
-    Value layout = gradient.layout;
-    b.setLoc(w.getLoc());
-    Value grad = ret.getOperand(gradient.index);
-    RankedTensorType type = w.getType();
-    // Placement may put the update on the host (ZeRO-Offload's CPU
-    // optimizer): the gradient goes down into its host buffer, the CPU
-    // updates the host's copy of the parameter (a streamed parameter's home
-    // copy, the weight itself) with state kept in the optimizer's tier, and
-    // a resident parameter's device copy is refreshed from the result.
-    // Everything between the copies is marked kOnHostAttr.
-    UpdatePlace place = updatePlace(w);
-    Operation *before = ret->getPrevNode();
-    StringAttr hostCopy;
-    Value weight;
-    if (place.tier && place.residentParameter) {
-      hostCopy = b.getStringAttr(w.getName() + kHostCopySuffix);
-      weight = state(hostCopy, type, layout, w, place.tier);
-    } else if (auto copy = deviceCopies.find(w); copy != deviceCopies.end()) {
-      weight = inLayout(
-          copy->second ? copy->second
-                       : ReloadOp::create(b, fetchedValue(w), updateReloadAt)
-                             .getResult(),
-          layout);
-    } else {
-      weight = inLayout(asStored(w, w.getResult(), layout), layout);
-    }
-    Value g;
-    if (place.tier) {
-      // The copy down is issued as soon as the backward completes the
-      // gradient, as the update pipeline prices it.
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointAfterValue(grad);
-      g = SpillOp::create(b, inLayout(grad, layout), place.gradientOffset);
-    } else {
-      g = inLayout(grad, layout);
-    }
-    Value next = writeFormula(w, weight, g, layout, place.tier);
-    if (place.tier) {
-      Block::iterator first = before ? std::next(before->getIterator()) : body.begin();
-      for (Operation &op : llvm::make_range(first, ret->getIterator()))
-        if (isa<LoomDialect>(op.getDialect()) && !isa<SpillOp, WeightOp>(op))
-          op.setAttr(kOnHostAttr, b.getUnitAttr());
-      if (hostCopy && delayed) {
-        // The old host copy goes up (written back before the new one
-        // replaces it).
-        updated.push_back({ReloadOp::create(b, weight, IntegerAttr()), w.getNameAttr()});
-        updated.push_back({next, hostCopy});
-        continue;
-      }
-      if (hostCopy) {
-        updated.push_back({next, hostCopy});
-        next = ReloadOp::create(b, next, IntegerAttr());
-      }
-    }
-    updated.push_back({next, w.getNameAttr()});
-  }
+  for (const Gradient &gradient : gradients)
+    writeWeightUpdate(gradient, ret->getOperand(gradient.index),
+                      WeightOp(gradient.weight).getResult());
 }
 
 void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
@@ -489,15 +503,11 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     for (const Gradient *gradient : own) {
       WeightOp w = gradient->weight;
       b.setLoc(w.getLoc());
-      Value layout = here(gradient->layout);
       Value copy = newWeight(w.getType(), w.getRole(), w.getName(),
                              w.getFileAttr(), w.getOffsetAttr());
-      Value stored = asStored(w, copy, gradient->layout);
       StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);
-      Value sum = state(sumName, w.getType(), layout);
-      Value next =
-          writeFormula(w, inLayout(stored, layout), sum, layout, nullptr);
-      updated.push_back({next, w.getNameAttr()});
+      Value sum = state(sumName, w.getType(), here(gradient->layout));
+      writeWeightUpdate(*gradient, sum, copy);
       updated.push_back({zeros(w.getType()), sumName});
     }
     setResults({}, {});
@@ -683,14 +693,21 @@ LogicalResult UpdateWriter::run() {
     for (StringRef suffix : stateSuffixes(config))
       stateNames.push_back((w.getName() + suffix).str());
     UpdatePlace place = updatePlace(w);
-    if (accumulated && (place.tier || placedTier(w) != "device"))
+    // In a step of several micro-batches the sums stay on the device
+    // (placement prices them there) and go down once, for the CPU's update;
+    // a streamed weight's device update needs the chunk schedule's copies,
+    // and the NVMe tier is the step's.
+    if (accumulated && ((!place.tier && placedTier(w) != "device") ||
+                        (place.tier && place.tier.getValue() != "host")))
       return w.emitOpError("loom-optimizer-step: weight '")
-             << w.getName() << "' is placed off the device ("
-             << (place.tier
-                     ? "its optimizer on the " + place.tier.getValue().str()
-                     : "streamed from the " + placedTier(w).str())
-             << "); the update of a step of several micro-batches or of a "
-                "pipeline is written for weights the device holds and updates";
+             << w.getName() << "' is "
+             << (place.tier ? "updated with its optimizer state on " +
+                                  place.tier.getValue().str()
+                            : "streamed from the " + placedTier(w).str() +
+                                  " and updated on the device")
+             << "; the update of a step of several micro-batches or of a "
+                "pipeline is written for weights updated on the device or "
+                "by the CPU with its state in host memory";
     if (accumulated)
       stateNames.push_back((w.getName() + kAccumulatorSuffix).str());
     if (place.tier && place.residentParameter)

@@ -57,6 +57,9 @@ struct LoomOptimizerStepPass
     if (failed(writeOptimizerStep(functions.front(), config)) ||
         failed(verifyHostUpdates(functions.front())))
       return signalPassFailure();
+    for (func::FuncOp update : updateFunctions(module, entry))
+      if (failed(verifyHostUpdates(update)))
+        return signalPassFailure();
   }
 };
 } // namespace
