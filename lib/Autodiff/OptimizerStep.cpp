@@ -218,8 +218,9 @@ private:
                      StringAttr tier);
   /// The update of `gradient`'s weight from `grad`, before the target's
   /// return, where placement puts it (on the host: ZeRO-Offload's CPU
-  /// optimizer); `copy` is the weight as the target reads it (the step's
-  /// own, or the update function's).
+  /// optimizer); `copy` is the target's weight (the step's own, or the
+  /// update function's), which the update reads or, where the CPU updates a
+  /// host copy, writes.
   void writeWeightUpdate(const Gradient &gradient, Value grad, Value copy);
   /// The update of a step of one micro-batch, before its return.
   void writeInStep(ArrayRef<Gradient> gradients);
@@ -237,8 +238,9 @@ private:
   /// the step stores it: in ZeRO-3's shards, else in the plan's layout,
   /// said as the weight's own annotation where the update reads it in
   /// another (the step's `layout`: a ZeRO-2 gradient's shards), so that
-  /// this is not taken for a second layout the weight arrives in.
-  Value asStored(WeightOp w, Value v, Value layout);
+  /// this is not taken for a second layout the weight arrives in; with
+  /// `annotate`, said there too.
+  Value asStored(WeightOp w, Value v, Value layout, bool annotate = false);
   /// The step's results: the forward's outputs, the gradients if kept,
   /// then its updates (each weight after its state, the step count first;
   /// a micro-batched step's: the gradients' sums).
@@ -394,6 +396,10 @@ void UpdateWriter::writeWeightUpdate(const Gradient &gradient, Value grad,
   if (place.tier && place.residentParameter) {
     hostCopy = b.getStringAttr(w.getName() + kHostCopySuffix);
     weight = state(hostCopy, type, layout, w, place.tier);
+    // An update function's copy of the weight, which only the reload
+    // writes, arrives in the step's layout all the same.
+    if (target != func)
+      asStored(w, copy, gradient.layout, /*annotate=*/true);
   } else if (auto device = deviceCopies.find(w); device != deviceCopies.end()) {
     weight = inLayout(
         device->second
@@ -405,11 +411,12 @@ void UpdateWriter::writeWeightUpdate(const Gradient &gradient, Value grad,
   }
   Value g;
   if (place.tier) {
-    // The copy down is issued as soon as the backward completes the
-    // gradient, as the update pipeline prices it, into its planned host
-    // buffer (an update function's, of the sum, has none).
+    // In the step the copy down is issued as soon as the backward
+    // completes the gradient, as the update pipeline prices it, into its
+    // planned host buffer; an update function's, of the sum, has none.
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointAfterValue(grad);
+    if (target == func)
+      b.setInsertionPointAfterValue(grad);
     g = SpillOp::create(b, inLayout(grad, layout),
                         target == func ? place.gradientOffset : IntegerAttr());
   } else {
@@ -564,7 +571,7 @@ UpdateWriter::updateNames(std::optional<int64_t> pipelineDevices) {
   return names;
 }
 
-Value UpdateWriter::asStored(WeightOp w, Value v, Value layout) {
+Value UpdateWriter::asStored(WeightOp w, Value v, Value layout, bool annotate) {
   if (shard::ShardOp zero = zeroStoredShard(w)) {
     if (target == func)
       return zero.getResult();
@@ -576,7 +583,7 @@ Value UpdateWriter::asStored(WeightOp w, Value v, Value layout) {
   Value planned = plannedLayout(w);
   if (!planned)
     planned = replicated;
-  if (planned == layout)
+  if (!planned || (planned == layout && !annotate))
     return v;
   return shard::ShardOp::create(b, v, here(planned),
                                 /*annotate_for_users=*/false)
@@ -695,19 +702,19 @@ LogicalResult UpdateWriter::run() {
     UpdatePlace place = updatePlace(w);
     // In a step of several micro-batches the sums stay on the device
     // (placement prices them there) and go down once, for the CPU's update;
-    // a streamed weight's device update needs the chunk schedule's copies,
-    // and the NVMe tier is the step's.
-    if (accumulated && ((!place.tier && placedTier(w) != "device") ||
-                        (place.tier && place.tier.getValue() != "host")))
+    // placement streams parameters only in steps of one micro-batch, and
+    // the NVMe tier is the step's.
+    if (accumulated && placedTier(w) != "device")
       return w.emitOpError("loom-optimizer-step: weight '")
-             << w.getName() << "' is "
-             << (place.tier ? "updated with its optimizer state on " +
-                                  place.tier.getValue().str()
-                            : "streamed from the " + placedTier(w).str() +
-                                  " and updated on the device")
+             << w.getName() << "' is streamed from the " << placedTier(w)
              << "; the update of a step of several micro-batches or of a "
-                "pipeline is written for weights updated on the device or "
-                "by the CPU with its state in host memory";
+                "pipeline is written for weights the device holds";
+    if (accumulated && place.tier && place.tier.getValue() != "host")
+      return w.emitOpError("loom-optimizer-step: weight '")
+             << w.getName() << "' is updated with its optimizer state on "
+             << place.tier.getValue()
+             << "; the update of a step of several micro-batches or of a "
+                "pipeline is written for state on the device or in host memory";
     if (accumulated)
       stateNames.push_back((w.getName() + kAccumulatorSuffix).str());
     if (place.tier && place.residentParameter)

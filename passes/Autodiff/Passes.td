@@ -50,9 +50,10 @@ def LoomOptimizerStep : Pass<"loom-optimizer-step", "::mlir::ModuleOp"> {
     `<weight>.grad_sum`, and the update is written in a function of its own,
     `@main_update` (one per pipeline device, `@main_update_stage<d>`), that
     the runtime calls once a step after the micro-batches: it reads the sums
-    and writes them back as zeros. Weights placed off the device, and
-    weights shared by stages other than a tied pair of the first and last
-    devices, are refused there.
+    and writes them back as zeros (where placement puts a weight's
+    optimizer on the host, from the sum spilled there). Streamed weights,
+    optimizer state on NVMe, and weights shared by stages other than a tied
+    pair of the first and last devices are refused there.
 
     On a planned module the update runs in each gradient's layout: under
     ZeRO-2 and ZeRO-3 the state is stored in the gradient's shards, each

@@ -17,7 +17,9 @@
 // `<entry>_update_stage<d>`, updating the weights its stages read), that
 // takes no arguments, reads the sums and writes them back as zeros; the
 // runtime calls it once the step's micro-batches are done (gradient
-// accumulation as Megatron's main_grad buffers do it).
+// accumulation as Megatron's main_grad buffers do it). Where placement puts
+// a weight's optimizer on the host, the update function spills the sum and
+// the CPU updates as below.
 //
 // On a planned module the update runs in the gradient's layout: a ZeRO
 // gradient's shards (then the state is stored in them too, and each replica
@@ -89,8 +91,8 @@ std::string checkOptimizerConfig(const OptimizerConfig &config);
 /// gradient's sum), marked kUpdatesAttr. Fails, naming what is wrong, on a
 /// function without its backward or with its update already, where a state
 /// name is already a weight's, or, in a micro-batched or pipelined step, on
-/// a weight placed off the device or read on two pipeline devices; the
-/// module is then unchanged.
+/// a streamed weight, optimizer state on NVMe, or a weight read on two
+/// pipeline devices other than a tied pair; the module is then unchanged.
 LogicalResult writeOptimizerStep(func::FuncOp func, const OptimizerConfig &config);
 
 } // namespace mlir::loom
