@@ -169,8 +169,9 @@ private:
     std::optional<int64_t> stage;
     int64_t device = 0;
     /// Whether the last pipeline device holds a copy of the weight too (one
-    /// the first and last stages share, such as a tied embedding): it sums
-    /// the gradient once `device` completes it, and updates its copy alike.
+    /// it shares with `device`, such as a tied embedding, device 0's): it
+    /// sums the gradient once `device` completes it, and updates its copy
+    /// alike.
     bool lastDeviceCopy = false;
   };
 
@@ -238,8 +239,10 @@ private:
   /// the step stores it: in ZeRO-3's shards, else in the plan's layout,
   /// said as the weight's own annotation where the update reads it in
   /// another (the step's `layout`: a ZeRO-2 gradient's shards), so that
-  /// this is not taken for a second layout the weight arrives in; with
-  /// `annotate`, said there too.
+  /// this is not taken for a second layout the weight arrives in. With
+  /// `annotate` the annotation is written even where the plan's layout is
+  /// `layout` (an update function's copy that only a reload writes must
+  /// still say the layout it arrives in).
   Value asStored(WeightOp w, Value v, Value layout, bool annotate = false);
   /// The step's results: the forward's outputs, the gradients if kept,
   /// then its updates (each weight after its state, the step count first;
@@ -467,15 +470,15 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     std::string name = (w.getName() + kAccumulatorSuffix).str();
     Value sum = state(name, w.getType(), gradient.layout);
     Value g = inLayout(ret.getOperand(gradient.index), gradient.layout);
-    Value own = add(sum, g);
+    Value summed = add(sum, g);
     // In the backward of the stage completing the gradient, on the device
     // updating the weight (loom-split-stages checks that it stays there).
     if (gradient.stage) {
-      own.getDefiningOp()->setAttr(kStageAttr,
-                                   b.getI64IntegerAttr(*gradient.stage));
-      own.getDefiningOp()->setAttr(kBackwardAttr, b.getUnitAttr());
+      summed.getDefiningOp()->setAttr(kStageAttr,
+                                      b.getI64IntegerAttr(*gradient.stage));
+      summed.getDefiningOp()->setAttr(kBackwardAttr, b.getUnitAttr());
     }
-    updated.push_back({own, b.getStringAttr(name)});
+    updated.push_back({summed, b.getStringAttr(name)});
     // The last device's copy of the sum (each device holds its own).
     if (gradient.lastDeviceCopy) {
       Value copy = add(sum, g);
@@ -499,15 +502,15 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     func::ReturnOp::create(end, func.getLoc());
     beginTarget(update);
     bool lastDevice = int64_t(d) + 1 == pipelineDevices.value_or(1);
-    SmallVector<const Gradient *> own;
+    SmallVector<const Gradient *> updatedHere;
     for (const Gradient &gradient : gradients)
       if (gradient.device == int64_t(d) ||
           (gradient.lastDeviceCopy && lastDevice))
-        own.push_back(&gradient);
+        updatedHere.push_back(&gradient);
     // (A device updating nothing has no step count either.)
-    if (config.kind != OptimizerKind::sgd && !own.empty())
+    if (config.kind != OptimizerKind::sgd && !updatedHere.empty())
       writeStepCount();
-    for (const Gradient *gradient : own) {
+    for (const Gradient *gradient : updatedHere) {
       WeightOp w = gradient->weight;
       b.setLoc(w.getLoc());
       Value copy = newWeight(w.getType(), w.getRole(), w.getName(),
@@ -556,8 +559,8 @@ LogicalResult UpdateWriter::placeUpdate(Gradient &gradient, int64_t devices) {
          << w.getName() << "' is read on pipeline devices " << gradient.device
          << " and " << readers.front()
          << "; a weight shared by stages is updated on the device completing "
-            "its gradient and, where it is the last, on the last device (a "
-            "tied embedding), not elsewhere";
+            "its gradient and, where its only other reader is the last device "
+            "(a tied embedding), there too; not elsewhere";
 }
 
 SmallVector<std::string>
@@ -703,7 +706,8 @@ LogicalResult UpdateWriter::run() {
     // In a step of several micro-batches the sums stay on the device
     // (placement prices them there) and go down once, for the CPU's update;
     // placement streams parameters only in steps of one micro-batch, and
-    // the NVMe tier is the step's.
+    // the runtime keeps an update function's own state in memory, not on
+    // NVMe.
     if (accumulated && placedTier(w) != "device")
       return w.emitOpError("loom-optimizer-step: weight '")
              << w.getName() << "' is streamed from the " << placedTier(w)
@@ -724,8 +728,8 @@ LogicalResult UpdateWriter::run() {
     if (WeightOp clash = weights.lookup(name))
       return clash.emitOpError("loom-optimizer-step: weight '")
              << name << "' has the name of the optimizer state it would add";
-  // (The lowering takes a function of the update's own name for it, with
-  // stages or without.)
+  // (updateFunctions finds `@<entry>_update` or its `_stage<d>` functions,
+  // so a function of either name would be taken for the update.)
   if (accumulated)
     for (const std::string &name : llvm::concat<const std::string>(
              updateNames(std::nullopt), updateNames(pipelineDevices)))

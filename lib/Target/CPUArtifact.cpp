@@ -4,7 +4,8 @@
 // function's signature (each pipeline stage's, for a pipelined plan) is the
 // per-device interface: its arguments (inputs, then weights) and results
 // carry `loom.name`, `loom.weight`, `loom.sharding` and `loom.batch_dim`,
-// which become manifest.json. The LLVM dialect is then
+// which become manifest.json; a step's update function's signature becomes
+// its `update` record. The LLVM dialect is then
 // translated to LLVM IR, optimized and compiled to an object for the host
 // in-process; the system linker driver (`cc`) turns the object into
 // program.so. Undefined MPI and loomrt symbols are left for the dynamic
@@ -289,7 +290,7 @@ describeEntry(ModuleOp module, ArrayRef<func::FuncOp> functions,
     }
     described.push_back(std::move(*d));
   }
-  if (!functions.front()->hasAttr(kPipelineStageAttr)) {
+  if (!pipelineStageOf(functions.front())) {
     manifest["entry"] = entrySymbol();
     for (auto &field : described.front())
       manifest[field.first] = std::move(field.second);

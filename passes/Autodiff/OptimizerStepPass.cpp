@@ -1,7 +1,9 @@
-//===- OptimizerStepPass.cpp - the --loom-optimizer-step pass --------------===//
+//===- OptimizerStepPass.cpp - the --loom-optimizer-step pass
+//--------------===//
 //
-// Reads the options into an OptimizerConfig, checks them, and runs
-// writeOptimizerStep on the entry function.
+// Reads the options into an OptimizerConfig, checks them, runs
+// writeOptimizerStep on the entry function, and checks the host's part of
+// the update in the step and its update functions (verifyHostUpdates).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,10 +54,10 @@ struct LoomOptimizerStepPass
           << entry << "' with a body to update the weights of";
       return signalPassFailure();
     }
-    // The host's part of the update (placement's CPU optimizer) reads and
-    // is read across the copies only.
     if (failed(writeOptimizerStep(functions.front(), config)))
       return signalPassFailure();
+    // The host's part of the update (placement's CPU optimizer) reads and
+    // is read across the copies only, in the step and its update functions.
     for (func::FuncOp f : programFunctions(module, entry))
       if (failed(verifyHostUpdates(f)))
         return signalPassFailure();

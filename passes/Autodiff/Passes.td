@@ -52,8 +52,8 @@ def LoomOptimizerStep : Pass<"loom-optimizer-step", "::mlir::ModuleOp"> {
     the runtime calls once a step after the micro-batches: it reads the sums
     and writes them back as zeros (where placement puts a weight's
     optimizer on the host, from the sum spilled there). Streamed weights,
-    optimizer state on NVMe, and weights shared by stages other than a tied
-    pair of the first and last devices are refused there.
+    optimizer state on NVMe, and weights shared by stages other than with the
+    last device (a tied embedding) are refused there.
 
     On a planned module the update runs in each gradient's layout: under
     ZeRO-2 and ZeRO-3 the state is stored in the gradient's shards, each

@@ -522,10 +522,10 @@ struct ArenaBuffersPass
       // A plan of several pipeline devices has their arenas; a stage
       // function of a one-device pipeline reads the program's plan.
       OffsetSource source;
-      auto stage = func->getAttrOfType<IntegerAttr>(kPipelineStageAttr);
+      std::optional<int64_t> stage = pipelineStageOf(func);
       auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr);
       if (stage && plan && plan.get(kPipelineArenasKey)) {
-        source.pipelineDevice = stage.getInt();
+        source.pipelineDevice = *stage;
         if (Attribute m = func->getAttr(kMicroBatchesAttr)) {
           auto count = dyn_cast<IntegerAttr>(m);
           if (!count || count.getInt() < 1) {

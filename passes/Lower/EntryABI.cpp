@@ -17,8 +17,6 @@
 #include "loom/Passes/Lower.h"
 #include "loom/Target/RuntimeABI.h"
 
-#include "dialects/Loom/IR/LoomOps.h"
-
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 namespace mlir::loom {

@@ -17,7 +17,8 @@
 // A module without a grid is left alone (single-device program). A pipelined
 // program is partitioned stage function by stage function; values that go
 // to a later stage keep their own sharding (loom-split-stages gave the
-// receiving argument the same annotation).
+// receiving argument the same annotation). A step's update functions are
+// partitioned with them, one by one.
 //
 //===----------------------------------------------------------------------===//
 

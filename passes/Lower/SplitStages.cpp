@@ -20,13 +20,12 @@
 //    buffer, nothing else); the last device, which runs the last stage,
 //    returns the model's outputs, and each weight's update (a micro-batched
 //    step's gradient sums, --loom-optimizer-step) is returned by the device
-//    computing it. A training step's backward ops
-//    (`loom.backward`, --loom-autodiff) run on their stage's device after
-//    all forward stages, the last stage's backward first: the backward of
-//    stage s is at position 2S-1-s of the S forward stages' order, so
-//    values still flow only to later positions; an op marked
-//    `loom.at_return` runs on the last device at 2S, where the step
-//    returns. A static memory plan's
+//    computing it. A training step's backward ops (`loom.backward`,
+//    --loom-autodiff) run on their stage's device after all forward stages,
+//    the last stage's backward first: the backward of stage s is at
+//    position 2S-1-s of the S forward stages' order, so values still flow
+//    only to later positions; an op marked `loom.at_return` runs on the
+//    last device at 2S, where the step returns. A static memory plan's
 //    offsets follow the values: each device keeps its own
 //    `loom.pipeline_offsets`, and a received value's argument carries the
 //    places its producer's `loom.received_offsets` give it there.

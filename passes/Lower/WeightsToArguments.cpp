@@ -2,9 +2,10 @@
 //
 // The compiled program never opens a file; the runtime passes every weight
 // in, already cut to the rank's shard. This pass appends one argument per
-// distinct weight (same name, file and offset) to the entry function, in
-// first-use order, replaces the ops with it, and records where the bytes
-// live in a `loom.weight` argument attribute for the manifest.
+// distinct weight (same name, file and offset) to the entry function (and
+// to each of a step's update functions), in first-use order, replaces the ops
+// with it, and records where the bytes live in a `loom.weight` argument
+// attribute for the manifest.
 //
 //===----------------------------------------------------------------------===//
 

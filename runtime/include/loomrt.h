@@ -310,7 +310,8 @@ LOOMRT_API loomrt_status loomrt_artifact_info(const loomrt_artifact *a,
                                               int32_t kind, int64_t index,
                                               loomrt_tensor_info *info);
 /* Checks world size == ranks, sets the grid, dlopens the program library
- * (RTLD_NOW | RTLD_GLOBAL) and resolves the entry, and allocates every
+ * (RTLD_NOW | RTLD_GLOBAL) and resolves the entry (and the update entry,
+ * where the manifest has one), and allocates every
  * local buffer (zero-filled). Collective over the world (it makes the
  * communicator of the ranks holding the outputs): every rank loads, and
  * loads its artifacts in the same order. */
@@ -336,7 +337,8 @@ LOOMRT_API int loomrt_artifact_has_update(const loomrt_artifact *a);
 /* Calls the update entry once a step, after the step's micro-batches: it
  * updates the weights from the gradients' sums and zeroes the sums. Its
  * buffers are the step's weights of the names it lists, and its own
- * (the optimizer's state, loaded by loomrt_artifact_load_weights).
+ * (the optimizer's state or a host copy, loaded by
+ * loomrt_artifact_load_weights).
  * Collective over the world where the update has collectives (ZeRO). */
 LOOMRT_API loomrt_status loomrt_artifact_update(loomrt_artifact *a);
 

@@ -92,8 +92,8 @@ struct loomrt_artifact {
   /// buffers of the weights only it takes (the optimizer's state).
   void (*updateFn)(void **) = nullptr;
   std::vector<void *> updatePointers;
-  std::vector<TensorDesc> updateOnly;
-  std::vector<loomrt_tensor *> updateOnlyBuffers;
+  std::vector<TensorDesc> updateOwn;
+  std::vector<loomrt_tensor *> updateOwnBuffers;
   /// This rank's arenas (device, host), mapped once at load and passed
   /// after the weights.
   void *arena[2] = {nullptr, nullptr};
@@ -593,7 +593,7 @@ void loomrt_artifact_close(loomrt_artifact *a) {
   for (auto &list : a->buffers)
     for (loomrt_tensor *t : list)
       loomrt_tensor_destroy(t);
-  for (loomrt_tensor *t : a->updateOnlyBuffers)
+  for (loomrt_tensor *t : a->updateOwnBuffers)
     loomrt_tensor_destroy(t);
   for (int k = 0; k < 2; ++k)
     if (a->arena[k])
@@ -823,8 +823,8 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
       if (loomrt_status s = makeTensor(t.dtype, t.local, &b, nullptr))
         return fail(s, format("update weight '%s': %s", t.name.c_str(),
                               loomrt_last_error()));
-      a->updateOnly.push_back(t);
-      a->updateOnlyBuffers.push_back(b);
+      a->updateOwn.push_back(t);
+      a->updateOwnBuffers.push_back(b);
       a->updatePointers.push_back(b->data);
     }
   }
@@ -857,8 +857,8 @@ loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a){LOOMRT_GUARD({
     if (loomrt_status s =
             load(a->tensors[LOOMRT_WEIGHT][i], a->buffers[LOOMRT_WEIGHT][i]))
       return s;
-  for (size_t i = 0; i < a->updateOnly.size(); ++i)
-    if (loomrt_status s = load(a->updateOnly[i], a->updateOnlyBuffers[i]))
+  for (size_t i = 0; i < a->updateOwn.size(); ++i)
+    if (loomrt_status s = load(a->updateOwn[i], a->updateOwnBuffers[i]))
       return s;
   return ok();
 })}

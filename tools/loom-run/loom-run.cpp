@@ -12,9 +12,9 @@
 // A micro-batched artifact runs the entry once per micro-batch in a step,
 // cutting each input along its batch dimension and assembling the outputs,
 // then its update entry, where it has one (the optimizer, once a step).
-// In a pipelined one each rank runs its stage's entry; the outputs are on
-// the last stage (written by its lowest rank, split ones gathered over that
-// stage's ranks, or by each of its ranks with --every-rank).
+// In a pipelined one each rank runs its stage's entry (and its update entry);
+// the outputs are on the last stage (written by its lowest rank, split ones
+// gathered over that stage's ranks, or by each of its ranks with --every-rank).
 //
 // Errors never hang and never leave partial output: every phase ends with an
 // agreement (an MPI_Allreduce of "the lowest rank that failed"); on failure

@@ -1,9 +1,11 @@
-//===- RuntimeABI.h - what compiled code and the runtime agree on -*- C++ -*-===//
+//===- RuntimeABI.h - what compiled code and the runtime agree on -*- C++
+//-*-===//
 //
 // The few encodings shared by the compiler (lowering, manifest) and
 // runtime/include/loomrt.h: the dtype list, whose order is the runtime's
-// dtype code and whose names the manifest uses, and the packing of grid
-// axes into one integer for the collective calls.
+// dtype code and whose names the manifest uses, the packing of grid
+// axes into one integer for the collective calls, and the C symbols of the
+// entries (entrySymbol, updateEntrySymbol).
 //
 //===----------------------------------------------------------------------===//
 
