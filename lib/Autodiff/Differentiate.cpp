@@ -1397,10 +1397,7 @@ LogicalResult Differentiator::run() {
   findActive();
   Block &body = func.getBody().front();
   if (auto module = func->getParentOfType<ModuleOp>())
-    for (auto grid : module.getOps<shard::GridOp>())
-      if (auto axis = grid->getAttrOfType<IntegerAttr>("loom.pipeline_axis");
-          axis && axis.getInt() >= 0 && axis.getInt() < grid.getRank())
-        pipelineDevices = grid.getShape()[axis.getInt()];
+    pipelineDevices = pipelineAxisDevices(module).value_or(0);
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   // The forward as placement left it: each streamed weight's copy live at
   // its end, and the weights of each chunk.

@@ -658,14 +658,11 @@ LogicalResult UpdateWriter::run() {
                                                      : WalkResult::advance();
                     })
                     .wasInterrupted();
-  if (auto grids = module.getOps<shard::GridOp>(); !grids.empty()) {
-    shard::GridOp g = *grids.begin();
-    grid = FlatSymbolRefAttr::get(g.getSymNameAttr());
-    if (auto axis = g->getAttrOfType<IntegerAttr>("loom.pipeline_axis");
-        staged && axis && axis.getInt() >= 0 && axis.getInt() < g.getRank() &&
-        g.getShape()[axis.getInt()] > 1)
-      pipelineDevices = g.getShape()[axis.getInt()];
-  }
+  if (auto grids = module.getOps<shard::GridOp>(); !grids.empty())
+    grid = FlatSymbolRefAttr::get((*grids.begin()).getSymNameAttr());
+  if (std::optional<int64_t> devices = pipelineAxisDevices(module);
+      staged && devices && *devices > 1)
+    pipelineDevices = devices;
   // The runtime calls a micro-batched or pipelined step once per
   // micro-batch (and sums the gradients it returns): the update is then a
   // function of its own, called once a step.

@@ -103,7 +103,7 @@ std::optional<int64_t> mlir::loom::pipelineStageOf(func::FuncOp func) {
 FailureOr<std::pair<shard::GridOp, int64_t>>
 mlir::loom::pipelineGrid(ModuleOp module, Operation *where) {
   for (auto grid : module.getOps<shard::GridOp>())
-    if (auto axis = grid->getAttrOfType<IntegerAttr>("loom.pipeline_axis")) {
+    if (auto axis = grid->getAttrOfType<IntegerAttr>(kPipelineAxisAttr)) {
       if (axis.getInt() < 0 || axis.getInt() >= grid.getRank())
         return grid.emitOpError("loom.pipeline_axis ")
                << axis.getInt() << " is not one of its " << grid.getRank()

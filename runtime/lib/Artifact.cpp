@@ -54,9 +54,11 @@ struct StageDesc {
   /// The step's update, where it has one (a micro-batched or pipelined
   /// training step's optimizer, run once a step after its micro-batches):
   /// its entry and the weights it takes, which are the step's own buffers
-  /// where they share a name.
+  /// where they share a name: by weight, the index of the step's namesake
+  /// in its weights (-1: the update's own).
   std::string updateEntry;
   std::vector<TensorDesc> updateWeights;
+  std::vector<int64_t> updateStepWeight;
 };
 
 const char *kindName(int kind) {
@@ -469,6 +471,10 @@ loomrt_status parseManifest(loomrt_artifact &a) {
                    splitString(t).c_str(), loomrt_dtype_name(same->dtype),
                    shapeString(same->shape.data(), same->shape.size()).c_str(),
                    splitString(*same).c_str()));
+      stage.updateStepWeight.push_back(
+          same == stage.tensors[LOOMRT_WEIGHT].end()
+              ? -1
+              : same - stage.tensors[LOOMRT_WEIGHT].begin());
       stage.updateWeights.push_back(std::move(t));
     }
     return ok();
@@ -809,14 +815,10 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
                          lib.c_str(), stage.updateEntry.c_str()));
     a->updateFn = reinterpret_cast<void (*)(void **)>(update);
     a->updatePointers.clear();
-    for (const TensorDesc &t : stage.updateWeights) {
-      const std::vector<TensorDesc> &step = a->tensors[LOOMRT_WEIGHT];
-      auto same =
-          std::find_if(step.begin(), step.end(),
-                       [&](const TensorDesc &w) { return w.name == t.name; });
-      if (same != step.end()) {
-        a->updatePointers.push_back(
-            a->buffers[LOOMRT_WEIGHT][same - step.begin()]->data);
+    for (size_t i = 0; i < stage.updateWeights.size(); ++i) {
+      const TensorDesc &t = stage.updateWeights[i];
+      if (int64_t step = stage.updateStepWeight[i]; step >= 0) {
+        a->updatePointers.push_back(a->buffers[LOOMRT_WEIGHT][step]->data);
         continue;
       }
       loomrt_tensor *b = nullptr;

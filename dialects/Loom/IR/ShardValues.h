@@ -66,6 +66,19 @@ inline constexpr llvm::StringLiteral kZeroShardMark = "loom.zero_shard";
 /// the gradient in it, as it returns a ZeRO-3 weight's in its stored shards.
 inline constexpr llvm::StringLiteral kZeroGradientAttr = "loom.zero_gradient";
 
+/// The grid attribute a plan names its pipeline axis with (loom-plan).
+inline constexpr llvm::StringLiteral kPipelineAxisAttr = "loom.pipeline_axis";
+
+/// The devices on the pipeline axis of `module`'s first grid naming one
+/// within its rank; none without.
+inline std::optional<int64_t> pipelineAxisDevices(ModuleOp module) {
+  for (auto grid : module.getOps<shard::GridOp>())
+    if (auto axis = grid->getAttrOfType<IntegerAttr>(kPipelineAxisAttr);
+        axis && axis.getInt() >= 0 && axis.getInt() < grid.getRank())
+      return grid.getShape()[axis.getInt()];
+  return std::nullopt;
+}
+
 /// Split axes per dimension as ZeRO's marks hold them (the plan's axes in a
 /// stored annotation's mark, a gradient's in kZeroGradientAttr): an array
 /// of i16 arrays, and back.
