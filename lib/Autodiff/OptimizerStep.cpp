@@ -163,6 +163,14 @@ private:
     /// optimizer state is sharded with it), else the weight's planned one
     /// (replicated where the plan has none).
     Value layout;
+    /// The layout a micro-batched step sums the gradient in: `layout`, but
+    /// under ZeRO-1 the weight's planned one. ZeRO-1 keeps whole gradients
+    /// (as placement prices it), so each micro-batch adds its own
+    /// contribution and the update function reduce-scatters the sum once
+    /// a step (deferGradientReductions, passes/Lower/Partition.cpp);
+    /// ZeRO-2's sums are shards, reduce-scattered every micro-batch. A
+    /// kept gradient is reduced in the step anyway: its sum stays a shard.
+    Value sumLayout;
     /// In a pipeline, the lowest stage reading the weight, whose backward
     /// completes its gradient and sums it (none where no stage reads it),
     /// and that stage's device (0 without one).
@@ -460,16 +468,22 @@ void UpdateWriter::writeInStep(ArrayRef<Gradient> gradients) {
 
 void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
                                     std::optional<int64_t> pipelineDevices) {
-  // The step: each gradient added into its sum (in the update's layout),
-  // which the lowering writes back into the sum's buffer.
+  // The step: each gradient added into its sum (in `sumLayout`), which the
+  // lowering writes back into the sum's buffer.
   beginTarget(func);
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (const Gradient &gradient : gradients) {
     WeightOp w = gradient.weight;
     b.setLoc(w.getLoc());
     std::string name = (w.getName() + kAccumulatorSuffix).str();
-    Value sum = state(name, w.getType(), gradient.layout);
-    Value g = inLayout(ret.getOperand(gradient.index), gradient.layout);
+    Value sum = state(name, w.getType(), gradient.sumLayout);
+    // A sum kept whole adds the gradient before its ZeRO split.
+    Value g = ret.getOperand(gradient.index);
+    if (auto s = g.getDefiningOp<shard::ShardOp>();
+        gradient.sumLayout != gradient.layout && s && s.getAnnotateForUsers() &&
+        isZeroShard(s))
+      g = s.getSrc();
+    g = inLayout(g, gradient.sumLayout);
     Value summed = add(sum, g);
     // In the backward of the stage completing the gradient, on the device
     // updating the weight (loom-split-stages checks that it stays there).
@@ -516,7 +530,7 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
       Value copy = newWeight(w.getType(), w.getRole(), w.getName(),
                              w.getFileAttr(), w.getOffsetAttr());
       StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);
-      Value sum = state(sumName, w.getType(), here(gradient->layout));
+      Value sum = state(sumName, w.getType(), here(gradient->sumLayout));
       writeWeightUpdate(*gradient, sum, copy);
       updated.push_back({zeros(w.getType()), sumName});
     }
@@ -669,9 +683,13 @@ LogicalResult UpdateWriter::run() {
   auto micro = func->getAttrOfType<IntegerAttr>(kMicroBatchesAttr);
   bool accumulated = pipelineDevices || (micro && micro.getInt() > 1);
 
-  if (auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr))
+  int64_t zeroStage = 0;
+  if (auto plan = module->getAttrOfType<DictionaryAttr>(kMemoryPlanAttr)) {
     if (auto d = plan.getAs<BoolAttr>("delayed_update"))
       delayed = d.getValue();
+    if (auto zero = plan.getAs<IntegerAttr>("zero_stage"))
+      zeroStage = zero.getInt();
+  }
   // Check everything before writing anything.
   SmallVector<Gradient> gradients;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
@@ -687,7 +705,9 @@ LogicalResult UpdateWriter::run() {
     if (auto s = ret.getOperand(i).getDefiningOp<shard::ShardOp>();
         s && s.getAnnotateForUsers() && isZeroShard(s))
       layout = s.getSharding();
-    Gradient gradient{i, w, layout};
+    Gradient gradient{i, w, layout, layout};
+    if (zeroStage == 1 && !config.keepGradients)
+      gradient.sumLayout = plannedLayout(w);
     if (pipelineDevices && failed(placeUpdate(gradient, *pipelineDevices)))
       return failure();
     gradients.push_back(gradient);
@@ -737,9 +757,12 @@ LogicalResult UpdateWriter::run() {
   b.setInsertionPoint(ret);
   if (grid) {
     replicated = createSharding(b, b.getLoc(), *grid).getResult();
-    for (Gradient &gradient : gradients)
+    for (Gradient &gradient : gradients) {
       if (!gradient.layout)
         gradient.layout = replicated;
+      if (!gradient.sumLayout)
+        gradient.sumLayout = replicated;
+    }
   }
   if (accumulated) {
     writeAccumulated(gradients, pipelineDevices);

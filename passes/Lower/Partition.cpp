@@ -1,7 +1,7 @@
 //===- Partition.cpp - --loom-partition: planned IR to per-device SPMD ----===//
 //
 // Wraps upstream's partitioning (`sharding-propagation`, `shard-partition`)
-// with the two things a runnable program needs beyond it:
+// with what a runnable program needs beyond it:
 //  * the entry returns whole outputs: after propagation (forward first, so
 //    the plan's input and weight annotations decide the program), each
 //    result gets a replicated annotation for its user (the return), so
@@ -10,6 +10,9 @@
 //    loom.zero_shard by --loom-autodiff) stays in its shards, and a
 //    weight's update (loom.updates) is returned in its weight's layout;
 //  * a resharding upstream cannot do in one step becomes a chain of steps;
+//  * a micro-batched step's gradients are reduced once a step, in the
+//    update function, where the step only sums them;
+//  * a collective over grid axes of one device each is dropped;
 //  * the boundary is recorded: every argument and result of the entry gets
 //    `loom.sharding = {grid, shape, split}` (global shape, grid axes per
 //    dimension), which the artifact manifest copies so the runtime can cut
@@ -32,6 +35,9 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
 
 namespace mlir::loom {
 #define GEN_PASS_DEF_LOOMPARTITION
@@ -192,6 +198,128 @@ static void fuseReduceSlice(func::FuncOp func) {
   }
 }
 
+/// A collective over grid axes of one device each (a tensor-parallel axis
+/// of size 1 in a Megatron plan) is its operand; upstream partitioning
+/// emits it all the same, and the runtime would make a call for it.
+static void dropOneDeviceCollectives(func::FuncOp func, shard::GridOp grid) {
+  ArrayRef<int64_t> shape = grid.getShape();
+  func.walk([&](Operation *op) {
+    auto drop = [&](auto collective) {
+      if (collective.getGrid() != grid.getSymName() ||
+          collective.getInput().getType() != collective.getType() ||
+          llvm::any_of(collective.getGridAxes(),
+                       [&](shard::GridAxis a) { return shape[a] != 1; }))
+        return;
+      collective.replaceAllUsesWith(collective.getInput());
+      collective->erase();
+    };
+    TypeSwitch<Operation *>(op)
+        .Case<shard::AllReduceOp, shard::AllGatherOp, shard::AllSliceOp,
+              shard::ReduceScatterOp, shard::AllToAllOp>(drop);
+  });
+}
+
+/// The op of `body` that first uses `v`, itself or through an op nested in
+/// it; null if none does.
+static Operation *firstUserIn(Block &body, Value v) {
+  Operation *first = nullptr;
+  for (Operation *user : v.getUsers()) {
+    Operation *inBody = body.findAncestorOpInBlock(*user);
+    if (inBody && (!first || inBody->isBeforeInBlock(first)))
+      first = inBody;
+  }
+  return first;
+}
+
+/// A micro-batched step adds each micro-batch's gradient into its sum
+/// (kAccumulatorSuffix) after the data-parallel all-reduce that completes
+/// it. The sum of the reduced gradients is the reduction of the summed
+/// local ones, so where the all-reduce feeds nothing but the sum (the
+/// gradient is not kept; through reshapes and transposes, which commute
+/// with it: a bias's gradient) the step adds the device's own
+/// contribution, and the update function that reads the sum, on the same
+/// device, all-reduces it: once a step instead of once a micro-batch, as
+/// the cost model counts it (PyTorch DDP's no_sync, Megatron's gradient
+/// accumulation; it runs after the last backward, where the cost model
+/// lets that backward hide it). An all-reduce over any axes commutes with
+/// the sum; every device of its group runs the same functions, and so
+/// defers alike. Under ZeRO-1 the update reads the sum in its shards, and
+/// where the shards split it over exactly the all-reduce's axes
+/// fuseReduceSlice makes the pair a reduce-scatter. A sum the step reads
+/// otherwise, or adds a gradient into that is not so reduced (a kept
+/// gradient, a tied embedding's copy received from another device), is
+/// left as it is.
+static void deferGradientReductions(ModuleOp module, StringRef entry) {
+  // The writer of each sum, by the device its update runs on (one step
+  // function a device; a second writer keeps its reductions).
+  struct Writer {
+    shard::AllReduceOp reduce;
+    OpOperand *use; // its one use, by the sum's add or a reshape before it
+  };
+  struct Sum {
+    std::optional<Writer> writer;
+    bool deferrable = true;
+  };
+  std::map<std::pair<int64_t, std::string>, Sum> sums;
+  for (func::FuncOp step : entryFunctions(module, entry)) {
+    FailureOr<DenseMap<unsigned, BlockArgument>> updated =
+        updatedArguments(step);
+    if (failed(updated))
+      continue; // (replicateResults has reported it)
+    Operation *ret = step.getBody().front().getTerminator();
+    for (auto [index, sumArg] : *updated) {
+      auto name = step.getResultAttrOfType<StringAttr>(index, kUpdatesAttr);
+      if (!name.getValue().ends_with(kAccumulatorSuffix))
+        continue;
+      Sum &sum = sums[{pipelineStageOf(step).value_or(0), name.str()}];
+      auto add = ret->getOperand(index).getDefiningOp<BinaryOp>();
+      std::optional<Writer> writer;
+      if (add && add.getKind() == BinaryKind::add && add->hasOneUse() &&
+          sumArg.hasOneUse())
+        for (unsigned i = 0; i < 2 && !writer; ++i) {
+          if (add->getOperand(1 - i) != sumArg)
+            continue;
+          OpOperand *use = &add->getOpOperand(i);
+          while (isa_and_present<ReshapeOp, TransposeOp>(
+                     use->get().getDefiningOp()) &&
+                 use->get().hasOneUse())
+            use = &use->get().getDefiningOp()->getOpOperand(0);
+          auto reduce = use->get().getDefiningOp<shard::AllReduceOp>();
+          if (reduce && reduce->hasOneUse() &&
+              reduce.getReduction() == shard::ReductionKind::Sum &&
+              reduce.getInput().getType() == reduce.getType())
+            writer = Writer{reduce, use};
+        }
+      if (!writer || sum.writer) {
+        sum.deferrable = false;
+        continue;
+      }
+      sum.writer = writer;
+    }
+  }
+  for (func::FuncOp update : updateFunctions(module, entry)) {
+    int64_t device = pipelineStageOf(update).value_or(0);
+    for (BlockArgument arg : update.getArguments()) {
+      auto weight = update.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(),
+                                                            "loom.weight");
+      auto name = weight ? weight.getAs<StringAttr>("name") : StringAttr();
+      auto it = name ? sums.find({device, name.str()}) : sums.end();
+      if (it == sums.end() || !it->second.deferrable || !it->second.writer ||
+          arg.use_empty())
+        continue;
+      Writer w = *it->second.writer;
+      OpBuilder builder(firstUserIn(update.getBody().front(), arg));
+      auto reduced = shard::AllReduceOp::create(
+          builder, w.reduce.getLoc(), arg.getType(), w.reduce.getGridAttr(),
+          w.reduce.getGridAxesAttr(), arg, w.reduce.getReductionAttr());
+      arg.replaceAllUsesExcept(reduced.getResult(), reduced);
+      w.use->set(w.reduce.getInput());
+      w.reduce->erase();
+      it->second.writer.reset();
+    }
+  }
+}
+
 /// Upstream emits the resharding of an entry argument at the top of the
 /// function, and that of a fetched copy just after its fetch. For a weight
 /// stored in shards that is every gather at once, holding every whole
@@ -207,12 +335,7 @@ static void sinkWeightGathers(func::FuncOp func) {
       gathers.push_back(gather);
   }
   for (shard::AllGatherOp gather : llvm::reverse(gathers)) {
-    Operation *first = nullptr;
-    for (Operation *user : gather->getUsers()) {
-      Operation *inBody = body.findAncestorOpInBlock(*user);
-      if (inBody && (!first || inBody->isBeforeInBlock(first)))
-        first = inBody;
-    }
+    Operation *first = firstUserIn(body, gather.getResult());
     if (first && gather->isBeforeInBlock(first))
       gather->moveBefore(first);
   }
@@ -322,6 +445,7 @@ struct LoomPartitionPass
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder builder(ret);
     Value replicated = createSharding(builder, ret.getLoc(), grid);
+    DenseMap<std::pair<Value, Value>, Value> made;
     for (OpOperand &operand : ret->getOpOperands()) {
       unsigned index = operand.getOperandNumber();
       if (!isa<RankedTensorType>(operand.get().getType()) ||
@@ -335,8 +459,13 @@ struct LoomPartitionPass
         if (*annotation)
           layout = (*annotation).getSharding();
       }
-      operand.set(shard::ShardOp::create(builder, ret.getLoc(), operand.get(), layout,
-                                         /*annotate_for_users=*/true));
+      // (A value returned twice gets one annotation: upstream partitioning
+      // crashes on a result with two.)
+      Value &annotated = made[{operand.get(), layout}];
+      if (!annotated)
+        annotated = shard::ShardOp::create(builder, ret.getLoc(), operand.get(),
+                                           layout, /*annotate_for_users=*/true);
+      operand.set(annotated);
     }
     return success();
   }
@@ -423,6 +552,9 @@ struct LoomPartitionPass
     // (hasPlannedBuffer).
     if (failed(runUpstream("func.func(shard-partition,canonicalize)")))
       return signalPassFailure();
+    for (auto f : module.getOps<func::FuncOp>())
+      dropOneDeviceCollectives(f, grids.front());
+    deferGradientReductions(module, entry);
     for (auto f : module.getOps<func::FuncOp>()) {
       fuseGatherSlice(f);
       fuseReduceSlice(f);

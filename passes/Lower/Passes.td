@@ -115,6 +115,12 @@ def LoomPartition : Pass<"loom-partition", "::mlir::ModuleOp"> {
     `shard-partition` and `canonicalize`. The result is still loom ops plus
     `shard` collectives, the form both backends start from.
 
+    A micro-batched step sums its gradients (`--loom-optimizer-step`); the
+    data-parallel all-reduce of a gradient that feeds only its sum moves
+    into the update function reading the sum, which then reduces it once a
+    step (a reduce-scatter where the update reads it in ZeRO-1's shards).
+    A collective over grid axes of one device each is dropped.
+
     The record is a `loom.sharding` argument/result attribute: the global
     shape and, per dimension, the grid axes it is split over (major to
     minor), e.g. `{grid = @g, shape = array<i64: 8, 16>, split = [[0], []]}`.

@@ -17,9 +17,12 @@
 // `<entry>_update_stage<d>`, updating the weights its stages read), that
 // takes no arguments, reads the sums and writes them back as zeros; the
 // runtime calls it once the step's micro-batches are done (gradient
-// accumulation as Megatron's main_grad buffers do it). Where placement puts
-// a weight's optimizer on the host, the update function spills the sum and
-// the CPU updates as below.
+// accumulation as Megatron's main_grad buffers do it). The sums are in the
+// update's layout (ZeRO-2/3: the gradient's shards), but whole under ZeRO-1
+// where the gradients are not kept, so that the reduction is made once a
+// step, in the update function (loom-partition moves it there). Where
+// placement puts a weight's optimizer on the host, the update function
+// spills the sum and the CPU updates as below.
 //
 // On a planned module the update runs in the gradient's layout: a ZeRO
 // gradient's shards (then the state is stored in them too, and each replica
