@@ -95,6 +95,9 @@ struct OpInfo {
   // stage's last op also holds the drain) and before its backward.
   double offloadForwardStall = 0, offloadBackwardStall = 0;
   double gradSync = 0; // per step: gradients of parameters it reads
+  /// Of it, ZeRO-2/3's reduce-scatter of one micro-batch's gradients,
+  /// made once a micro-batch.
+  double gradReduceEachMicroBatch = 0;
   double footprint = 0; // local bytes of operands + results
 };
 
@@ -811,12 +814,22 @@ LogicalResult Estimator::costOps() {
         // Parameter gradients accumulate over micro-batches and are
         // synchronised once per step; ZeRO turns the all-reduce into a
         // reduce-scatter of gradients plus an all-gather of parameters.
+        // ZeRO-2/3 keep only their shard of a gradient, so a step of
+        // several micro-batches reduce-scatters each micro-batch's (the
+        // program sums shards, OptimizerStep.cpp); whole gradients (no ZeRO,
+        // ZeRO-1) are summed locally and reduced once a step.
         SmallVector<::loom::CollectiveStep, 2> sync =
             ::loom::gradientSyncSteps(step, options.zeroStage >= 1);
-        double reduce = reshardStep(sync[0], info.stage, /*perStep=*/true);
+        bool eachMicroBatch = sync.size() > 1 && options.zeroStage >= 2 &&
+                              result.microBatches > 1;
+        double reduce =
+            reshardStep(sync[0], info.stage, /*perStep=*/!eachMicroBatch);
         double gather =
             sync.size() > 1 ? reshardStep(sync[1], info.stage, /*perStep=*/true) : 0;
-        info.gradSync += reduce + gather;
+        info.gradSync +=
+            (eachMicroBatch ? result.microBatches : 1) * reduce + gather;
+        if (eachMicroBatch)
+          info.gradReduceEachMicroBatch += reduce;
         if (facts) {
           facts->reduceSeconds += reduce;
           facts->gatherSeconds += gather;
@@ -1048,6 +1061,7 @@ LogicalResult Estimator::assemble() {
           if (isActivation(v) && (regions.keptInputs.contains(v) || stageOfValue(v) < s))
             saved.insert(v);
       st.gradSync += info.gradSync;
+      st.gradReduceEachMicroBatch += info.gradReduceEachMicroBatch;
       for (Value v : llvm::map_range(info.op->getOperands(), lookThroughShards)) {
         if (auto w = v.getDefiningOp<WeightOp>())
           weightsHere.insert(w);
@@ -1234,8 +1248,8 @@ LogicalResult Estimator::assemble() {
     for (int64_t s = 0; s < S; ++s) {
       StageEstimate &st = result.stageEstimates[s];
       // Two all-gathers of the stage's parameters, each half an all-reduce's
-      // traffic: about the step's synchronisation time, per micro-batch.
-      double gather = st.gradSync;
+      // traffic: about one micro-batch's synchronisation time.
+      double gather = st.gradSync - (m - 1) * st.gradReduceEachMicroBatch;
       double exposed = std::max(0.0, gather - (st.forward + st.backward));
       st.forward += exposed / 2;
       st.backward += exposed / 2;
@@ -1293,12 +1307,14 @@ LogicalResult Estimator::assemble() {
   for (int64_t d = 0; d < P; ++d) {
     DeviceMemory &mem = result.deviceMemory[d];
     mem.device = d;
-    double sync = 0, lastBackward = 0, params = 0, paramBytes = 0, shardedParams = 0,
-           shardedParamBytes = 0, weights = 0, temp = 0, comm = 0;
+    double sync = 0, eachMicroBatch = 0, lastBackward = 0, params = 0,
+           paramBytes = 0, shardedParams = 0, shardedParamBytes = 0,
+           weights = 0, temp = 0, comm = 0;
     std::string tempAt;
     for (int64_t s = d; s < S; s += P) {
       StageEstimate &st = result.stageEstimates[s];
       sync += st.gradSync;
+      eachMicroBatch += st.gradReduceEachMicroBatch;
       lastBackward += st.backward - st.backwardComm;
       params += stageParams[s];
       paramBytes += stageParamBytes[s];
@@ -1323,7 +1339,17 @@ LogicalResult Estimator::assemble() {
         for (size_t idx : stageOps[s])
           if (ops[idx].hasBackward)
             temp = std::max(temp, ops[idx].footprint + recomputeWorkingSet(live[s]));
-    double exposed = options.overlapGradSync ? std::max(0.0, sync - lastBackward) : sync;
+    // The last micro-batch's backward hides what is synchronised once a
+    // step and its own reduce-scatter; each earlier one its own.
+    double earlier =
+        (m - 1) * (options.overlapGradSync
+                       ? std::max(0.0, eachMicroBatch - lastBackward)
+                       : eachMicroBatch);
+    double exposed =
+        earlier +
+        (options.overlapGradSync
+             ? std::max(0.0, sync - (m - 1) * eachMicroBatch - lastBackward)
+             : sync - (m - 1) * eachMicroBatch);
     // Adam streams 28 bytes per parameter (fp32 master, two moments, the
     // gradient and the low-precision copy), bandwidth-bound.
     // With ZeRO each device updates its own shard of every parameter.
@@ -1338,6 +1364,7 @@ LogicalResult Estimator::assemble() {
     }
     step = std::max(step, finish[d] + exposed + optimizer);
     result.deviceTimes[d].gradSyncExposed = exposed;
+    result.deviceTimes[d].earlierReducesExposed = earlier;
     result.deviceTimes[d].optimizerStep = optimizer;
 
     // Memory: parameters in their element type; in training, gradients of

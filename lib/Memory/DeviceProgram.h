@@ -161,17 +161,24 @@ framedSteps(const DeviceProgram &dev, double share, bool training,
   }
   for (const OpStep &s : dev.steps)
     backward += s.rerunsBefore + s.backward;
+  // (ZeRO-2/3's exposed reduce-scatters of the earlier micro-batches.)
   seq.push_back(std::max(0.0, dev.times.finish - dev.times.firstForwardStart -
-                                  forward - backward));
+                                  forward - backward) +
+                dev.times.earlierReducesExposed);
   if (names)
-    names->push_back("the rest of the schedule");
+    names->push_back(dev.times.earlierReducesExposed > 0
+                         ? "the rest of the schedule, earlier micro-batches' "
+                           "exposed reduce-scatters included"
+                         : "the rest of the schedule");
   if (training)
     for (const OpStep &s : llvm::reverse(dev.steps)) {
       seq.push_back(s.rerunsBefore + s.backward);
       if (names)
         names->push_back("backward " + opName(s));
     }
-  seq.push_back(share * dev.times.gradSyncExposed + dev.padding);
+  seq.push_back(
+      share * (dev.times.gradSyncExposed - dev.times.earlierReducesExposed) +
+      dev.padding);
   if (names)
     names->push_back("gradient synchronisation and pipeline wait");
   return seq;

@@ -120,6 +120,9 @@ struct StageEstimate {
   double offloadedActivationBytes = 0;
   double offloadForwardStall = 0, offloadBackwardStall = 0;
   double gradSync = 0, gradSyncExposed = 0, optimizerStep = 0; // per step
+  /// Of gradSync, ZeRO-2/3's reduce-scatter of one micro-batch's gradients,
+  /// made once a micro-batch (and hidden by that micro-batch's backward).
+  double gradReduceEachMicroBatch = 0;
   double parameters = 0;             // parameters held per device
 };
 
@@ -141,6 +144,10 @@ struct DeviceMemory {
 struct DeviceTimes {
   double firstForwardStart = 0, finish = 0;
   double gradSyncExposed = 0, optimizerStep = 0;
+  /// Of gradSyncExposed, what ZeRO-2/3's reduce-scatters of the micro-batches
+  /// before the last leave exposed: it delays the device's schedule
+  /// whatever updates the weights.
+  double earlierReducesExposed = 0;
 };
 
 /// One weight as a device holds it under the plan, for memory placement.
@@ -158,8 +165,10 @@ struct WeightFacts {
   std::optional<::loom::SplitDims> storedLayout;
   bool uniformLayout = true;
   /// Per step: reducing its gradient over those replicas (all-reduce, or
-  /// with ZeRO a reduce-scatter) and, with ZeRO, all-gathering the updated
-  /// shards.
+  /// with ZeRO a reduce-scatter; under ZeRO-2/3 with several micro-batches,
+  /// the last micro-batch's, the others being in
+  /// DeviceTimes::earlierReducesExposed) and, with ZeRO, all-gathering the
+  /// updated shards.
   double reduceSeconds = 0, gatherSeconds = 0;
 };
 
