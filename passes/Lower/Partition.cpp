@@ -459,8 +459,8 @@ struct LoomPartitionPass
         if (*annotation)
           layout = (*annotation).getSharding();
       }
-      // (A value returned twice gets one annotation: upstream partitioning
-      // crashes on a result with two.)
+      // (A value returned twice in one layout gets one annotation: upstream
+      // partitioning crashes on a result with two.)
       Value &annotated = made[{operand.get(), layout}];
       if (!annotated)
         annotated = shard::ShardOp::create(builder, ret.getLoc(), operand.get(),
