@@ -520,7 +520,11 @@ int main(int argc, char **argv) {
           memcpy(loomrt_tensor_data(loomrt_artifact_buffer(a, LOOMRT_INPUT, i)),
                  inputSlices[i][m].data(), inputSlices[i][m].size());
       loomrt_artifact_set_micro_batch(a, m); // in range: m < microBatches
-      loomrt_artifact_run(a);
+      // (Neither call fails once load has resolved the entries; a failure
+      // would be the same on every rank, and ends the job at once.)
+      if (loomrt_artifact_run(a) != LOOMRT_OK)
+        abortNow(fmt("step %ld, micro-batch %lld: %s", s, (long long)m,
+                     loomrt_last_error()));
       for (int64_t i = 0; i < numOutputs; ++i) {
         if (!assembled[i])
           continue;
@@ -541,10 +545,9 @@ int main(int argc, char **argv) {
       }
     }
     // The optimizer of a micro-batched or pipelined step, once the
-    // gradients of every micro-batch are summed. (Like run, it cannot fail
-    // once load has resolved it.)
-    if (loomrt_artifact_has_update(a))
-      loomrt_artifact_update(a);
+    // gradients of every micro-batch are summed.
+    if (loomrt_artifact_has_update(a) && loomrt_artifact_update(a) != LOOMRT_OK)
+      abortNow(fmt("step %ld, the update: %s", s, loomrt_last_error()));
     int64_t t1 = loomrt_now_ns();
     if (s >= o.warmup)
       times.push_back((t1 - t0) / 1e6);
