@@ -1341,15 +1341,14 @@ LogicalResult Estimator::assemble() {
             temp = std::max(temp, ops[idx].footprint + recomputeWorkingSet(live[s]));
     // The last micro-batch's backward hides what is synchronised once a
     // step and its own reduce-scatter; each earlier one its own.
+    double lastSync = sync - (m - 1) * eachMicroBatch;
     double earlier =
         (m - 1) * (options.overlapGradSync
                        ? std::max(0.0, eachMicroBatch - lastBackward)
                        : eachMicroBatch);
-    double exposed =
-        earlier +
-        (options.overlapGradSync
-             ? std::max(0.0, sync - (m - 1) * eachMicroBatch - lastBackward)
-             : sync - (m - 1) * eachMicroBatch);
+    double exposed = earlier + (options.overlapGradSync
+                                    ? std::max(0.0, lastSync - lastBackward)
+                                    : lastSync);
     // Adam streams 28 bytes per parameter (fp32 master, two moments, the
     // gradient and the low-precision copy), bandwidth-bound.
     // With ZeRO each device updates its own shard of every parameter.

@@ -1,5 +1,4 @@
-//===- RuntimeABI.h - what compiled code and the runtime agree on -*- C++
-//-*-===//
+//===- RuntimeABI.h - what the compiler and the runtime share ---*- C++ -*-===//
 //
 // The few encodings shared by the compiler (lowering, manifest) and
 // runtime/include/loomrt.h: the dtype list, whose order is the runtime's
