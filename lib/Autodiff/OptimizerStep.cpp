@@ -79,6 +79,15 @@ std::string mlir::loom::checkOptimizerConfig(const OptimizerConfig &c) {
 namespace {
 
 /// The state each weight gets, as suffixes of its name (torch's names).
+/// The type a weight of `type` is updated in: float32 for a 16-bit float
+/// (through its master copy), else its own.
+RankedTensorType updateType(RankedTensorType type) {
+  auto element = dyn_cast<FloatType>(type.getElementType());
+  if (!element || element.getWidth() != 16)
+    return type;
+  return type.clone(Float32Type::get(type.getContext()));
+}
+
 SmallVector<StringRef, 2> stateSuffixes(const OptimizerConfig &c) {
   if (c.kind != OptimizerKind::sgd)
     return {".exp_avg", ".exp_avg_sq"};
@@ -183,11 +192,12 @@ private:
     bool lastDeviceCopy = false;
   };
 
-  /// Rank-0 `x` converted to `element`.
+  /// `x` converted to `element`.
   Value castTo(Value x, Type element) {
-    if (cast<RankedTensorType>(x.getType()).getElementType() == element)
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getElementType() == element)
       return x;
-    return CastOp::create(b, RankedTensorType::get({}, element), x);
+    return CastOp::create(b, type.clone(element), x);
   }
 
   /// Starts writing into `f`: the step itself or an update function.
@@ -203,10 +213,12 @@ private:
   /// A loom.weight at the top of the target's body, after the ones this
   /// writer made there before (the state weights stay in order).
   WeightOp newWeight(RankedTensorType type, WeightRole role, StringRef name,
-                     StringAttr file, IntegerAttr offset);
+                     StringAttr file, IntegerAttr offset,
+                     TypeAttr fileType = nullptr);
   /// A state tensor named `name` of the target, stored in `layout`
   /// (annotated just before the return): zero-initialized, or loaded from
-  /// `initial`'s bytes. Placed in `tier` where not null.
+  /// `initial`'s bytes (widened where `type` is wider: a master copy).
+  /// Placed in `tier` where not null.
   Value state(StringRef name, RankedTensorType type, Value layout,
               WeightOp initial = nullptr, StringAttr tier = nullptr);
   /// `v` as the update reads it: in `layout`, where there is one.
@@ -221,10 +233,11 @@ private:
   /// Adam's step count and bias corrections, in the target.
   void writeStepCount();
   /// The optimizer's formula for `w`: the new weight from `weight` and its
-  /// gradient `g`, both in `layout`, with the state (kept in `tier` where
-  /// not null) updated alongside.
-  Value writeFormula(WeightOp w, Value weight, Value g, Value layout,
-                     StringAttr tier);
+  /// gradient `g`, both of `type` (the weight's, or its master copy's) and
+  /// in `layout`, with the state (kept in `tier` where not null) updated
+  /// alongside.
+  Value writeFormula(WeightOp w, RankedTensorType type, Value weight, Value g,
+                     Value layout, StringAttr tier);
   /// The update of `gradient`'s weight from `grad`, before the target's
   /// return, where placement puts it (on the host: ZeRO-Offload's CPU
   /// optimizer); `copy` is the target's weight (the step's own, or the
@@ -287,24 +300,31 @@ private:
 
 WeightOp UpdateWriter::newWeight(RankedTensorType type, WeightRole role,
                                  StringRef name, StringAttr file,
-                                 IntegerAttr offset) {
+                                 IntegerAttr offset, TypeAttr fileType) {
   OpBuilder::InsertionGuard guard(b);
   if (lastState)
     b.setInsertionPointAfter(lastState);
   else
     b.setInsertionPointToStart(&target.getBody().front());
   auto w = WeightOp::create(b, type, WeightRoleAttr::get(b.getContext(), role),
-                            b.getStringAttr(name), file, offset);
+                            b.getStringAttr(name), file, offset, fileType);
   lastState = w;
   return w;
 }
 
 Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout,
                           WeightOp initial, StringAttr tier) {
-  WeightOp s =
-      newWeight(type, WeightRole::state, name,
-                initial ? initial.getFileAttr() : b.getStringAttr(""),
-                initial ? initial.getOffsetAttr() : b.getI64IntegerAttr(0));
+  TypeAttr fileType;
+  if (initial) {
+    fileType = initial.getFileTypeAttr();
+    if (Type stored = initial.getType().getElementType();
+        !fileType && stored != type.getElementType())
+      fileType = TypeAttr::get(stored);
+  }
+  WeightOp s = newWeight(
+      type, WeightRole::state, name,
+      initial ? initial.getFileAttr() : b.getStringAttr(""),
+      initial ? initial.getOffsetAttr() : b.getI64IntegerAttr(0), fileType);
   if (tier)
     s->setAttr(kPlacementAttr,
                b.getDictionaryAttr({b.getNamedAttr("tier", tier)}));
@@ -344,9 +364,9 @@ void UpdateWriter::writeStepCount() {
                 binary(BinaryKind::pow, scalar(config.beta2, f64), count)));
 }
 
-Value UpdateWriter::writeFormula(WeightOp w, Value weight, Value g,
-                                 Value layout, StringAttr tier) {
-  RankedTensorType type = w.getType();
+Value UpdateWriter::writeFormula(WeightOp w, RankedTensorType type,
+                                 Value weight, Value g, Value layout,
+                                 StringAttr tier) {
   Type element = type.getElementType();
   bool decoupled = config.kind == OptimizerKind::adamw;
   if (config.weightDecay > 0 && !decoupled)
@@ -394,20 +414,32 @@ void UpdateWriter::writeWeightUpdate(const Gradient &gradient, Value grad,
   Operation *ret = body.getTerminator();
   b.setLoc(w.getLoc());
   RankedTensorType type = w.getType();
+  // A 16-bit parameter is updated through its float32 master copy.
+  RankedTensorType mathType = updateType(type);
+  bool mixed = mathType != type;
   // Placement may put the update on the host (ZeRO-Offload's CPU
   // optimizer): the gradient goes down into its host buffer, the CPU
   // updates the host's copy of the parameter (a streamed parameter's home
-  // copy, the weight itself) with state kept in the optimizer's tier, and
-  // a resident parameter's device copy is refreshed from the result.
-  // Everything between the copies is marked kOnHostAttr.
+  // copy, the weight itself; a 16-bit parameter's master copy) with state
+  // kept in the optimizer's tier, and a resident parameter's device copy is
+  // refreshed from the result. Everything between the copies is marked
+  // kOnHostAttr.
   UpdatePlace place = updatePlace(w);
+  // (An update function's sum of a 16-bit parameter's gradients, in
+  // float32, goes down rounded to the parameter's type, as placement
+  // prices the copy.)
+  if (place.tier && target != func)
+    grad = castTo(grad, type.getElementType());
   Operation *before = ret->getPrevNode();
-  StringAttr hostCopy;
+  // The state the formula updates in place of the weight: the master copy,
+  // or the host's copy of a resident parameter.
+  StringAttr updatedCopy;
   Value weight;
-  if (place.tier && place.residentParameter) {
-    hostCopy = b.getStringAttr(w.getName() + kHostCopySuffix);
-    weight = state(hostCopy, type, layout, w, place.tier);
-    // An update function's copy of the weight, which only the reload
+  if (mixed || (place.tier && place.residentParameter)) {
+    updatedCopy = b.getStringAttr(w.getName() +
+                                  (mixed ? kMasterSuffix : kHostCopySuffix));
+    weight = state(updatedCopy, mathType, layout, w, place.tier);
+    // An update function's copy of the weight, which only the update
     // writes, arrives in the step's layout all the same.
     if (target != func)
       asStored(w, copy, gradient.layout, /*annotate=*/true);
@@ -433,26 +465,37 @@ void UpdateWriter::writeWeightUpdate(const Gradient &gradient, Value grad,
   } else {
     g = inLayout(grad, layout);
   }
-  Value next = writeFormula(w, weight, g, layout, place.tier);
+  if (mixed)
+    g = inLayout(castTo(g, mathType.getElementType()), layout);
+  Value updatedValue = writeFormula(w, mathType, weight, g, layout, place.tier);
+  // ZeRO-Offload's delayed update refreshes the device from the copy before
+  // this update; otherwise from this update's result.
+  bool delayedRefresh = place.tier && place.residentParameter && delayed;
+  Value next =
+      castTo(delayedRefresh ? weight : updatedValue, type.getElementType());
   if (place.tier) {
     Block::iterator first =
         before ? std::next(before->getIterator()) : body.begin();
     for (Operation &op : llvm::make_range(first, ret->getIterator()))
       if (isa<LoomDialect>(op.getDialect()) && !isa<SpillOp, WeightOp>(op))
         op.setAttr(kOnHostAttr, b.getUnitAttr());
-    if (hostCopy && delayed) {
+    if (delayedRefresh) {
       // The old host copy goes up (written back before the new one
       // replaces it).
       updated.push_back(
-          {ReloadOp::create(b, weight, IntegerAttr()), w.getNameAttr()});
-      updated.push_back({next, hostCopy});
+          {ReloadOp::create(b, next, IntegerAttr()), w.getNameAttr()});
+      updated.push_back({updatedValue, updatedCopy});
       return;
     }
-    if (hostCopy) {
-      updated.push_back({next, hostCopy});
+    if (place.residentParameter) {
+      updated.push_back({updatedValue, updatedCopy});
       next = ReloadOp::create(b, next, IntegerAttr());
+      updated.push_back({next, w.getNameAttr()});
+      return;
     }
   }
+  if (updatedCopy)
+    updated.push_back({updatedValue, updatedCopy});
   updated.push_back({next, w.getNameAttr()});
 }
 
@@ -469,14 +512,16 @@ void UpdateWriter::writeInStep(ArrayRef<Gradient> gradients) {
 void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
                                     std::optional<int64_t> pipelineDevices) {
   // The step: each gradient added into its sum (in `sumLayout`), which the
-  // lowering writes back into the sum's buffer.
+  // lowering writes back into the sum's buffer. A 16-bit weight's sum is
+  // float32 (as Megatron's main_grad is), its gradient widened first.
   beginTarget(func);
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (const Gradient &gradient : gradients) {
     WeightOp w = gradient.weight;
     b.setLoc(w.getLoc());
     std::string name = (w.getName() + kAccumulatorSuffix).str();
-    Value sum = state(name, w.getType(), gradient.sumLayout);
+    RankedTensorType sumType = updateType(w.getType());
+    Value sum = state(name, sumType, gradient.sumLayout);
     // A sum kept whole adds the gradient before its ZeRO split.
     Value g = ret.getOperand(gradient.index);
     if (auto s = g.getDefiningOp<shard::ShardOp>();
@@ -484,6 +529,8 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
         isZeroShard(s))
       g = s.getSrc();
     g = inLayout(g, gradient.sumLayout);
+    if (sumType != w.getType())
+      g = inLayout(castTo(g, sumType.getElementType()), gradient.sumLayout);
     Value summed = add(sum, g);
     // In the backward of the stage completing the gradient, on the device
     // updating the weight (loom-split-stages checks that it stays there).
@@ -527,12 +574,14 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     for (const Gradient *gradient : updatedHere) {
       WeightOp w = gradient->weight;
       b.setLoc(w.getLoc());
-      Value copy = newWeight(w.getType(), w.getRole(), w.getName(),
-                             w.getFileAttr(), w.getOffsetAttr());
+      Value copy =
+          newWeight(w.getType(), w.getRole(), w.getName(), w.getFileAttr(),
+                    w.getOffsetAttr(), w.getFileTypeAttr());
       StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);
-      Value sum = state(sumName, w.getType(), here(gradient->sumLayout));
+      RankedTensorType sumType = updateType(w.getType());
+      Value sum = state(sumName, sumType, here(gradient->sumLayout));
       writeWeightUpdate(*gradient, sum, copy);
-      updated.push_back({zeros(w.getType()), sumName});
+      updated.push_back({zeros(sumType), sumName});
     }
     setResults({}, {});
     update->setAttr(kOptimizerAttr, hyperparameters());
@@ -738,7 +787,9 @@ LogicalResult UpdateWriter::run() {
                 "pipeline is written for state on the device or in host memory";
     if (accumulated)
       stateNames.push_back((w.getName() + kAccumulatorSuffix).str());
-    if (place.tier && place.residentParameter)
+    if (updateType(w.getType()) != w.getType())
+      stateNames.push_back((w.getName() + kMasterSuffix).str());
+    else if (place.tier && place.residentParameter)
       stateNames.push_back((w.getName() + kHostCopySuffix).str());
   }
   for (const std::string &name : stateNames)
@@ -772,13 +823,15 @@ LogicalResult UpdateWriter::run() {
     // leaves there, else its home copy (ZeRO-3: this device's shard) brought
     // up by a loom.reload, as placement prices it. Such a reload goes where
     // the static memory plan put the buffer the update reads it into, the
-    // weights one after another.
+    // weights one after another. (A 16-bit weight's update reads its master
+    // copy, which is state on the device, instead.)
     DenseMap<Value, Value> live = liveDeviceCopies(func);
     if (auto buffer = scratchBuffer(planArenas(module), kUpdateReloadScratch))
       updateReloadAt = b.getI64IntegerAttr(buffer->first);
     for (Gradient &gradient : gradients)
       if (!updatePlace(gradient.weight).tier &&
-          placedTier(gradient.weight) != "device")
+          placedTier(gradient.weight) != "device" &&
+          updateType(gradient.weight.getType()) == gradient.weight.getType())
         deviceCopies[gradient.weight] =
             live.lookup(fetchedValue(gradient.weight));
     writeInStep(gradients);

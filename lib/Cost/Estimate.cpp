@@ -822,6 +822,17 @@ LogicalResult Estimator::costOps() {
             ::loom::gradientSyncSteps(step, options.zeroStage >= 1);
         bool eachMicroBatch = sync.size() > 1 && options.zeroStage >= 2 &&
                               result.microBatches > 1;
+        // Reduced once a step where the step sums them, a 16-bit
+        // parameter's gradients are reduced in their float32 sum.
+        if (!eachMicroBatch) {
+          double element = elementBytes(getElementTypeOrSelf(v.getType()));
+          double widening = gradientBytesPerParameter(
+                                element, result.microBatches > 1 ||
+                                             result.pipelineDevices > 1) /
+                            element;
+          sync[0].bytes *= widening;
+          sync[0].rearrangedBytes *= widening;
+        }
         double reduce =
             reshardStep(sync[0], info.stage, /*perStep=*/!eachMicroBatch);
         double gather =
@@ -1367,14 +1378,18 @@ LogicalResult Estimator::assemble() {
     result.deviceTimes[d].optimizerStep = optimizer;
 
     // Memory: parameters in their element type; in training, gradients of
-    // the same size and Adam state (fp32 master copy when the parameters are
+    // the same size (float32 sums of 16-bit ones where the step accumulates
+    // them) and Adam state (fp32 master copy when the parameters are
     // 16-bit, and two fp32 moments), each parameter's divided by ZeRO over
     // its replicas. Only trainable parameters have gradients and optimizer
     // state (and ZeRO-3 shards); buffers are held whole but not trained.
     double bytesPerParam = params > 0 ? paramBytes / params : 4;
+    bool accumulates = result.microBatches > 1 || P > 1;
     mem.memory.weights = weights;
     if (training) {
-      mem.memory.gradients = options.zeroStage >= 2 ? shardedParamBytes : paramBytes;
+      mem.memory.gradients =
+          (options.zeroStage >= 2 ? shardedParamBytes : paramBytes) *
+          gradientBytesPerParameter(bytesPerParam, accumulates) / bytesPerParam;
       mem.memory.optimizer = (options.zeroStage >= 1 ? shardedParams : params) *
                              adamStateBytesPerParameter(bytesPerParam);
       if (options.zeroStage >= 3)

@@ -86,11 +86,16 @@ struct HeldWeight {
   double stateShards = 1; // devices dividing its gradient and update (ZeRO)
   double gradientShards = 1;
   double elementBytes = 4;
+  /// Bytes of its gradient's sum per byte of the weight: 2 for a 16-bit
+  /// weight whose step sums gradients in float32 (several micro-batches,
+  /// or a pipeline; gradientBytesPerParameter), else 1.
+  double gradientWidening = 1;
   bool trainable = false;
   WeightFacts facts;
 
-  /// Its gradient as the device keeps it (ZeRO-2 shards it).
-  double gradient() const { return bytes / gradientShards; }
+  /// Its gradient as the device keeps it (ZeRO-2 shards it; a step of
+  /// several micro-batches keeps their sum).
+  double gradient() const { return bytes / gradientShards * gradientWidening; }
   /// Its Adam state as the device keeps it (ZeRO-1 shards it).
   double state() const {
     return optimizerStateBytes(bytes, elementBytes) / stateShards;
@@ -98,6 +103,12 @@ struct HeldWeight {
   /// This device's part of the update when it runs off the device: the
   /// gradient copied down and the parameters copied back up.
   double offloaded() const { return bytes / stateShards; }
+  /// The copy of a resident parameter that an update off the device
+  /// updates, beside the state: a 32-bit weight's own (its master copy); a
+  /// 16-bit weight's master copy is part of its state.
+  double offloadedParameterCopy() const {
+    return elementBytes >= 4 ? offloaded() : 0;
+  }
   /// Updated on the device while streamed (a split of its optimizer), it
   /// needs its parameters there: a 16-bit weight's fp32 master copy is part
   /// of its state, a 32-bit weight is its own master copy.
@@ -189,20 +200,18 @@ framedSteps(const DeviceProgram &dev, double share, bool training,
 /// their parameters uploaded after the backward, those that need them
 /// (HeldWeight::deviceUpdateReadsParameters) and whose chunk (`chunkOf`)
 /// the chunk plan does not end every iteration with on the device
-/// (`onDeviceAtEnd`, per chunk). Placement prices their uploads.
-/// --loom-optimizer-step writes a loom.reload for each of them and, as the
-/// IR's update has no master weights (docs/autodiff.md), for the 16-bit
-/// ones too (`asWritten`: those, for the static memory plan's buffer of the
-/// largest); it reads the IR's live fetches, which say the same.
+/// (`onDeviceAtEnd`, per chunk). Placement prices their uploads, and
+/// --loom-optimizer-step writes a loom.reload for each of them (it reads
+/// the IR's live fetches, which say the same); a 16-bit weight's update
+/// reads its master copy instead.
 inline std::vector<size_t>
 updateReloads(const DeviceProgram &dev, const llvm::DenseSet<Operation *> &kept,
               llvm::ArrayRef<int> chunkOf,
-              const std::vector<bool> &onDeviceAtEnd, bool asWritten = false) {
+              const std::vector<bool> &onDeviceAtEnd) {
   std::vector<size_t> reloaded;
   for (auto [i, entry] : llvm::enumerate(dev.weights))
     if (kept.contains(entry.first) &&
-        (asWritten ? entry.second.trainable
-                   : entry.second.deviceUpdateReadsParameters()) &&
+        entry.second.deviceUpdateReadsParameters() &&
         !onDeviceAtEnd[chunkOf[i]])
       reloaded.push_back(i);
   return reloaded;

@@ -349,6 +349,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         h.facts = e.weightFacts.lookup(w);
         h.bytes = h.facts.localBytes;
         h.elementBytes = elementBytes(w.getType().getElementType(), forced);
+        h.gradientWidening =
+            gradientBytesPerParameter(h.elementBytes, m > 1 || P > 1) /
+            h.elementBytes;
         h.trainable = isTrainable(w, o.training);
         // ZeRO shards a weight's optimizer state (stage 1), gradient (2)
         // and the parameter itself (3) over the replicas its gradient is
@@ -414,7 +417,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         continue;
       dev.gradientBytes += w.gradient();
       dev.optimizerBytes += w.state();
-      gradients += w.bytes;
+      gradients += w.bytes * w.gradientWidening;
       state += optimizerStateBytes(w.bytes, w.elementBytes);
     }
     // ZeRO-3 gathers each weight just before each op reading it, into one
@@ -727,11 +730,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         if (kept.contains(op)) {
           keptState += w.gradient() + w.state();
         } else {
-          // The host holds this device's shard: its gradient, a parameter
-          // copy and its optimizer state.
+          // The host holds this device's shard: its gradient, its optimizer
+          // state and, where that holds no master copy, a parameter copy.
           offState += w.state();
           offGradients += w.offloaded();
-          offParameters += w.offloaded();
+          offParameters += w.offloadedParameterCopy();
         }
       }
       PlacementCandidate part;
@@ -1309,8 +1312,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       double largestReload = 0, carried = 0;
       for (size_t i :
            updateReloads(dev0, kept->kept, s->chunkOf,
-                         lm::onDeviceAtEveryStart(s->problem, s->plan),
-                         /*asWritten=*/true))
+                         lm::onDeviceAtEveryStart(s->problem, s->plan)))
         largestReload =
             std::max(largestReload, (dev0.weights.begin() + i)->second.held);
       for (int chunk : s->plan.residentAtStart)

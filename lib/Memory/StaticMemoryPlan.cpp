@@ -241,9 +241,10 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   }
 
   // Gradients and optimizer state, per trainable weight: on the device
-  // when its optimizer is; otherwise the gradient and (for resident
-  // parameters) a parameter copy in host memory, the state in the
-  // optimizer's tier, and the device stages gradients on their way down.
+  // when its optimizer is; otherwise the gradient and (for resident 32-bit
+  // parameters; a 16-bit one's master copy is state) a parameter copy in
+  // host memory, the state in the optimizer's tier, and the device stages
+  // gradients on their way down.
   // The CPU's update overlaps the next iteration, so all live throughout.
   if (training) {
     for (auto &[op, w] : dev.weights) {
@@ -260,8 +261,9 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       if (c.params == Tier::Device) {
         whole(Tier::Host, {Owner::Gradient, op}, name + " gradient",
               w.offloaded());
-        whole(Tier::Host, {Owner::ParameterCopy, op}, name + " parameter copy",
-              w.offloaded());
+        if (w.offloadedParameterCopy() > 0)
+          whole(Tier::Host, {Owner::ParameterCopy, op},
+                name + " parameter copy", w.offloadedParameterCopy());
       } else {
         whole(Tier::Host, {Owner::Gradient, op}, name + " gradient",
               w.gradient());
@@ -283,9 +285,9 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // the iteration's last step on.
     if (c.params != Tier::Device && !c.deviceOptimizerWeights.empty()) {
       double largest = 0;
-      for (size_t i : updateReloads(dev, c.deviceOptimizerWeights, p.chunkOf,
-                                    lm::onDeviceAtEveryStart(p.problem, p.plan),
-                                    /*asWritten=*/true))
+      for (size_t i :
+           updateReloads(dev, c.deviceOptimizerWeights, p.chunkOf,
+                         lm::onDeviceAtEveryStart(p.problem, p.plan)))
         largest = std::max(largest, (dev.weights.begin() + i)->second.held);
       add(Tier::Device, Owner{Owner::Scratch}, kUpdateReloadScratch.str(),
           largest, total - 1, total);

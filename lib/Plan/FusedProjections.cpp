@@ -106,8 +106,9 @@ static void copyMarks(Operation *from, Operation *to) {
 static WeightOp retyped(OpBuilder &b, WeightOp w, ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(
       shape, cast<RankedTensorType>(w.getType()).getElementType());
-  auto view = WeightOp::create(b, w.getLoc(), type, w.getRoleAttr(), w.getNameAttr(),
-                               w.getFileAttr(), w.getOffsetAttr());
+  auto view =
+      WeightOp::create(b, w.getLoc(), type, w.getRoleAttr(), w.getNameAttr(),
+                       w.getFileAttr(), w.getOffsetAttr(), w.getFileTypeAttr());
   copyMarks(w, view);
   return view;
 }

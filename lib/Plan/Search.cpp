@@ -206,10 +206,20 @@ struct StageMemory {
   }
 };
 
+/// A weight read in several units: each stage among them holds it and,
+/// trainable, its gradient, state and update (a tied embedding on the first
+/// and last pipeline devices), as the estimator counts it. `held` has its
+/// weight fields, which its first reader's unit counts already.
+struct SharedWeight {
+  std::vector<unsigned> readers; // units, the first reader's first
+  Unit held;
+};
+
 /// A solution's units at one micro-batch size (the IR's batch rescaled).
 struct BatchOption {
-  BatchOption(int64_t irBatch, std::vector<Unit> units)
-      : irBatch(irBatch), units(std::move(units)) {
+  BatchOption(int64_t irBatch, std::vector<Unit> units,
+              std::vector<SharedWeight> shared)
+      : irBatch(irBatch), units(std::move(units)), shared(std::move(shared)) {
     for (size_t u = 0; u < this->units.size(); ++u)
       if (u == 0 || this->units[u].fields() != this->units[u - 1].fields())
         runStart.push_back(u);
@@ -217,6 +227,7 @@ struct BatchOption {
   }
   int64_t irBatch;      // the batch of one micro-batch over all replicas
   std::vector<Unit> units;
+  std::vector<SharedWeight> shared;
   /// Runs of equal consecutive units (the copies of a folded block cost
   /// alike): run r is units [runStart[r], runStart[r + 1]). The stage
   /// partitioner and the step evaluation take a run's units together, so
@@ -386,13 +397,24 @@ private:
   /// Of those, the gradients and optimizer state (what memory placement can
   /// move off the device).
   double trainingStateBytes(const Unit &u, const Config &cfg) const;
+  /// Bytes of a parameter-derived value's gradient as the step
+  /// synchronises it, per byte of the value: a 16-bit parameter's float32
+  /// sum where the step on `grid` accumulates over micro-batches (at the
+  /// model's batch scale) or a pipeline (gradientBytesPerParameter).
+  double gradientWidening(const ValueModel &vm, const SearchGrid &grid) const {
+    bool accumulates =
+        static_cast<double>(microBatches) > model->batchScale || grid.pp > 1;
+    return gradientBytesPerParameter(vm.elementBytes, accumulates) /
+           vm.elementBytes;
+  }
   static double dpDivisor(int64_t dataParallel) {
     return dataParallel > 1 ? static_cast<double>(dataParallel) : 1;
   }
   std::vector<Unit> evaluateUnits(const SearchGrid &grid,
                                   const std::vector<unsigned> &choice,
                                   SmallVector<std::string, 3> &names,
-                                  int64_t &dp);
+                                  int64_t &dp,
+                                  std::vector<SharedWeight> &shared);
   /// Prices the configurations of solution `solvedIndex` at its micro-batch
   /// sizes from `firstBatch` on.
   void priceConfigs(unsigned solvedIndex, size_t firstBatch);
@@ -513,6 +535,8 @@ private:
     /// producer's unit.
     std::vector<std::pair<unsigned, unsigned>> crossReaders;
     std::vector<int> weightUnit; // -1: no compute user
+    /// Per weight read in several units: those units, the first first.
+    std::vector<std::vector<unsigned>> weightReaders;
     /// Per op: whether its result alone carries the program onward, inside
     /// its unit (the estimator's checkpoints under full recomputation).
     std::vector<bool> innerCut;
@@ -1259,7 +1283,8 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, const StepTerm
       bool trained = model->isParameter(w);
       double perByte = 1;
       if (trained)
-        perByte = 2 + adamStateBytesPerParameter(vm.elementBytes) / vm.elementBytes;
+        perByte = 1 + gradientWidening(vm, grid) +
+                  adamStateBytesPerParameter(vm.elementBytes) / vm.elementBytes;
       for (const TensorLayout &l : n.layouts) {
         double local = model->localBytes(vm, l, grid);
         double params = local / vm.elementBytes;
@@ -1368,9 +1393,13 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, const StepTerm
         }
         double fwd = reshardSeconds(model->bytesOf(vm), pLayouts[a], cLayouts[b].first,
                                     /*zeroSync=*/false);
-        double bwd = grad ? reshardSeconds(model->bytesOf(vm), cLayouts[b].second,
-                                           pLayouts[a], e.perStep && terms.zeroSync)
-                          : 0;
+        double bwd = grad
+                         ? reshardSeconds(
+                               model->bytesOf(vm) *
+                                   (e.perStep ? gradientWidening(vm, grid) : 1),
+                               cLayouts[b].second, pLayouts[a],
+                               e.perStep && terms.zeroSync)
+                         : 0;
         small[a * cLayouts.size() + b] =
             e.weight * (e.perStep ? M * fwd + terms.syncWeight * bwd : M * (fwd + bwd));
       }
@@ -1401,7 +1430,8 @@ StrategyGraph Planner::buildStrategyGraph(const SearchGrid &grid, const StepTerm
 std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
                                          const std::vector<unsigned> &choice,
                                          SmallVector<std::string, 3> &names,
-                                         int64_t &dp) {
+                                         int64_t &dp,
+                                         std::vector<SharedWeight> &shared) {
   PhaseTimer timer(result.phases.units);
   std::vector<Unit> units(numUnits);
   // Axis roles, for names and data parallelism: an axis splitting the batch
@@ -1567,10 +1597,13 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     if (options.training && vm.needsGrad) {
       TensorLayout gradFrom = want;
       gradFrom.partialAxes = model->gradientPartialAxes(co, cs, use.operand);
-      e.backward = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid,
+      // (A parameter's gradient is synchronised once a step, in its sum.)
+      double gradBytes = model->bytesOf(vm) *
+                         (vm.parameterDerived ? gradientWidening(vm, grid) : 1);
+      e.backward = model->reshardSeconds(gradBytes, gradFrom, from, grid,
                                          /*zeroSync=*/false, &e.largestStep);
       if (vm.parameterDerived) {
-        e.zeroSync = model->reshardSeconds(model->bytesOf(vm), gradFrom, from, grid,
+        e.zeroSync = model->reshardSeconds(gradBytes, gradFrom, from, grid,
                                            /*zeroSync=*/true);
         for (const ::loom::CollectiveStep &step :
              ::loom::reshardSteps(model->bytesOf(vm), gradFrom, from,
@@ -1626,14 +1659,23 @@ std::vector<Unit> Planner::evaluateUnits(const SearchGrid &grid,
     unsigned wn = program.nodeOfWeight[w];
     const ValueModel &vm = model->valueOf(op->getResult(0));
     double local = model->localBytes(vm, nodes[wn].layouts[choice[wn]], grid);
-    units[first].weightBytes += local;
+    Unit held;
+    held.weightBytes = local;
     if (model->isParameter(op)) {
       double replicas = static_cast<double>(weightReplicas[w]);
-      units[first].paramBytes += local;
-      units[first].params += local / vm.elementBytes;
-      units[first].shardedParamBytes += local / replicas;
-      units[first].shardedParams += local / vm.elementBytes / replicas;
+      held.paramBytes = local;
+      held.params = local / vm.elementBytes;
+      held.shardedParamBytes = local / replicas;
+      held.shardedParams = local / vm.elementBytes / replicas;
     }
+    Unit &u = units[first];
+    u.weightBytes += held.weightBytes;
+    u.paramBytes += held.paramBytes;
+    u.params += held.params;
+    u.shardedParamBytes += held.shardedParamBytes;
+    u.shardedParams += held.shardedParams;
+    if (!program.weightReaders[w].empty())
+      shared.push_back({program.weightReaders[w], held});
   }
   for (unsigned u = 0; u < numUnits; ++u)
     if (!priced(u))
@@ -1827,6 +1869,13 @@ void Planner::findUnitTwins() {
     if (use.weight >= 0)
       unitsOfWeight[use.weight].push_back(use.unit);
   markSpan(unitsOfWeight);
+  program.weightReaders.assign(model->weights.size(), {});
+  for (auto [w, us] : llvm::enumerate(unitsOfWeight)) {
+    llvm::sort(us);
+    us.erase(std::unique(us.begin(), us.end()), us.end());
+    if (us.size() > 1)
+      program.weightReaders[w] = us;
+  }
 
   // A unit's signature: everything evaluateUnits reads of it, with values
   // by their size and flags, regions by their order within the unit.
@@ -1931,8 +1980,10 @@ void Planner::addSolution(unsigned gi, const StrategyGraph &g, Solution s,
   sv.choice = s.choice;
   sv.memoryCapped = memoryCapped;
   sv.syncReweighted = syncReweighted;
-  sv.batches.push_back(
-      {irBatch, evaluateUnits(grids[gi], sv.choice, sv.axisNames, sv.dataParallel)});
+  std::vector<SharedWeight> shared;
+  std::vector<Unit> units = evaluateUnits(grids[gi], sv.choice, sv.axisNames,
+                                          sv.dataParallel, shared);
+  sv.batches.emplace_back(irBatch, std::move(units), std::move(shared));
   solved.push_back(std::move(sv));
   priceConfigs(solved.size() - 1, 0);
 }
@@ -2208,13 +2259,18 @@ double Planner::staticBytes(const Unit &u, const Config &cfg) const {
 }
 
 double Planner::trainingStateBytes(const Unit &u, const Config &cfg) const {
-  // As the estimator: gradients the size of the parameters and Adam state
-  // (fp32 master copy when the parameters are 16-bit, two fp32 moments),
-  // each parameter's divided by ZeRO over its replicas.
+  // As the estimator: gradients the size of the parameters (float32 sums
+  // of 16-bit ones over several micro-batches) and Adam state (fp32 master
+  // copy when the parameters are 16-bit, two fp32 moments), each
+  // parameter's divided by ZeRO over its replicas.
   if (!options.training)
     return 0;
   double bytesPerParam = u.params > 0 ? u.paramBytes / u.params : 4;
-  double grads = cfg.zero >= 2 ? u.shardedParamBytes : u.paramBytes;
+  bool pipelined = !cfg.stageOfUnit.empty() && cfg.stageOfUnit.back() > 0;
+  double grads = (cfg.zero >= 2 ? u.shardedParamBytes : u.paramBytes) *
+                 gradientBytesPerParameter(bytesPerParam,
+                                           cfg.microBatches > 1 || pipelined) /
+                 bytesPerParam;
   double optimizer = (cfg.zero >= 1 ? u.shardedParams : u.params) *
                      adamStateBytesPerParameter(bytesPerParam);
   return grads + optimizer;
@@ -2389,6 +2445,20 @@ void Planner::evaluateConfig(Config &cfg, double simulateBelow) {
       stageBwd[s] += cutBwd;
     }
   });
+  // A weight read in several stages is held and updated by each; its first
+  // reader's unit counted it for that one's.
+  for (const SharedWeight &w : option.shared) {
+    SmallVector<unsigned, 4> stages = {cfg.stageOfUnit[w.readers.front()]};
+    for (unsigned u : w.readers) {
+      unsigned s = cfg.stageOfUnit[u];
+      if (llvm::is_contained(stages, s))
+        continue;
+      stages.push_back(s);
+      stageParams[s] += cfg.zero >= 1 ? w.held.shardedParams : w.held.params;
+      stageMovable[s] += trainingStateBytes(w.held, cfg);
+      stageMem[s].staticBytes += staticBytes(w.held, cfg);
+    }
+  }
   // ZeRO-3 gathers each stage's parameters every micro-batch; prefetch hides
   // what the stage's own compute covers; the rest is split between its
   // forward and backward (as the estimator).
@@ -2577,7 +2647,10 @@ void Planner::priceOtherBatchSizes() {
       SmallVector<std::string, 3> names;
       int64_t dp;
       model->batchScale = static_cast<double>(b) / static_cast<double>(irBatch);
-      sv.batches.push_back({b, evaluateUnits(grids[sv.grid], sv.choice, names, dp)});
+      std::vector<SharedWeight> shared;
+      std::vector<Unit> units =
+          evaluateUnits(grids[sv.grid], sv.choice, names, dp, shared);
+      sv.batches.emplace_back(b, std::move(units), std::move(shared));
       model->batchScale = 1;
     }
     priceConfigs(si, first);

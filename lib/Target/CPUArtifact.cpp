@@ -182,6 +182,16 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
       llvm::sys::fs::make_absolute(file);
       (*record)["file"] = std::string(file.str());
       (*record)["offset"] = weight.getAs<IntegerAttr>("offset").getInt();
+      // The file's narrower elements, widened at load (a master copy).
+      if (auto fileType = weight.getAs<TypeAttr>("file_type")) {
+        std::optional<int32_t> dtype = runtimeDtype(fileType.getValue());
+        if (!dtype)
+          return func.emitOpError("weight '")
+                 << weight.getAs<StringAttr>("name").getValue()
+                 << "' is stored in its file as " << fileType.getValue()
+                 << ", which the runtime does not read";
+        (*record)["file_dtype"] = kRuntimeDtypeNames[*dtype];
+      }
     }
     weights.push_back(std::move(*record));
   }

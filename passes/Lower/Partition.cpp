@@ -236,9 +236,12 @@ static Operation *firstUserIn(Block &body, Value v) {
 /// it. The sum of the reduced gradients is the reduction of the summed
 /// local ones, so where the all-reduce feeds nothing but the sum (the
 /// gradient is not kept; through reshapes and transposes, which commute
-/// with it: a bias's gradient) the step adds the device's own
-/// contribution, and the update function that reads the sum, on the same
-/// device, all-reduces it: once a step instead of once a micro-batch, as
+/// with it: a bias's gradient; and through the widening of a 16-bit
+/// gradient into its float32 sum, which makes the deferred reduction
+/// float32's, as Megatron reduces 16-bit gradients) the step adds the
+/// device's own contribution, and the update function that reads the sum,
+/// on the same device, all-reduces it: once a step instead of once a
+/// micro-batch, as
 /// the cost model counts it (PyTorch DDP's no_sync, Megatron's gradient
 /// accumulation; it runs after the last backward, where the cost model
 /// lets that backward hide it). An all-reduce over any axes commutes with
@@ -249,6 +252,15 @@ static Operation *firstUserIn(Block &body, Value v) {
 /// otherwise, or adds a gradient into that is not so reduced (a kept
 /// gradient, a tied embedding's copy received from another device), is
 /// left as it is.
+/// Whether `cast` converts floats to a wider float type.
+static bool isWidening(CastOp cast) {
+  if (!cast)
+    return false;
+  auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getInput()));
+  auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+  return from && to && from.getWidth() < to.getWidth();
+}
+
 static void deferGradientReductions(ModuleOp module, StringRef entry) {
   // The writer of each sum, by the device its update runs on (one step
   // function a device; a second writer keeps its reductions).
@@ -280,8 +292,9 @@ static void deferGradientReductions(ModuleOp module, StringRef entry) {
           if (add->getOperand(1 - i) != sumArg)
             continue;
           OpOperand *use = &add->getOpOperand(i);
-          while (isa_and_present<ReshapeOp, TransposeOp>(
-                     use->get().getDefiningOp()) &&
+          while ((isa_and_present<ReshapeOp, TransposeOp>(
+                      use->get().getDefiningOp()) ||
+                  isWidening(use->get().getDefiningOp<CastOp>())) &&
                  use->get().hasOneUse())
             use = &use->get().getDefiningOp()->getOpOperand(0);
           auto reduce = use->get().getDefiningOp<shard::AllReduceOp>();

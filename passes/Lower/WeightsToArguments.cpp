@@ -75,6 +75,9 @@ struct WeightsToArgumentsPass
           builder.getNamedAttr("name", first.getNameAttr()),
           builder.getNamedAttr("file", first.getFileAttr()),
           builder.getNamedAttr("offset", builder.getI64IntegerAttr(first.getOffset()))};
+      // A master copy's file holds the parameter's narrower elements.
+      if (TypeAttr fileType = first.getFileTypeAttr())
+        fields.push_back(builder.getNamedAttr("file_type", fileType));
       // Memory placement's tier off the device, for the runtime (which
       // keeps NVMe's in a file).
       if (StringRef tier = placedTier(first); tier != "device")

@@ -35,6 +35,10 @@ struct TensorDesc {
   std::vector<int64_t> shape, local, naxes, axes;
   std::string file; // weights only
   int64_t offset = 0;
+  /// Weights only: the dtype of the file's elements where it is narrower
+  /// (float16 or bfloat16 widened to float32 or float64 at load: a 16-bit
+  /// parameter's master copy); else `dtype`.
+  int32_t fileDtype = 0;
   bool nvme = false; // weights only: placed on NVMe (file-backed at load)
   int64_t batchDim = -1; // inputs/outputs under micro-batching
   bool sumOverMicroBatches = false; // outputs: a gradient, summed
@@ -262,6 +266,17 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
       return bad("'offset' must be a non-negative integer");
     else
       t.offset = j["offset"].get<int64_t>();
+    t.fileDtype = t.dtype;
+    if (j.contains("file_dtype")) {
+      std::string fd =
+          j["file_dtype"].is_string() ? j["file_dtype"].get<std::string>() : "";
+      int32_t code = loomrt_dtype_from_name(fd.c_str());
+      if ((code != LOOMRT_FLOAT16 && code != LOOMRT_BFLOAT16) ||
+          (t.dtype != LOOMRT_FLOAT32 && t.dtype != LOOMRT_FLOAT64))
+        return bad("'file_dtype' must be \"float16\" or \"bfloat16\", of a "
+                   "float32 or float64 weight");
+      t.fileDtype = code;
+    }
   }
   return ok();
 }
@@ -850,10 +865,29 @@ loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a){LOOMRT_GUARD({
       std::memset(b->data, 0, b->nbytes);
       return ok();
     }
-    return loomrt_shard_read_file(what.c_str(), t.file.c_str(), t.offset,
-                                  t.dtype, (int64_t)t.shape.size(),
-                                  t.shape.data(), t.naxes.data(), t.axes.data(),
-                                  me, b->data, b->nbytes);
+    if (t.fileDtype == t.dtype)
+      return loomrt_shard_read_file(what.c_str(), t.file.c_str(), t.offset,
+                                    t.dtype, (int64_t)t.shape.size(),
+                                    t.shape.data(), t.naxes.data(),
+                                    t.axes.data(), me, b->data, b->nbytes);
+    // Stored narrower (a master copy of a 16-bit parameter): read the
+    // shard's 16-bit elements, then widen them into the buffer.
+    int64_t n = numel(t.local);
+    std::vector<uint16_t> narrow(n);
+    if (loomrt_status s = loomrt_shard_read_file(
+            what.c_str(), t.file.c_str(), t.offset, t.fileDtype,
+            (int64_t)t.shape.size(), t.shape.data(), t.naxes.data(),
+            t.axes.data(), me, narrow.data(), n * 2))
+      return s;
+    float (*widen)(uint16_t) =
+        t.fileDtype == LOOMRT_BFLOAT16 ? bf16ToFloat : halfToFloat;
+    for (int64_t i = 0; i < n; ++i) {
+      if (t.dtype == LOOMRT_FLOAT32)
+        static_cast<float *>(b->data)[i] = widen(narrow[i]);
+      else
+        static_cast<double *>(b->data)[i] = widen(narrow[i]);
+    }
+    return ok();
   };
   for (size_t i = 0; i < a->tensors[LOOMRT_WEIGHT].size(); ++i)
     if (loomrt_status s =

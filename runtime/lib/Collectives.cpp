@@ -184,9 +184,13 @@ bool makeBytes(int64_t bytes, Bytes &b) {
   return true;
 }
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
-// float16 / bfloat16 reductions
+// float16 / bfloat16 conversions, and reductions
 //===----------------------------------------------------------------------===//
+
+namespace loom::runtime {
 
 float halfToFloat(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000) << 16;
@@ -255,6 +259,10 @@ uint16_t floatToBf16(float f) {
   x += 0x7fff + ((x >> 16) & 1);
   return (uint16_t)(x >> 16);
 }
+
+} // namespace loom::runtime
+
+namespace {
 
 template <float (*ToF)(uint16_t), uint16_t (*FromF)(float), int Op>
 void halfOp(void *in, void *inout, int *len, MPI_Datatype *) {

@@ -78,6 +78,13 @@ loomrt_status gatherShards(MPI_Comm comm, const std::vector<int> &members,
 /// Frees cached communicators (Collectives.cpp).
 void freeCommunicators();
 
+/// IEEE float16 and bfloat16 bits to and from float32 (rounding to nearest
+/// even).
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);
+float bf16ToFloat(uint16_t h);
+uint16_t floatToBf16(float f);
+
 } // namespace loom::runtime
 
 /// Runs `body` and turns any C++ exception into a status + message.

@@ -155,6 +155,17 @@ LogicalResult WeightOp::verify() {
   auto type = getResult().getType();
   if (!type.getElementType().isIntOrFloat())
     return emitOpError("weight element type must be an integer or float");
+  if (std::optional<Type> stored = getFileType()) {
+    auto narrow = dyn_cast<FloatType>(*stored);
+    auto wide = dyn_cast<FloatType>(type.getElementType());
+    if (getFile().empty() || !narrow || !wide ||
+        narrow.getWidth() >= wide.getWidth())
+      return emitOpError("weight '")
+             << getName() << "' reads its file as " << *stored << " into "
+             << type.getElementType()
+             << "; `as` names a float type narrower than the result's, of "
+                "bytes in a file";
+  }
   return success();
 }
 

@@ -55,17 +55,25 @@ def Loom_WeightOp : Loom_GraphOp<"weight"> {
     `state`: the optimizer's moments and step count that
     `--loom-optimizer-step` adds. A state weight may name no file (`from ""`):
     it then starts at zero, and the program updates it in place every step.
+    With `as`, the file holds the elements in the narrower float type
+    `file_type`, which the runtime widens to the result's at load: the
+    float32 master copy of a 16-bit parameter starts from the parameter's
+    own bytes.
 
     ```mlir
     %w = loom.weight parameter "h.0.mlp.fc.weight" from "gpt2.bin"[4096]
         : tensor<768x3072xf32>
+    %m = loom.weight state "h.0.mlp.fc.weight.master" from "gpt2.bin"[4096]
+        as bf16 : tensor<768x3072xf32>
     ```
   }];
   let arguments = (ins Loom_WeightRole:$role, StrAttr:$name,
-                       StrAttr:$file, Loom_I64Attr:$offset);
+                       StrAttr:$file, Loom_I64Attr:$offset,
+                       OptionalAttr<TypeAttr>:$file_type);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = [{
-    $role $name `from` $file `[` $offset `]` attr-dict `:` type($result)
+    $role $name `from` $file `[` $offset `]` (`as` $file_type^)? attr-dict
+    `:` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -32,6 +32,10 @@
 // gradient is spilled to the host, the update's ops are marked
 // `loom.on_host` (kOnHostAttr, LoomOps.h) and read the host's copy of the
 // parameter, and a resident parameter's new value is reloaded onto the device.
+// A 16-bit float parameter is updated in float32: from a master copy
+// (`<weight>.master`), with float32 moments and its gradient widened; the
+// parameter is the master copy rounded (as mixed-precision training does it,
+// and as placement prices the state: 12 bytes per parameter).
 // docs/autodiff.md, "The optimizer step".
 //
 //===----------------------------------------------------------------------===//
@@ -67,6 +71,12 @@ inline constexpr llvm::StringLiteral kStepCountName = "optimizer.step";
 /// parameter's own bytes), which the CPU updates and the device's copy is
 /// refreshed from.
 inline constexpr llvm::StringLiteral kHostCopySuffix = ".host_copy";
+/// Appended to a 16-bit float parameter's name: its float32 master copy,
+/// state loaded from the parameter's own bytes (widened at load), which the
+/// optimizer updates, in float32 like the rest of its state, and the
+/// parameter is rounded from (mixed-precision training). On the host where
+/// placement puts the update there, it is the host's copy.
+inline constexpr llvm::StringLiteral kMasterSuffix = ".master";
 
 enum class OptimizerKind { sgd, adam, adamw };
 

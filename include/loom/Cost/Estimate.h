@@ -40,6 +40,17 @@ inline double adamStateBytesPerParameter(double elementBytes) {
   return elementBytes < 4 ? 12.0 : 8.0;
 }
 
+/// A parameter's gradient as a training step holds it, in bytes per
+/// parameter: its own element size, but float32's where the step
+/// `accumulates` (several micro-batches, or a pipeline's calls) a parameter
+/// stored in fewer than 4 bytes: its sum is float32, as mixed-precision
+/// training's main_grad is (--loom-optimizer-step), and a sum reduced once
+/// a step is reduced in float32 too. Counted this way by the estimator, the
+/// search and memory placement.
+inline double gradientBytesPerParameter(double elementBytes, bool accumulates) {
+  return accumulates && elementBytes < 4 ? 4.0 : elementBytes;
+}
+
 /// Marks the ops whose kept results a partial offload sends to the host
 /// (written by memory placement, read by the estimator).
 constexpr llvm::StringLiteral kOffloadMark = "loom.offload";

@@ -691,7 +691,7 @@ FailureOr<Value> Importer::createWeight(TensorValue &t, Location useLoc) {
       WeightRoleAttr::get(ctx, s.isBuffer ? WeightRole::buffer
                                           : WeightRole::parameter),
       builder.getStringAttr(s.name), builder.getStringAttr(file),
-      builder.getI64IntegerAttr(int64_t(offset)));
+      builder.getI64IntegerAttr(int64_t(offset)), TypeAttr());
   lastConstant = op;
   weightCache[&proto] = op.getResult();
   t.ssa = op.getResult();

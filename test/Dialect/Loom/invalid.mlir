@@ -48,6 +48,22 @@ func.func @weight_negative_offset() {
 
 // -----
 
+func.func @weight_widened_from_wider() {
+  // expected-error @+1 {{weight 'w.master' reads its file as 'f32' into 'bf16'; `as` names a float type narrower than the result's, of bytes in a file}}
+  %0 = loom.weight state "w.master" from "w.bin"[0] as f32 : tensor<4xbf16>
+  return
+}
+
+// -----
+
+func.func @weight_widened_without_file() {
+  // expected-error @+1 {{weight 'w.master' reads its file as 'bf16' into 'f32'}}
+  %0 = loom.weight state "w.master" from ""[0] as bf16 : tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @reshape_count(%a: tensor<2x3xf32>) {
   // expected-error @+1 {{changes the element count: [2x3] has 6, [4x2] has 8}}
   %0 = loom.reshape %a : tensor<2x3xf32> -> tensor<4x2xf32>

@@ -9,6 +9,9 @@ func.func @sources() -> (tensor<768x3072xf32>, tensor<64xf32>, tensor<2xf32>) {
   %w = loom.weight parameter "h.0.mlp.fc.weight" from "gpt2.bin"[4096] : tensor<768x3072xf32>
   // CHECK: loom.weight buffer "bn.running_mean" from "m.onnx"[0] : tensor<64xf32>
   %m = loom.weight buffer "bn.running_mean" from "m.onnx"[0] : tensor<64xf32>
+  // A float32 master copy of a bf16 parameter, widened from its bytes.
+  // CHECK: loom.weight state "h.0.ln.weight.master" from "gpt2.bin"[0] as bf16 : tensor<64xf32>
+  %master = loom.weight state "h.0.ln.weight.master" from "gpt2.bin"[0] as bf16 : tensor<64xf32>
   // CHECK: loom.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
   %c = loom.constant dense<[1.0, 2.0]> : tensor<2xf32>
   return %w, %m, %c : tensor<768x3072xf32>, tensor<64xf32>, tensor<2xf32>

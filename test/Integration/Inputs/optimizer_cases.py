@@ -113,24 +113,32 @@ def run_case(outdir, name, flags, options, steps):
     return None
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("outdir")
-    p.add_argument("--steps", type=int, default=4)
-    p.add_argument("--only")
-    args = p.parse_args()
-    names = args.only.split(",") if args.only else list(CASES)
-    unknown = [n for n in names if n not in CASES]
+def run_cases(cases, run, parser):
+    """Parses OUTDIR and --only NAME,... (besides what `parser` has), runs
+    run(args, name) for each case named (all of `cases` by default), which
+    returns what differs or None, and a note for a match; prints a line per
+    case and "<n> of <m> cases match". Returns the exit status."""
+    parser.add_argument("outdir")
+    parser.add_argument("--only")
+    args = parser.parse_args()
+    names = args.only.split(",") if args.only else list(cases)
+    unknown = [n for n in names if n not in cases]
     if unknown:
-        p.error(f"unknown cases {unknown} (have: {', '.join(CASES)})")
+        parser.error(f"unknown cases {unknown} (have: {', '.join(cases)})")
     failed = 0
     for name in names:
-        flags, options = CASES[name]
-        error = run_case(args.outdir, name, flags, options, args.steps)
-        print(f"{name}: {error or 'OK'}")
+        error, note = run(args, name)
+        print(f"{name}: {error or 'OK' + note}")
         failed += error is not None
     print(f"{len(names) - failed} of {len(names)} cases match")
     return 1 if failed else 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=4)
+    return run_cases(
+        CASES, lambda args, name: (run_case(args.outdir, name, *CASES[name], args.steps), ""), p)
 
 
 if __name__ == "__main__":
