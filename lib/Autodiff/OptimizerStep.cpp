@@ -78,16 +78,15 @@ std::string mlir::loom::checkOptimizerConfig(const OptimizerConfig &c) {
 
 namespace {
 
-/// The state each weight gets, as suffixes of its name (torch's names).
-/// The type a weight of `type` is updated in: float32 for a 16-bit float
-/// (through its master copy), else its own.
+/// The type a weight of `type` is updated in: float32 through its master
+/// copy (updatesThroughMasterCopy), else its own.
 RankedTensorType updateType(RankedTensorType type) {
-  auto element = dyn_cast<FloatType>(type.getElementType());
-  if (!element || element.getWidth() != 16)
+  if (!updatesThroughMasterCopy(type.getElementType()))
     return type;
   return type.clone(Float32Type::get(type.getContext()));
 }
 
+/// The state each weight gets, as suffixes of its name (torch's names).
 SmallVector<StringRef, 2> stateSuffixes(const OptimizerConfig &c) {
   if (c.kind != OptimizerKind::sgd)
     return {".exp_avg", ".exp_avg_sq"};
@@ -427,9 +426,11 @@ void UpdateWriter::writeWeightUpdate(const Gradient &gradient, Value grad,
   UpdatePlace place = updatePlace(w);
   // (An update function's sum of a 16-bit parameter's gradients, in
   // float32, goes down rounded to the parameter's type, as placement
-  // prices the copy.)
-  if (place.tier && target != func)
-    grad = castTo(grad, type.getElementType());
+  // prices the copy: in the update's layout first, so that ZeRO-1's
+  // reduction of a whole sum and the slice to its shard still fuse into a
+  // reduce-scatter.)
+  if (place.tier && target != func && mixed)
+    grad = castTo(inLayout(grad, layout), type.getElementType());
   Operation *before = ret->getPrevNode();
   // The state the formula updates in place of the weight: the master copy,
   // or the host's copy of a resident parameter.

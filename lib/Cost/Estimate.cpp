@@ -822,9 +822,11 @@ LogicalResult Estimator::costOps() {
             ::loom::gradientSyncSteps(step, options.zeroStage >= 1);
         bool eachMicroBatch = sync.size() > 1 && options.zeroStage >= 2 &&
                               result.microBatches > 1;
-        // Reduced once a step where the step sums them, a 16-bit
-        // parameter's gradients are reduced in their float32 sum.
-        if (!eachMicroBatch) {
+        // Reduced once a step where the step sums them whole (no ZeRO,
+        // ZeRO-1: loom-partition defers the reduction into the update), a
+        // 16-bit parameter's gradients are reduced in their float32 sum;
+        // ZeRO-2/3 reduce each call's in the parameter's type.
+        if (!eachMicroBatch && options.zeroStage <= 1) {
           double element = elementBytes(getElementTypeOrSelf(v.getType()));
           double widening = gradientBytesPerParameter(
                                 element, result.microBatches > 1 ||

@@ -10,6 +10,7 @@
 #define LOOM_LIB_MEMORY_DEVICEPROGRAM_H
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Autodiff/OptimizerStep.h"
 #include "loom/Cost/Estimate.h"
 #include "loom/Memory/Placement.h"
 #include "loom/Memory/StaticMemoryPlanIR.h"
@@ -90,6 +91,10 @@ struct HeldWeight {
   /// weight whose step sums gradients in float32 (several micro-batches,
   /// or a pipeline; gradientBytesPerParameter), else 1.
   double gradientWidening = 1;
+  /// Whether the program updates it through a float32 master copy (its IR
+  /// type is 16-bit: updatesThroughMasterCopy), whatever precision the
+  /// placement prices: what the program holds and reads follows from it.
+  bool masterCopy = false;
   bool trainable = false;
   WeightFacts facts;
 
@@ -106,15 +111,11 @@ struct HeldWeight {
   /// The copy of a resident parameter that an update off the device
   /// updates, beside the state: a 32-bit weight's own (its master copy); a
   /// 16-bit weight's master copy is part of its state.
-  double offloadedParameterCopy() const {
-    return elementBytes >= 4 ? offloaded() : 0;
-  }
+  double offloadedParameterCopy() const { return masterCopy ? 0 : offloaded(); }
   /// Updated on the device while streamed (a split of its optimizer), it
   /// needs its parameters there: a 16-bit weight's fp32 master copy is part
   /// of its state, a 32-bit weight is its own master copy.
-  bool deviceUpdateReadsParameters() const {
-    return trainable && elementBytes >= 4;
-  }
+  bool deviceUpdateReadsParameters() const { return trainable && !masterCopy; }
 };
 
 /// One pipeline device's part of the program: its ops (of every stage it

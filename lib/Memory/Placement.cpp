@@ -349,6 +349,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         h.facts = e.weightFacts.lookup(w);
         h.bytes = h.facts.localBytes;
         h.elementBytes = elementBytes(w.getType().getElementType(), forced);
+        h.masterCopy = updatesThroughMasterCopy(w.getType().getElementType());
         h.gradientWidening =
             gradientBytesPerParameter(h.elementBytes, m > 1 || P > 1) /
             h.elementBytes;

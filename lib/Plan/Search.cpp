@@ -2266,7 +2266,7 @@ double Planner::trainingStateBytes(const Unit &u, const Config &cfg) const {
   if (!options.training)
     return 0;
   double bytesPerParam = u.params > 0 ? u.paramBytes / u.params : 4;
-  bool pipelined = !cfg.stageOfUnit.empty() && cfg.stageOfUnit.back() > 0;
+  bool pipelined = grids[solved[cfg.solved].grid].pp > 1;
   double grads = (cfg.zero >= 2 ? u.shardedParamBytes : u.paramBytes) *
                  gradientBytesPerParameter(bytesPerParam,
                                            cfg.microBatches > 1 || pipelined) /

@@ -231,6 +231,15 @@ static Operation *firstUserIn(Block &body, Value v) {
   return first;
 }
 
+/// Whether `cast` converts floats to a wider float type.
+static bool isWidening(CastOp cast) {
+  if (!cast)
+    return false;
+  auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getInput()));
+  auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+  return from && to && from.getWidth() < to.getWidth();
+}
+
 /// A micro-batched step adds each micro-batch's gradient into its sum
 /// (kAccumulatorSuffix) after the data-parallel all-reduce that completes
 /// it. The sum of the reduced gradients is the reduction of the summed
@@ -252,15 +261,6 @@ static Operation *firstUserIn(Block &body, Value v) {
 /// otherwise, or adds a gradient into that is not so reduced (a kept
 /// gradient, a tied embedding's copy received from another device), is
 /// left as it is.
-/// Whether `cast` converts floats to a wider float type.
-static bool isWidening(CastOp cast) {
-  if (!cast)
-    return false;
-  auto from = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getInput()));
-  auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
-  return from && to && from.getWidth() < to.getWidth();
-}
-
 static void deferGradientReductions(ModuleOp module, StringRef entry) {
   // The writer of each sum, by the device its update runs on (one step
   // function a device; a second writer keeps its reductions).

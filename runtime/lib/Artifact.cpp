@@ -252,8 +252,11 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
     // Optimizer state ("role": "state") may have no file: it starts at zero.
     bool state = j.contains("role") && j["role"].is_string() &&
                  j["role"].get<std::string>() == "state";
-    if (state && !j.contains("file"))
+    if (state && !j.contains("file")) {
+      if (j.contains("file_dtype"))
+        return bad("'file_dtype' needs a 'file'");
       return ok();
+    }
     if (!j.contains("file") || !j["file"].is_string() ||
         j["file"].get<std::string>().empty())
       return bad("missing string 'file'");
@@ -881,12 +884,12 @@ loomrt_status loomrt_artifact_load_weights(loomrt_artifact *a){LOOMRT_GUARD({
       return s;
     float (*widen)(uint16_t) =
         t.fileDtype == LOOMRT_BFLOAT16 ? bf16ToFloat : halfToFloat;
-    for (int64_t i = 0; i < n; ++i) {
-      if (t.dtype == LOOMRT_FLOAT32)
+    if (t.dtype == LOOMRT_FLOAT32)
+      for (int64_t i = 0; i < n; ++i)
         static_cast<float *>(b->data)[i] = widen(narrow[i]);
-      else
+    else
+      for (int64_t i = 0; i < n; ++i)
         static_cast<double *>(b->data)[i] = widen(narrow[i]);
-    }
     return ok();
   };
   for (size_t i = 0; i < a->tensors[LOOMRT_WEIGHT].size(); ++i)

@@ -77,6 +77,14 @@ inline constexpr llvm::StringLiteral kHostCopySuffix = ".host_copy";
 /// parameter is rounded from (mixed-precision training). On the host where
 /// placement puts the update there, it is the host's copy.
 inline constexpr llvm::StringLiteral kMasterSuffix = ".master";
+/// Whether a weight of `element` type is updated through a float32 master
+/// copy: a 16-bit float (bf16, f16), which the runtime widens at load.
+/// Memory placement decides by it what the program holds (reloads, host
+/// copies), whatever precision it prices.
+inline bool updatesThroughMasterCopy(mlir::Type element) {
+  auto f = llvm::dyn_cast<mlir::FloatType>(element);
+  return f && f.getWidth() == 16;
+}
 
 enum class OptimizerKind { sgd, adam, adamw };
 

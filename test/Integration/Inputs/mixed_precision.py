@@ -101,6 +101,13 @@ CASES = {
                                      ("sgd", dict(lr=0.0005, momentum=0.9)), 12, 1, 1, 1, True),
     "adamw_micro_batches_bf16": (broadcast, "bf16", ADAMW[0], ADAMW[1], 16, 2, 1, 1, True),
     "adamw_dp_micro_batches_bf16": (broadcast, "bf16", ADAMW[0], ADAMW[1], 16, 2, 2, 1, True),
+    # The optimizer on the host under ZeRO-1 (placed in 1.6 KB a device):
+    # the update function reduce-scatters each float32 sum and sends its
+    # shard down rounded to bf16 for the CPU's update.
+    "adamw_dp_micro_batches_host_zero1_bf16": (
+        broadcast, "bf16", ADAMW[0], ADAMW[1], 16, 2, 2, 1, True,
+        "cluster=dgx-a100-80g mode=train memory-fraction=2e-8 parameters=device "
+        "optimizer-split=false zero=1"),
 }
 
 
@@ -121,9 +128,12 @@ def from_proto(path):
     raise ValueError(f"{path}: data type {p.data_type} is not 16-bit")
 
 
-def train(forward, weights, x, cot, kind, options, steps, micro_batches, master):
+def train(forward, weights, x, cot, kind, options, steps, micro_batches, master,
+          rounded_sums=False):
     """The outputs of the `steps`-th step: y (over its micro-batches) and
-    each weight's gradient (of one micro-batch)."""
+    each weight's gradient (of one micro-batch). With `rounded_sums` the
+    float32 sums are rounded to the weights' type before the update (as
+    they go down to a CPU optimizer)."""
     params = {n: w.clone().requires_grad_() for n, w in weights.items()}
     copies = ({n: w.float().clone().requires_grad_() for n, w in weights.items()}
               if master else params)
@@ -134,7 +144,8 @@ def train(forward, weights, x, cot, kind, options, steps, micro_batches, master)
         if step:
             if master:
                 for n in params:
-                    copies[n].grad = sums[n]
+                    copies[n].grad = (sums[n].to(params[n].dtype).float()
+                                      if rounded_sums else sums[n])
             optimizer.step()
             if master:
                 with torch.no_grad():
@@ -168,7 +179,8 @@ def differs(got, want, ulp, ulps):
 
 
 def run_case(outdir, name, case):
-    model, elt, flags, (kind, options), steps, micro, dp, ulps, must_differ = case
+    model, elt, flags, (kind, options), steps, micro, dp, ulps, must_differ = case[:9]
+    place = case[9] if len(case) > 9 else None
     d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
     dtype, code = DTYPES[elt]
@@ -197,7 +209,9 @@ def run_case(outdir, name, case):
     names = ["y"] + ([n + ".grad" for n in shapes] if "keep-gradients=true" in flags else [])
     mpirun = (["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(dp)]
               if dp > 1 else [])
-    commands = [
+    commands = [["loom-opt", "model.mlir", f"--loom-place-memory={place} table=none",
+                 "-o", "model.mlir"]] if place else []
+    commands += [
         ["loom-opt", "model.mlir", "--loom-autodiff",
          f"--loom-optimizer-step={flags}", "-o", "step.mlir"],
         ["loom", "compile", "step.mlir", "-o", "art", "-O", "0"],
@@ -208,7 +222,8 @@ def run_case(outdir, name, case):
         p = subprocess.run(cmd, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if p.returncode:
             return f"{cmd[0]} failed (exit {p.returncode}): {p.stdout.strip()}", ""
-    want = train(forward, weights, x, cot, kind, dict(options), steps, micro, master=True)
+    want = train(forward, weights, x, cot, kind, dict(options), steps, micro, master=True,
+                 rounded_sums=place is not None and micro > 1)
     plain = train(forward, weights, x, cot, kind, dict(options), steps, micro, master=False)
     plain_off = 0
     for n in names:
