@@ -530,9 +530,15 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
         isZeroShard(s))
       g = s.getSrc();
     g = inLayout(g, gradient.sumLayout);
-    if (sumType != w.getType())
-      g = inLayout(castTo(g, sumType.getElementType()), gradient.sumLayout);
-    Value summed = add(sum, g);
+    // Widened where it is added: the last device's copy receives the
+    // gradient in the weight's type.
+    auto widened = [&](Operation *&cast) {
+      Value wide = castTo(g, sumType.getElementType());
+      cast = wide == g ? nullptr : wide.getDefiningOp();
+      return inLayout(wide, gradient.sumLayout);
+    };
+    Operation *cast;
+    Value summed = add(sum, widened(cast));
     // In the backward of the stage completing the gradient, on the device
     // updating the weight (loom-split-stages checks that it stays there).
     if (gradient.stage) {
@@ -543,8 +549,10 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     updated.push_back({summed, b.getStringAttr(name)});
     // The last device's copy of the sum (each device holds its own).
     if (gradient.lastDeviceCopy) {
-      Value copy = add(sum, g);
+      Value copy = add(sum, widened(cast));
       copy.getDefiningOp()->setAttr(kAtReturnAttr, b.getUnitAttr());
+      if (cast)
+        cast->setAttr(kAtReturnAttr, b.getUnitAttr());
       updated.push_back({copy, b.getStringAttr(name)});
     }
   }
