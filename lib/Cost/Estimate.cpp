@@ -829,8 +829,7 @@ LogicalResult Estimator::costOps() {
         if (!eachMicroBatch && options.zeroStage <= 1) {
           double element = elementBytes(getElementTypeOrSelf(v.getType()));
           double widening = gradientBytesPerParameter(
-                                element, result.microBatches > 1 ||
-                                             result.pipelineDevices > 1) /
+                                element, result.accumulatesGradients()) /
                             element;
           sync[0].bytes *= widening;
           sync[0].rearrangedBytes *= widening;
@@ -1386,12 +1385,13 @@ LogicalResult Estimator::assemble() {
     // its replicas. Only trainable parameters have gradients and optimizer
     // state (and ZeRO-3 shards); buffers are held whole but not trained.
     double bytesPerParam = params > 0 ? paramBytes / params : 4;
-    bool accumulates = result.microBatches > 1 || P > 1;
     mem.memory.weights = weights;
     if (training) {
       mem.memory.gradients =
           (options.zeroStage >= 2 ? shardedParamBytes : paramBytes) *
-          gradientBytesPerParameter(bytesPerParam, accumulates) / bytesPerParam;
+          gradientBytesPerParameter(bytesPerParam,
+                                    result.accumulatesGradients()) /
+          bytesPerParam;
       mem.memory.optimizer = (options.zeroStage >= 1 ? shardedParams : params) *
                              adamStateBytesPerParameter(bytesPerParam);
       if (options.zeroStage >= 3)

@@ -350,9 +350,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         h.bytes = h.facts.localBytes;
         h.elementBytes = elementBytes(w.getType().getElementType(), forced);
         h.masterCopy = updatesThroughMasterCopy(w.getType().getElementType());
-        h.gradientWidening =
-            gradientBytesPerParameter(h.elementBytes, m > 1 || P > 1) /
-            h.elementBytes;
+        h.gradientWidening = gradientBytesPerParameter(
+                                 h.elementBytes, e.accumulatesGradients()) /
+                             h.elementBytes;
         h.trainable = isTrainable(w, o.training);
         // ZeRO shards a weight's optimizer state (stage 1), gradient (2)
         // and the parameter itself (3) over the replicas its gradient is

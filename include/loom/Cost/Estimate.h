@@ -210,6 +210,11 @@ struct Estimate {
   int64_t devices = 1, pipelineDevices = 1, stages = 1, virtualStages = 1;
   int64_t globalBatch = 1, microBatch = 1, dataParallel = 1, microBatches = 1,
           tokensPerSample = 0;
+  /// Whether the step sums its gradients over several calls (micro-batches,
+  /// or a pipeline's), in `<w>.grad_sum` states (gradientBytesPerParameter).
+  bool accumulatesGradients() const {
+    return microBatches > 1 || pipelineDevices > 1;
+  }
   EstimateOptions options;
   std::string precisionName;
 
