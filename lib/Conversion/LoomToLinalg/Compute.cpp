@@ -7,8 +7,9 @@
 //     times a 2-D weight (batch folded into M), linalg.batch_matmul when both
 //     operands carry the same batch dims; a linalg.generic with a reduction
 //     loop when batch dims broadcast (numpy matmul) or the operands are i1
-//     (logical and/or, as numpy's bool matmul). Accumulates in the element
-//     type.
+//     (logical and/or, as numpy's bool matmul). Accumulates in the
+//     element type, or float32 for narrower floats (computeType), rounding
+//     the result once.
 //   - loom.conv: the input is zero-padded with tensor.pad, the bias (if any)
 //     is broadcast into the accumulator; then linalg.conv_{1,2,3}d_nc*_fc*
 //     (groups = 1), linalg.depthwise_conv_{1,2,3}d_nc*_c* (one filter per
@@ -41,6 +42,7 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -83,16 +85,20 @@ static Value createBatchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
-/// acc + a * b in the element type; i1 is acc | (a & b).
+/// acc + a * b in the accumulator's type (floats extended to it); i1 is
+/// acc | (a & b).
 static Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
                                 Value acc) {
   Type t = x.getType();
   if (t.isInteger(1))
     return arith::OrIOp::create(b, loc, acc,
                                 arith::AndIOp::create(b, loc, x, y));
-  if (isa<FloatType>(t))
+  if (auto accType = dyn_cast<FloatType>(acc.getType())) {
+    x = castFloat(b, loc, x, accType);
+    y = castFloat(b, loc, y, accType);
     return arith::AddFOp::create(b, loc, acc,
                                  arith::MulFOp::create(b, loc, x, y));
+  }
   return arith::AddIOp::create(b, loc, acc,
                                arith::MulIOp::create(b, loc, x, y));
 }
@@ -118,33 +124,38 @@ struct MatmulLowering : RankedResultConversion<MatmulOp> {
     int64_t nb = rank - 2;
     ArrayRef<int64_t> batch = out.drop_back(2);
     int64_t m = out[nb], n = out[nb + 1];
-    Value zero = createZeroConstant(rewriter, loc, elem);
+    // The named ops extend their operands to the accumulator's type.
+    Type acc = computeType(elem);
+    RankedTensorType accType = resultType.clone(acc);
+    Value zero = createZeroConstant(rewriter, loc, acc);
+    auto replace = [&](Value sum) {
+      rewriter.replaceOp(op, convertFloatElements(rewriter, loc, sum, elem));
+      return success();
+    };
 
     // Named ops; their i1 bodies would be add/mul, so i1 takes the generic.
     if (!elem.isInteger(1)) {
       if (rl == 2 && rr == 2) {
         Value init = createFilledTensor(rewriter, loc, out, zero);
-        rewriter.replaceOp(
-            op, linalg::MatmulOp::create(rewriter, loc, TypeRange{resultType},
-                                         ValueRange{lhs, rhs}, ValueRange{init})
-                    .getResult(0));
-        return success();
+        return replace(
+            linalg::MatmulOp::create(rewriter, loc, TypeRange{accType},
+                                     ValueRange{lhs, rhs}, ValueRange{init})
+                .getResult(0));
       }
       if (rr == 2) {
         // [..., M, K] x [K, N]: fold the batch into M.
         int64_t rows = lt.getNumElements() / lt.getShape().back();
         Value flat =
             createCollapseShape(rewriter, loc, lhs, mergeLeading(rl - 1, rl));
-        auto flatType = RankedTensorType::get({rows, n}, elem);
+        auto flatType = RankedTensorType::get({rows, n}, acc);
         Value init =
             createFilledTensor(rewriter, loc, flatType.getShape(), zero);
         Value mm =
             linalg::MatmulOp::create(rewriter, loc, TypeRange{flatType},
                                      ValueRange{flat, rhs}, ValueRange{init})
                 .getResult(0);
-        rewriter.replaceOp(op, createExpandShape(rewriter, loc, mm, out,
-                                                 mergeLeading(rank - 1, rank)));
-        return success();
+        return replace(createExpandShape(rewriter, loc, mm, out,
+                                         mergeLeading(rank - 1, rank)));
       }
       if (lt.getShape().drop_back(2) == batch &&
           rt.getShape().drop_back(2) == batch) {
@@ -154,12 +165,9 @@ struct MatmulLowering : RankedResultConversion<MatmulOp> {
         auto groups = mergeLeading(nb, rank);
         Value l3 = createCollapseShape(rewriter, loc, lhs, groups);
         Value r3 = createCollapseShape(rewriter, loc, rhs, groups);
-        Value bmm =
-            createBatchMatmul(rewriter, loc, l3, r3,
-                              RankedTensorType::get({b, m, n}, elem), zero);
-        rewriter.replaceOp(op,
-                           createExpandShape(rewriter, loc, bmm, out, groups));
-        return success();
+        Value bmm = createBatchMatmul(
+            rewriter, loc, l3, r3, RankedTensorType::get({b, m, n}, acc), zero);
+        return replace(createExpandShape(rewriter, loc, bmm, out, groups));
       }
     }
 
@@ -185,18 +193,16 @@ struct MatmulLowering : RankedResultConversion<MatmulOp> {
     SmallVector<utils::IteratorType> iters = parallelIterators(loops);
     iters.back() = utils::IteratorType::reduction;
     Value init = createFilledTensor(rewriter, loc, out, zero);
-    Value result =
+    return replace(
         linalg::GenericOp::create(
-            rewriter, loc, TypeRange{resultType}, ValueRange{lhs, rhs},
+            rewriter, loc, TypeRange{accType}, ValueRange{lhs, rhs},
             ValueRange{init}, maps, iters,
             [](OpBuilder &b, Location l, ValueRange args) {
               linalg::YieldOp::create(b, l,
                                       ValueRange{multiplyAccumulate(
                                           b, l, args[0], args[1], args[2])});
             })
-            .getResult(0);
-    rewriter.replaceOp(op, result);
-    return success();
+            .getResult(0));
   }
 };
 
@@ -215,17 +221,20 @@ static Value namedWindowOp(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
-/// `Op1D`, `Op2D` or `Op3D` (by `spatial`, 1 to 3) as a named window op.
-template <typename Op1D, typename Op2D, typename Op3D>
+/// `Op1D`, `Op2D` or `Op3D` (by `spatial`: 1 to 3, or 1 to 2 without an
+/// `Op3D`) as a named window op.
+template <typename Op1D, typename Op2D, typename Op3D = void>
 static Value namedWindowOpForRank(int64_t spatial, OpBuilder &b, Location loc,
                                   RankedTensorType type, ValueRange inputs,
                                   Value init, ArrayRef<int64_t> strides,
                                   ArrayRef<int64_t> dilations) {
   if (spatial == 1)
     return namedWindowOp<Op1D>(b, loc, type, inputs, init, strides, dilations);
-  if (spatial == 2)
-    return namedWindowOp<Op2D>(b, loc, type, inputs, init, strides, dilations);
-  return namedWindowOp<Op3D>(b, loc, type, inputs, init, strides, dilations);
+  if constexpr (!std::is_void_v<Op3D>)
+    if (spatial == 3)
+      return namedWindowOp<Op3D>(b, loc, type, inputs, init, strides,
+                                 dilations);
+  return namedWindowOp<Op2D>(b, loc, type, inputs, init, strides, dilations);
 }
 
 struct ConvLowering : OpConversionPattern<ConvOp> {
@@ -255,6 +264,9 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     int64_t c = xt.getDimSize(1), f = wt.getDimSize(0);
     ArrayRef<int64_t> out = resultType.getShape();
     Value zero = createZeroConstant(rewriter, loc, elem);
+    // Narrow floats accumulate in float32 (the named ops extend their
+    // operands to the accumulator's type) and round the result once.
+    RankedTensorType accType = resultType.clone(computeType(elem));
 
     if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
       SmallVector<OpFoldResult> low(2, rewriter.getIndexAttr(0)),
@@ -273,14 +285,18 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     // The accumulator starts at the bias (broadcast over N and space).
     Value init;
     if (Value bias = adaptor.getBias()) {
-      Value empty = createEmptyTensor(rewriter, loc, resultType);
+      bias =
+          convertFloatElements(rewriter, loc, bias, accType.getElementType());
+      Value empty = createEmptyTensor(rewriter, loc, accType);
       SmallVector<int64_t> added = {0};
       for (int64_t d = 2; d < rank; ++d)
         added.push_back(d);
       init = linalg::BroadcastOp::create(rewriter, loc, bias, empty, added)
                  .getResult()[0];
     } else {
-      init = createFilledTensor(rewriter, loc, out, zero);
+      init = createFilledTensor(
+          rewriter, loc, out,
+          createZeroConstant(rewriter, loc, accType.getElementType()));
     }
 
     Value result;
@@ -288,7 +304,7 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
       result =
           namedWindowOpForRank<linalg::Conv1DNcwFcwOp, linalg::Conv2DNchwFchwOp,
                                linalg::Conv3DNcdhwFcdhwOp>(
-              spatial, rewriter, loc, resultType, {x, w}, init, strides, dils);
+              spatial, rewriter, loc, accType, {x, w}, init, strides, dils);
     } else if (groups == c && f == c && spatial <= 3) {
       // Depthwise: weight [C, 1, k...] -> [C, k...].
       Value w2 =
@@ -296,25 +312,25 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
       result = namedWindowOpForRank<linalg::DepthwiseConv1DNcwCwOp,
                                     linalg::DepthwiseConv2DNchwChwOp,
                                     linalg::DepthwiseConv3DNcdhwCdhwOp>(
-          spatial, rewriter, loc, resultType, {x, w2}, init, strides, dils);
+          spatial, rewriter, loc, accType, {x, w2}, init, strides, dils);
     } else {
-      result = groupedConv(rewriter, loc, x, w, init, resultType, groups,
-                           strides, dils);
+      result = groupedConv(rewriter, loc, x, w, init, accType, groups, strides,
+                           dils);
     }
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, convertFloatElements(rewriter, loc, result, elem));
     return success();
   }
 
   /// Splits channels into groups: x [N, G, C/G, ...], w [G, F/G, C/G, ...],
-  /// accumulator [N, G, F/G, ...]; linalg.conv_2d_ngchw_gfchw for 2-D, a
-  /// generic otherwise.
+  /// accumulator [N, G, F/G, ...] (of `resultType`'s element type);
+  /// linalg.conv_2d_ngchw_gfchw for 2-D, a generic otherwise.
   static Value groupedConv(OpBuilder &b, Location loc, Value x, Value w,
                            Value init, RankedTensorType resultType,
                            int64_t groups, ArrayRef<int64_t> strides,
                            ArrayRef<int64_t> dils) {
     auto xt = cast<RankedTensorType>(x.getType());
     auto wt = cast<RankedTensorType>(w.getType());
-    Type elem = xt.getElementType();
+    Type acc = resultType.getElementType();
     int64_t rank = xt.getRank(), spatial = rank - 2;
     int64_t cg = xt.getDimSize(1) / groups, fg = wt.getDimSize(0) / groups;
     auto split = [](ArrayRef<int64_t> shape, int64_t dim, int64_t outer,
@@ -332,7 +348,7 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
                                  mergePair(0, rank + 1));
     SmallVector<int64_t> outShape = split(resultType.getShape(), 1, groups, fg);
     Value ig = createExpandShape(b, loc, init, outShape, byGroup);
-    auto gType = RankedTensorType::get(outShape, elem);
+    auto gType = RankedTensorType::get(outShape, acc);
 
     Value result;
     if (spatial == 2) {
@@ -420,24 +436,25 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
                                 RankedTensorType::get(padded, elem), x, low,
                                 high, padValue);
 
-    Value init = createFilledTensor(rewriter, loc, out, padValue);
+    // Window sums of narrow floats accumulate in float32 (the named ops
+    // extend the input to the accumulator's type); maxima are exact.
+    RankedTensorType accType =
+        isMax ? resultType : resultType.clone(computeType(elem));
+    Value init = createFilledTensor(
+        rewriter, loc, out,
+        isMax ? padValue
+              : createZeroConstant(rewriter, loc, accType.getElementType()));
     Value pooled;
     if (spatial <= 2) {
       Value window = tensor::EmptyOp::create(rewriter, loc, kernel, elem);
-      if (spatial == 1)
-        pooled = isMax ? namedWindowOp<linalg::PoolingNcwMaxOp>(
-                             rewriter, loc, resultType, {x, window}, init,
-                             strides, dils)
-                       : namedWindowOp<linalg::PoolingNcwSumOp>(
-                             rewriter, loc, resultType, {x, window}, init,
-                             strides, dils);
-      else
-        pooled = isMax ? namedWindowOp<linalg::PoolingNchwMaxOp>(
-                             rewriter, loc, resultType, {x, window}, init,
-                             strides, dils)
-                       : namedWindowOp<linalg::PoolingNchwSumOp>(
-                             rewriter, loc, resultType, {x, window}, init,
-                             strides, dils);
+      pooled = isMax ? namedWindowOpForRank<linalg::PoolingNcwMaxOp,
+                                            linalg::PoolingNchwMaxOp>(
+                           spatial, rewriter, loc, accType, {x, window}, init,
+                           strides, dils)
+                     : namedWindowOpForRank<linalg::PoolingNcwSumOp,
+                                            linalg::PoolingNchwSumOp>(
+                           spatial, rewriter, loc, accType, {x, window}, init,
+                           strides, dils);
     } else {
       // Loops: n, c, o_1..o_s | k_1..k_s; an unread window operand gives
       // the k loops their extent, as in the named pooling ops.
@@ -459,21 +476,21 @@ struct PoolLowering : OpConversionPattern<PoolOp> {
         iters[i] = utils::IteratorType::reduction;
       pooled =
           linalg::GenericOp::create(
-              rewriter, loc, TypeRange{resultType}, ValueRange{x, window},
+              rewriter, loc, TypeRange{accType}, ValueRange{x, window},
               ValueRange{init}, maps, iters,
               [isMax](OpBuilder &b, Location l, ValueRange args) {
+                Value x = castFloat(b, l, args[0],
+                                    cast<FloatType>(args[2].getType()));
                 Value r =
-                    isMax
-                        ? Value(
-                              arith::MaximumFOp::create(b, l, args[0], args[2]))
-                        : Value(arith::AddFOp::create(b, l, args[0], args[2]));
+                    isMax ? Value(arith::MaximumFOp::create(b, l, x, args[2]))
+                          : Value(arith::AddFOp::create(b, l, x, args[2]));
                 linalg::YieldOp::create(b, l, ValueRange{r});
               })
               .getResult(0);
     }
     if (!isMax)
       pooled = divideByCount(rewriter, loc, op, pooled);
-    rewriter.replaceOp(op, pooled);
+    rewriter.replaceOp(op, convertFloatElements(rewriter, loc, pooled, elem));
     return success();
   }
 
@@ -554,6 +571,10 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
     int64_t g = hq / hkv;
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)d);
+    // Scores, softmax and output of narrow floats are float32 (the batch
+    // matmuls extend q, k and v); the result is rounded once.
+    Type narrow = elem;
+    elem = computeType(elem);
     Value zero = createZeroConstant(rewriter, loc, elem);
 
     // q [B, Hq, Sq, D] -> [B, Hkv, G, Sq, D] -> [B * Hkv, G * Sq, D]: query
@@ -569,12 +590,13 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
       return createCollapseShape(rewriter, loc, e, mergePair(1, 5));
     };
     Value q3 = toGrouped(q, d);
-    Value kT = linalg::TransposeOp::create(
-                   rewriter, loc, k,
-                   tensor::EmptyOp::create(
-                       rewriter, loc, ArrayRef<int64_t>{B, hkv, d, skv}, elem),
-                   ArrayRef<int64_t>{0, 1, 3, 2})
-                   .getResult()[0];
+    Value kT =
+        linalg::TransposeOp::create(
+            rewriter, loc, k,
+            tensor::EmptyOp::create(rewriter, loc,
+                                    ArrayRef<int64_t>{B, hkv, d, skv}, narrow),
+            ArrayRef<int64_t>{0, 1, 3, 2})
+            .getResult()[0];
     Value k3 = createCollapseShape(rewriter, loc, kT, {{0, 1}, {2}, {3}});
     Value scores3 = createBatchMatmul(
         rewriter, loc, q3, k3,
@@ -643,7 +665,8 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
     Value out3 = createBatchMatmul(
         rewriter, loc, p3, v3,
         RankedTensorType::get({B * hkv, g * sq, dv}, elem), zero);
-    Value result = fromGrouped(out3, dv);
+    Value result =
+        convertFloatElements(rewriter, loc, fromGrouped(out3, dv), narrow);
     if (result.getType() != resultType)
       return rewriter.notifyMatchFailure(op, "unexpected result shape");
     rewriter.replaceOp(op, result);

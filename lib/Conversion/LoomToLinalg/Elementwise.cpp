@@ -604,11 +604,18 @@ struct UnaryLowering : RankedResultConversion<UnaryOp> {
       return success();
     }
     bool isUnsigned = isUnsignedInt(op.getInput().getType());
-    Value result =
-        buildElementwise(rewriter, op.getLoc(), resultType, adaptor.getInput(),
-                         [&](OpBuilder &b, Location loc, ValueRange args) {
-                           return emitUnary(b, loc, kind, args[0], isUnsigned);
-                         });
+    // A narrow float's function (gelu, tanh, ...) is computed in float32 and
+    // rounded once, not rounded after every step of its expansion.
+    Type wide = computeType(elem);
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), resultType, adaptor.getInput(),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          if (wide == elem)
+            return emitUnary(b, loc, kind, args[0], isUnsigned);
+          Value x = castFloat(b, loc, args[0], cast<FloatType>(wide));
+          return castFloat(b, loc, emitUnary(b, loc, kind, x, isUnsigned),
+                           cast<FloatType>(elem));
+        });
     rewriter.replaceOp(op, result);
     return success();
   }

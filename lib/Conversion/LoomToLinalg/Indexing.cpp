@@ -86,18 +86,6 @@ static SmallVector<Value> withAxis(ValueRange ivs, int64_t axis, Value v) {
   return pos;
 }
 
-/// `v` (a float) converted to `to` (f16 <-> bf16 go through f32).
-static Value castFloat(OpBuilder &b, Location loc, Value v, FloatType to) {
-  auto from = cast<FloatType>(v.getType());
-  if (from.getWidth() == to.getWidth()) {
-    v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-    from = b.getF32Type();
-  }
-  if (from.getWidth() < to.getWidth())
-    return arith::ExtFOp::create(b, loc, to, v);
-  return arith::TruncFOp::create(b, loc, to, v);
-}
-
 /// Bounds and steps of a loop nest over `shape`.
 static void loopBounds(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                        SmallVectorImpl<Value> &lbs, SmallVectorImpl<Value> &ubs,
@@ -317,8 +305,20 @@ struct ScatterLowering : OpConversionPattern<ScatterOp> {
     SmallVector<Value> lbs, ubs, steps;
     loopBounds(rewriter, loc, indexShape, lbs, ubs, steps);
     Value indices = adaptor.getIndices(), updates = adaptor.getUpdates();
+    Value data = adaptor.getData();
+    // Sums and products into a narrow float (an embedding's gradient) are
+    // taken in float32 and rounded once.
+    Type elem = cast<RankedTensorType>(data.getType()).getElementType();
+    Type wide = elem;
+    if (reduction &&
+        (*reduction == BinaryKind::add || *reduction == BinaryKind::mul))
+      wide = computeType(elem);
+    if (wide != elem) {
+      data = convertFloatElements(rewriter, loc, data, wide);
+      updates = convertFloatElements(rewriter, loc, updates, wide);
+    }
     scf::LoopNest nest = scf::buildLoopNest(
-        rewriter, loc, lbs, ubs, steps, ValueRange{adaptor.getData()},
+        rewriter, loc, lbs, ubs, steps, ValueRange{data},
         [&](OpBuilder &b, Location l, ValueRange ivs,
             ValueRange args) -> scf::ValueVector {
           Value idx = tensor::ExtractOp::create(b, l, indices, ivs);
@@ -331,7 +331,8 @@ struct ScatterLowering : OpConversionPattern<ScatterOp> {
           }
           return {tensor::InsertOp::create(b, l, upd, args[0], pos)};
         });
-    rewriter.replaceOp(op, nest.results.front());
+    rewriter.replaceOp(
+        op, convertFloatElements(rewriter, loc, nest.results.front(), elem));
     return success();
   }
 };

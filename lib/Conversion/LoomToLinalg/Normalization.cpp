@@ -4,7 +4,9 @@
 // loom.batch_norm to linalg on tensors. Reductions become `linalg.reduce`
 // (or a `linalg.generic` with a reduction loop where the reduced value needs
 // a broadcast operand, as for the variance, or two results, as for
-// argmax/argmin), accumulated in the element type; everything elementwise
+// argmax/argmin), accumulated in the element type, or in float32 for
+// narrower floats (computeType: softmax and the norms compute in float32
+// throughout and round their result once); everything elementwise
 // around them is a parallel `linalg.generic` that the elementwise fusion pass
 // merges afterwards. The order of operations follows the reference
 // interpreter (test/Conformance/loom_reference.py): mean is sum / count, l2
@@ -221,6 +223,14 @@ struct ReduceLowering : RankedResultConversion<ReduceOp> {
     ArrayRef<int64_t> axes = op.getAxes();
     ReduceKind kind = op.getKind();
     int64_t rank = inType.getRank();
+    // Sums and products of narrow floats accumulate in float32; max, min and
+    // their indices are exact in any type.
+    bool extremum = kind == ReduceKind::max || kind == ReduceKind::min ||
+                    kind == ReduceKind::argmax || kind == ReduceKind::argmin;
+    if (!extremum && computeType(elem) != elem) {
+      input = convertFloatElements(rewriter, loc, input, computeType(elem));
+      elem = computeType(elem);
+    }
     SmallVector<int64_t> reducedShape = keptShape(inType.getShape(), axes);
 
     Value reduced;
@@ -256,6 +266,8 @@ struct ReduceLowering : RankedResultConversion<ReduceOp> {
             });
       }
     }
+    reduced = convertFloatElements(rewriter, loc, reduced,
+                                   resultType.getElementType());
     if (op.getKeepDims() && !axes.empty())
       reduced =
           tensor::ExpandShapeOp::create(rewriter, loc, resultType, reduced,
@@ -333,6 +345,8 @@ struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
+    Type elem = getElementTypeOrSelf(x.getType());
+    x = convertFloatElements(rewriter, loc, x, computeType(elem));
     auto type = cast<RankedTensorType>(x.getType());
     int64_t rank = type.getRank(), axis = op.getAxis();
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
@@ -359,7 +373,7 @@ struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
                 ValueRange{arith::DivFOp::create(b, l, args[0], args[1])});
           });
     }
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, convertFloatElements(rewriter, loc, result, elem));
     return success();
   }
 };
@@ -405,6 +419,12 @@ static TrailingNorm trailingNorm(OpBuilder &b, RankedTensorType type,
           dimRangeMap(ctx, rank, 0, axis), dimRangeMap(ctx, rank, axis, rank)};
 }
 
+/// `operand` converted to `elem` (convertFloatElements), or null when it is
+/// absent.
+static Value widened(OpBuilder &b, Location loc, Value operand, Type elem) {
+  return operand ? convertFloatElements(b, loc, operand, elem) : Value();
+}
+
 /// Appends `operand` to `inputs`, read through `map`, when it is present;
 /// returns whether it was.
 static bool appendIfPresent(SmallVectorImpl<Value> &inputs,
@@ -426,9 +446,10 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
   matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = adaptor.getInput();
+    Type narrow = getElementTypeOrSelf(adaptor.getInput().getType());
+    Type elem = computeType(narrow);
+    Value x = convertFloatElements(rewriter, loc, adaptor.getInput(), elem);
     auto type = cast<RankedTensorType>(x.getType());
-    Type elem = type.getElementType();
     int64_t rank = type.getRank(), axis = op.getAxis();
     TrailingNorm norm = trailingNorm(rewriter, type, axis);
     auto rowType =
@@ -466,10 +487,14 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
     Value denom = rowDenominator(rewriter, loc, sqDev, norm.count,
                                  op.getEpsilon().convertToDouble());
 
-    SmallVector<Value> inputs = {x, mean, denom, adaptor.getScale()};
+    SmallVector<Value> inputs = {
+        x, mean, denom,
+        convertFloatElements(rewriter, loc, adaptor.getScale(), elem)};
     SmallVector<AffineMap> maps = {norm.identity, norm.outer, norm.outer,
                                    norm.inner};
-    bool hasBias = appendIfPresent(inputs, maps, adaptor.getBias(), norm.inner);
+    bool hasBias = appendIfPresent(
+        inputs, maps, widened(rewriter, loc, adaptor.getBias(), elem),
+        norm.inner);
     Value result = buildParallelGeneric(
         rewriter, loc, inputs, maps, type,
         [&](OpBuilder &b, Location l, ValueRange args) {
@@ -480,7 +505,7 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
             y = arith::AddFOp::create(b, l, y, args[4]);
           linalg::YieldOp::create(b, l, ValueRange{y});
         });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, convertFloatElements(rewriter, loc, result, narrow));
     return success();
   }
 };
@@ -493,7 +518,9 @@ struct RmsNormLowering : OpConversionPattern<RmsNormOp> {
   matchAndRewrite(RmsNormOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = adaptor.getInput();
+    Type narrow = getElementTypeOrSelf(adaptor.getInput().getType());
+    Type elem = computeType(narrow);
+    Value x = convertFloatElements(rewriter, loc, adaptor.getInput(), elem);
     auto type = cast<RankedTensorType>(x.getType());
     TrailingNorm norm = trailingNorm(rewriter, type, op.getAxis());
 
@@ -502,8 +529,9 @@ struct RmsNormLowering : OpConversionPattern<RmsNormOp> {
                                  op.getEpsilon().convertToDouble());
     SmallVector<Value> inputs = {x, denom};
     SmallVector<AffineMap> maps = {norm.identity, norm.outer};
-    bool hasScale =
-        appendIfPresent(inputs, maps, adaptor.getScale(), norm.inner);
+    bool hasScale = appendIfPresent(
+        inputs, maps, widened(rewriter, loc, adaptor.getScale(), elem),
+        norm.inner);
     Value result = buildParallelGeneric(
         rewriter, loc, inputs, maps, type,
         [&](OpBuilder &b, Location l, ValueRange args) {
@@ -512,7 +540,7 @@ struct RmsNormLowering : OpConversionPattern<RmsNormOp> {
             y = arith::MulFOp::create(b, l, y, args[2]);
           linalg::YieldOp::create(b, l, ValueRange{y});
         });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, convertFloatElements(rewriter, loc, result, narrow));
     return success();
   }
 };
@@ -541,15 +569,21 @@ struct BatchNormLowering : OpConversionPattern<BatchNormOp> {
                    adaptor.getScale(), adaptor.getBias()},
         {rewriter.getMultiDimIdentityMap(rank), channel, channel, channel,
          channel},
-        type, [&](OpBuilder &b, Location l, ValueRange args) {
+        type, [&](OpBuilder &b, Location l, ValueRange operands) {
+          // In float32 for narrow floats, rounded once.
+          auto wide = cast<FloatType>(computeType(elem));
+          SmallVector<Value> args;
+          for (Value v : operands.drop_back())
+            args.push_back(castFloat(b, l, v, wide));
           Value d = arith::SubFOp::create(b, l, args[0], args[1]);
           Value v = arith::AddFOp::create(
-              b, l, args[2], createFloatConstant(b, l, elem, epsilon));
+              b, l, args[2], createFloatConstant(b, l, wide, epsilon));
           Value y =
               arith::DivFOp::create(b, l, d, math::SqrtOp::create(b, l, v));
           y = arith::MulFOp::create(b, l, y, args[3]);
           y = arith::AddFOp::create(b, l, y, args[4]);
-          linalg::YieldOp::create(b, l, ValueRange{y});
+          linalg::YieldOp::create(
+              b, l, ValueRange{castFloat(b, l, y, cast<FloatType>(elem))});
         });
     rewriter.replaceOp(op, result);
     return success();

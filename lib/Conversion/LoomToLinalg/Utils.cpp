@@ -27,6 +27,13 @@ bool mlir::loom::isUnsignedInt(Type type) {
   return integer && (integer.isUnsigned() || integer.getWidth() == 1);
 }
 
+Type mlir::loom::computeType(Type elem) {
+  auto f = dyn_cast<FloatType>(elem);
+  if (f && f.getWidth() < 32)
+    return Float32Type::get(elem.getContext());
+  return elem;
+}
+
 Value mlir::loom::createFloatConstant(OpBuilder &b, Location loc, Type type,
                                       double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
@@ -168,4 +175,31 @@ std::pair<Value, Value> mlir::loom::buildRowMaxAndExp(OpBuilder &b,
                                 ValueRange{math::ExpOp::create(nb, l, diff)});
       });
   return {max, exp};
+}
+
+Value mlir::loom::castFloat(OpBuilder &b, Location loc, Value v, FloatType to) {
+  auto from = cast<FloatType>(v.getType());
+  if (from == to)
+    return v;
+  if (from.getWidth() == to.getWidth()) {
+    v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    from = b.getF32Type();
+  }
+  if (from.getWidth() < to.getWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  return arith::TruncFOp::create(b, loc, to, v);
+}
+
+Value mlir::loom::convertFloatElements(OpBuilder &b, Location loc, Value v,
+                                       Type elem) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType() == elem)
+    return v;
+  return buildParallelGeneric(
+      b, loc, ValueRange{v}, {b.getMultiDimIdentityMap(type.getRank())},
+      type.clone(elem), [&](OpBuilder &nb, Location l, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{castFloat(nb, l, args[0], cast<FloatType>(elem))});
+      });
 }

@@ -37,6 +37,12 @@ RankedTensorType convertedResultType(const TypeConverter *converter,
 /// types to their element type.
 bool isUnsignedInt(Type type);
 
+/// The element type that an op on `elem` accumulates and computes in:
+/// float32 for floats narrower than 32 bits (bf16, f16, the 8-bit floats),
+/// so that a sum of K products rounds once rather than K times, as cuBLAS,
+/// cuDNN and PyTorch's kernels compute 16-bit floats; `elem` otherwise.
+Type computeType(Type elem);
+
 //===----------------------------------------------------------------------===//
 // Constants and inits
 //===----------------------------------------------------------------------===//
@@ -119,6 +125,14 @@ using GenericBodyFn = function_ref<void(OpBuilder &, Location, ValueRange)>;
 Value buildParallelGeneric(OpBuilder &b, Location loc, ValueRange inputs,
                            ArrayRef<AffineMap> inputMaps,
                            RankedTensorType outType, GenericBodyFn body);
+
+/// The float scalar `v` converted to `to` (f16 <-> bf16, of one width, go
+/// through float32).
+Value castFloat(OpBuilder &b, Location loc, Value v, FloatType to);
+
+/// `v`, a float tensor, with its elements extended or rounded to the float
+/// `elem` by a parallel `linalg.generic`; `v` itself when they already are.
+Value convertFloatElements(OpBuilder &b, Location loc, Value v, Type elem);
 
 /// `linalg.reduce` of `input` over `dims` into `init`, combining with the
 /// binary op `CombineOp` (the element first, the accumulator second).

@@ -247,3 +247,20 @@ func.func @attention_float_mask(%q: tensor<1x2x3x2xf32>, %k: tensor<1x2x4x2xf32>
   %0 = loom.attention %q, %k, %v mask %m : tensor<1x2x3x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x1x3x4xf32>
   return %0 : tensor<1x2x3x2xf32>
 }
+
+// -----
+
+// A bf16 matmul accumulates in float32 (linalg.matmul extends its operands
+// to the accumulator's type) and rounds the result once.
+// CHECK-LABEL: func.func @matmul_bf16
+// CHECK-SAME: (%[[A:.+]]: tensor<3x4xbf16>, %[[B:.+]]: tensor<4x5xbf16>)
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<3x5xf32>)
+// CHECK: %[[SUM:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<3x4xbf16>, tensor<4x5xbf16>) outs(%[[INIT]] : tensor<3x5xf32>)
+// CHECK: %[[R:.+]] = linalg.generic {{.+}} ins(%[[SUM]] : tensor<3x5xf32>) outs(%{{.+}} : tensor<3x5xbf16>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: return %[[R]]
+func.func @matmul_bf16(%a: tensor<3x4xbf16>, %b: tensor<4x5xbf16>) -> tensor<3x5xbf16> {
+  %0 = loom.matmul %a, %b : tensor<3x4xbf16>, tensor<4x5xbf16>
+  return %0 : tensor<3x5xbf16>
+}

@@ -204,3 +204,24 @@ func.func @batch_norm(%x: tensor<1x3x2x2xf32>, %s: tensor<3xf32>, %b: tensor<3xf
   %0 = loom.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-5 : f64} : tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
   return %0 : tensor<1x3x2x2xf32>
 }
+
+// -----
+
+// A bf16 sum is taken in float32 and rounded once; a maximum is exact in
+// bf16 and stays there.
+// CHECK-LABEL: func.func @reduce_bf16
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xbf16>)
+// CHECK: %[[MAX:.+]] = linalg.reduce ins(%[[X]] : tensor<2x3xbf16>) outs(%{{.+}} : tensor<2xbf16>)
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} : bf16
+// CHECK: %[[WIDE:.+]] = linalg.generic {{.+}} ins(%[[X]] : tensor<2x3xbf16>) outs(%{{.+}} : tensor<2x3xf32>)
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: %[[SUM:.+]] = linalg.reduce ins(%[[WIDE]] : tensor<2x3xf32>) outs(%{{.+}} : tensor<2xf32>)
+// CHECK: arith.addf %{{.+}}, %{{.+}} : f32
+// CHECK: %[[R:.+]] = linalg.generic {{.+}} ins(%[[SUM]] : tensor<2xf32>) outs(%{{.+}} : tensor<2xbf16>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: return %[[MAX]], %[[R]]
+func.func @reduce_bf16(%x: tensor<2x3xbf16>) -> (tensor<2xbf16>, tensor<2xbf16>) {
+  %0 = loom.reduce max %x {axes = array<i64: 1>, keep_dims = false} : tensor<2x3xbf16>
+  %1 = loom.reduce sum %x {axes = array<i64: 1>, keep_dims = false} : tensor<2x3xbf16>
+  return %0, %1 : tensor<2xbf16>, tensor<2xbf16>
+}

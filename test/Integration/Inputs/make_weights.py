@@ -15,9 +15,11 @@ compiled and run:
     (`loom.embedding %table, %arg`, also through `shard.shard`s of the table):
     uniform token ids below the table's first dim (other integer inputs: below 2).
 A planned module (`--loom-plan`) of M micro-batches takes M times its batch
-(the input's `loom.batch_dim`), as loom-run does. Only f32 (float32) weights
-and i1 buffers (one byte per element; a square one is a causal mask, lower
-triangular) and f32 / i64 / i32 inputs are supported.
+(the input's `loom.batch_dim`), as loom-run does. Float weights and inputs
+may be f32, f16 or bf16 (bf16 rounded to nearest even from float32; a bf16
+input's .npy holds its bit patterns as uint16, which loom-run reads as
+bf16); i1 buffers take one byte per element (a square one is a causal mask,
+lower triangular); other inputs may be i64 or i32.
 """
 import argparse
 import os
@@ -31,6 +33,18 @@ WEIGHT_RE = re.compile(r'(' + VALUE + r') = loom\.weight (\w+) "([^"]*)" from "(
 FUNC_RE = re.compile(r'func\.func (?:public |private )?@main\((.*)\)\s*(->.*)?\{\s*$')
 ARG_RE = re.compile(r'(' + VALUE + r'): tensor<([^>]*)>( \{[^}]*\})?')
 DTYPES = {"f32": np.float32, "i64": np.int64, "i32": np.int32}
+FLOATS = ("f32", "f16", "bf16")
+
+
+def encode(data, dtype):
+    """`data` as an array of the float type `dtype` (bf16: its bits)."""
+    if dtype == "f16":
+        return data.astype(np.float16)
+    single = data.astype(np.float32)
+    if dtype == "f32":
+        return single
+    u = single.view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
 
 
 def parse_type(body):
@@ -60,8 +74,9 @@ def main():
                     else rng.integers(0, 2, size=shape, dtype=np.uint8))
             files.setdefault(path, {})[int(offset)] = mask.tobytes()
             continue
-        if dtype != "f32":
-            raise SystemExit(f"make_weights.py: {name}: only f32 weights and i1 buffers are supported, not {dtype}")
+        if dtype not in FLOATS:
+            raise SystemExit(f"make_weights.py: {name}: only float weights ({', '.join(FLOATS)}) "
+                             f"and i1 buffers are supported, not {dtype}")
         tables[value] = shape
         if len(shape) >= 2:
             data = rng.standard_normal(shape) / np.sqrt(shape[-2])
@@ -69,7 +84,7 @@ def main():
             data = 1 + 0.1 * rng.standard_normal(shape)
         else:
             data = 0.1 * rng.standard_normal(shape)
-        files.setdefault(path, {})[int(offset)] = data.astype(np.float32).tobytes()
+        files.setdefault(path, {})[int(offset)] = encode(data, dtype).tobytes()
     for path, chunks in files.items():
         size = max(off + len(b) for off, b in chunks.items())
         blob = bytearray(size)
@@ -98,15 +113,15 @@ def main():
         m = re.search(r"loom\.batch_dim = (\d+)", attrs)
         if m:  # a planned step of several micro-batches takes them all at once
             shape[int(m.group(1))] *= micro_batches
-        if dtype not in DTYPES:
+        if dtype not in DTYPES and dtype not in FLOATS:
             raise SystemExit(f"make_weights.py: input {value}: unsupported dtype {dtype}")
         m = re.search(r'loom\.name = "([^"]*)"', attrs)
         name = m.group(1) if m else value[1:]
-        if dtype == "f32":
-            data = rng.standard_normal(shape)
+        if dtype in FLOATS:
+            data = encode(rng.standard_normal(shape), dtype)
         else:
-            data = rng.integers(0, vocab.get(value, 2), size=shape)
-        np.save(os.path.join(args.out_dir, name + ".npy"), data.astype(DTYPES[dtype]))
+            data = rng.integers(0, vocab.get(value, 2), size=shape).astype(DTYPES[dtype])
+        np.save(os.path.join(args.out_dir, name + ".npy"), data)
 
 
 if __name__ == "__main__":

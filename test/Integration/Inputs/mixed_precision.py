@@ -88,6 +88,24 @@ def broadcast(elt, micro_batches=1, dp=1):
     return mlir, {"w": (8,), "b": (8,)}, (8, 8), (8, 8), lambda x, p: x * p["w"] + p["b"]
 
 
+def mlp(elt, micro_batches=1, dp=1):
+    """y = relu(x @ w0) @ w1, x [16, 128], w0 and w1 [128, 128]: every
+    product sums 128 terms (the weight gradients 16), which the 16-bit
+    matmuls accumulate in float32 and round once, as PyTorch's do."""
+    T = lambda shape: tensor(shape, elt)
+    mlir = f"""func.func @main(%x: {T([16, 128])} {{loom.name = "x"}}) -> ({T([16, 128])} {{loom.name = "y"}}) {{
+  %w0 = loom.weight parameter "w0" from "model.bin"[@w0@] : {T([128, 128])}
+  %w1 = loom.weight parameter "w1" from "model.bin"[@w1@] : {T([128, 128])}
+  %h = loom.matmul %x, %w0 : {T([16, 128])}, {T([128, 128])}
+  %r = loom.unary relu %h : {T([16, 128])}
+  %y = loom.matmul %r, %w1 : {T([16, 128])}, {T([128, 128])}
+  return %y : {T([16, 128])}
+}}
+"""
+    return (mlir, {"w0": (128, 128), "w1": (128, 128)}, (16, 128), (16, 128),
+            lambda x, p: torch.relu(x @ p["w0"]) @ p["w1"])
+
+
 # name: (model, element type, loom options, torch optimizer and options,
 #        steps, micro-batches, data-parallel ranks, ulps allowed, whether
 #        plain 16-bit training must differ). A step of several micro-batches
@@ -99,6 +117,8 @@ CASES = {
                                16, 1, 1, 1, True),
     "sgd_momentum_small_steps_f16": (elementwise, "f16", "kind=sgd lr=0.0005 momentum=0.9 keep-gradients=true",
                                      ("sgd", dict(lr=0.0005, momentum=0.9)), 12, 1, 1, 1, True),
+    "adamw_mlp_bf16": (mlp, "bf16", ADAMW[0] + " keep-gradients=true", ADAMW[1],
+                       8, 1, 1, 1, True),
     "adamw_micro_batches_bf16": (broadcast, "bf16", ADAMW[0], ADAMW[1], 16, 2, 1, 1, True),
     "adamw_dp_micro_batches_bf16": (broadcast, "bf16", ADAMW[0], ADAMW[1], 16, 2, 2, 1, True),
     # The optimizer on the host under ZeRO-1 (placed in 1.6 KB a device):
