@@ -146,6 +146,16 @@ LOOMRT_API const int64_t *loomrt_tensor_shape(const loomrt_tensor *t);
 LOOMRT_API int64_t loomrt_tensor_numel(const loomrt_tensor *t);
 LOOMRT_API int64_t loomrt_tensor_nbytes(const loomrt_tensor *t);
 LOOMRT_API void *loomrt_tensor_data(loomrt_tensor *t);
+/* sum += part, elementwise over as many elements: `sum` is float32 or
+ * float64 and `part` of its dtype, or float16 or bfloat16 into a float32
+ * sum (widened exactly first), so that 16-bit values sum in float32. */
+LOOMRT_API loomrt_status loomrt_tensor_accumulate(loomrt_tensor *sum,
+                                                  const loomrt_tensor *part);
+/* Copies `from` into `to`, as many elements, of the same dtype or
+ * converted from float32 to float16 or bfloat16 (rounding to nearest
+ * even). */
+LOOMRT_API loomrt_status loomrt_tensor_round(const loomrt_tensor *from,
+                                             loomrt_tensor *to);
 
 /* ---- files: .npy and ONNX TensorProto .pb ---------------------------------
  */
@@ -254,7 +264,8 @@ typedef struct loomrt_tensor_info {
   int64_t batch_dim;          /* micro-batched inputs/outputs: the dimension
                                  cut into micro-batches; else -1 */
   int32_t sum_over_micro_batches; /* outputs: a weight's gradient, which a
-                                 step of several micro-batches sums; else 0 */
+                                 step of several micro-batches sums (16-bit
+                                 floats in float32, rounded once); else 0 */
 } loomrt_tensor_info;
 
 /* Parses and validates ARTIFACT/manifest.json (format, version, backend,

@@ -235,11 +235,11 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
     if (kind != LOOMRT_OUTPUT || !j["sum_over_micro_batches"].is_boolean())
       return bad("'sum_over_micro_batches' must be a boolean of an output");
     t.sumOverMicroBatches = j["sum_over_micro_batches"].get<bool>();
-    if (t.sumOverMicroBatches &&
-        (t.batchDim >= 0 ||
-         (t.dtype != LOOMRT_FLOAT32 && t.dtype != LOOMRT_FLOAT64)))
-      return bad("'sum_over_micro_batches' needs a float32 or float64 output "
-                 "without a 'batch_dim'");
+    bool summable = t.dtype == LOOMRT_FLOAT32 || t.dtype == LOOMRT_FLOAT64 ||
+                    t.dtype == LOOMRT_FLOAT16 || t.dtype == LOOMRT_BFLOAT16;
+    if (t.sumOverMicroBatches && (t.batchDim >= 0 || !summable))
+      return bad("'sum_over_micro_batches' needs a float output (float32, "
+                 "float64, float16 or bfloat16) without a 'batch_dim'");
   }
   if (kind == LOOMRT_WEIGHT && j.contains("tier")) {
     // Memory placement's tier: the runtime keeps NVMe's in a file.

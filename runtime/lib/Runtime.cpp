@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <new>
 #include <sys/stat.h>
+#include <type_traits>
 #include <unistd.h>
 
 using namespace loom::runtime;
@@ -379,5 +380,73 @@ int64_t loomrt_tensor_nbytes(const loomrt_tensor *t) {
   return t ? t->nbytes : -1;
 }
 void *loomrt_tensor_data(loomrt_tensor *t) { return t ? t->data : nullptr; }
+
+loomrt_status loomrt_tensor_accumulate(loomrt_tensor *sum,
+                                       const loomrt_tensor *part){LOOMRT_GUARD({
+  if (!sum || !part)
+    return fail(LOOMRT_ERR_INVALID, "null tensor");
+  int64_t n = numel(sum->shape);
+  if (numel(part->shape) != n)
+    return fail(LOOMRT_ERR_INVALID,
+                format("accumulate: %lld elements into %lld",
+                       (long long)numel(part->shape), (long long)n));
+  auto add = [&](auto *to, auto widen) {
+    using T = std::remove_pointer_t<decltype(to)>;
+    for (int64_t k = 0; k < n; ++k)
+      to[k] += static_cast<T>(widen(k));
+  };
+  const void *from = part->data;
+  if (sum->dtype == LOOMRT_FLOAT64 && part->dtype == LOOMRT_FLOAT64)
+    add(static_cast<double *>(sum->data),
+        [&](int64_t k) { return static_cast<const double *>(from)[k]; });
+  else if (sum->dtype != LOOMRT_FLOAT32)
+    return fail(LOOMRT_ERR_INVALID, format("accumulate: a %s sum of %s",
+                                           loomrt_dtype_name(sum->dtype),
+                                           loomrt_dtype_name(part->dtype)));
+  else if (part->dtype == LOOMRT_FLOAT32)
+    add(static_cast<float *>(sum->data),
+        [&](int64_t k) { return static_cast<const float *>(from)[k]; });
+  else if (part->dtype == LOOMRT_FLOAT16)
+    add(static_cast<float *>(sum->data), [&](int64_t k) {
+      return halfToFloat(static_cast<const uint16_t *>(from)[k]);
+    });
+  else if (part->dtype == LOOMRT_BFLOAT16)
+    add(static_cast<float *>(sum->data), [&](int64_t k) {
+      return bf16ToFloat(static_cast<const uint16_t *>(from)[k]);
+    });
+  else
+    return fail(LOOMRT_ERR_INVALID, format("accumulate: a float32 sum of %s",
+                                           loomrt_dtype_name(part->dtype)));
+  return ok();
+})}
+
+loomrt_status
+    loomrt_tensor_round(const loomrt_tensor *from, loomrt_tensor *to) {
+  LOOMRT_GUARD({
+    if (!from || !to)
+      return fail(LOOMRT_ERR_INVALID, "null tensor");
+    int64_t n = numel(from->shape);
+    if (numel(to->shape) != n)
+      return fail(LOOMRT_ERR_INVALID,
+                  format("round: %lld elements into %lld", (long long)n,
+                         (long long)numel(to->shape)));
+    if (from->dtype == to->dtype) {
+      std::memcpy(to->data, from->data, (size_t)from->nbytes);
+      return ok();
+    }
+    uint16_t (*narrow)(float) = to->dtype == LOOMRT_FLOAT16    ? floatToHalf
+                                : to->dtype == LOOMRT_BFLOAT16 ? floatToBf16
+                                                               : nullptr;
+    if (from->dtype != LOOMRT_FLOAT32 || !narrow)
+      return fail(LOOMRT_ERR_INVALID,
+                  format("round: %s to %s", loomrt_dtype_name(from->dtype),
+                         loomrt_dtype_name(to->dtype)));
+    const float *src = static_cast<const float *>(from->data);
+    uint16_t *dst = static_cast<uint16_t *>(to->data);
+    for (int64_t k = 0; k < n; ++k)
+      dst[k] = narrow(src[k]);
+    return ok();
+  })
+}
 
 } // extern "C"

@@ -5,8 +5,8 @@
  * packed fields), file_info offsets, rejection of Fortran-order/big-endian
  * .npy, shard slicing over a 2x2 grid (from a file and from memory) and the
  * too-short-file message, and an opened artifact's micro-batch range and
- * output gather before load. Usage: loomrt-unit SCRATCH_DIR. Prints "ok" lines
- * and exits non-zero at the first failure.
+ * output gather before load, and 16-bit sums in float32. Usage: loomrt-unit
+ * SCRATCH_DIR. Prints "ok" lines and exits non-zero at the first failure.
  */
 #include "loomrt.h"
 
@@ -277,6 +277,43 @@ static void testArtifactState(void) {
   printf("ok artifact state\n");
 }
 
+/* 16-bit floats sum in float32 and round once: 512 bfloat16 ones sum to
+ * 512 (a bfloat16 running sum stops at 256), and halfway values round to
+ * even. */
+static void testAccumulate(void) {
+  int64_t n = 2;
+  loomrt_tensor *part, *sum, *out, *f64;
+  CHECK(loomrt_tensor_create(LOOMRT_BFLOAT16, 1, &n, &part) == LOOMRT_OK);
+  CHECK(loomrt_tensor_create(LOOMRT_FLOAT32, 1, &n, &sum) == LOOMRT_OK);
+  CHECK(loomrt_tensor_create(LOOMRT_BFLOAT16, 1, &n, &out) == LOOMRT_OK);
+  uint16_t *bits = loomrt_tensor_data(part);
+  bits[0] = 0x3f80; /* 1.0 */
+  bits[1] = 0xbf80; /* -1.0 */
+  for (int k = 0; k < 512; ++k)
+    CHECK(loomrt_tensor_accumulate(sum, part) == LOOMRT_OK);
+  float *s = loomrt_tensor_data(sum);
+  CHECK(s[0] == 512.0f && s[1] == -512.0f);
+  CHECK(loomrt_tensor_round(sum, out) == LOOMRT_OK);
+  uint16_t *o = loomrt_tensor_data(out);
+  CHECK(o[0] == 0x4400 && o[1] == 0xc400); /* +-512 */
+  s[0] = 1.0f + 1.0f / 256; /* halfway between bfloat16 1 and 1 + 2^-7 */
+  s[1] = 1.0f + 3.0f / 256; /* halfway between 1 + 2^-7 and 1 + 2^-6 */
+  CHECK(loomrt_tensor_round(sum, out) == LOOMRT_OK);
+  CHECK(o[0] == 0x3f80 && o[1] == 0x3f82);
+  /* A float64 sum takes float64 only; a bfloat16 sum nothing. */
+  CHECK(loomrt_tensor_create(LOOMRT_FLOAT64, 1, &n, &f64) == LOOMRT_OK);
+  CHECK(loomrt_tensor_accumulate(f64, part) == LOOMRT_ERR_INVALID);
+  CHECK(strstr(loomrt_last_error(), "a float64 sum of bfloat16"));
+  CHECK(loomrt_tensor_accumulate(out, part) == LOOMRT_ERR_INVALID);
+  CHECK(loomrt_tensor_round(f64, out) == LOOMRT_ERR_INVALID);
+  CHECK(strstr(loomrt_last_error(), "round: float64 to bfloat16"));
+  loomrt_tensor_destroy(f64);
+  loomrt_tensor_destroy(out);
+  loomrt_tensor_destroy(sum);
+  loomrt_tensor_destroy(part);
+  printf("ok accumulate\n");
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: loomrt-unit SCRATCH_DIR\n");
@@ -290,6 +327,7 @@ int main(int argc, char **argv) {
   testNpyRejects();
   testShards();
   testArtifactState();
+  testAccumulate();
   CHECK(loomrt_now_ns() >= t0);
   printf("all passed\n");
   return failures;

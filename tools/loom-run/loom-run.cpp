@@ -298,26 +298,6 @@ void copyMicroBatch(char *full, char *part, const int64_t *shape, int64_t rank,
 
 /// Adds one micro-batch's gradient `part` into `sum` (float32 or float64,
 /// the manifest's check), or copies it where it is the first.
-void addMicroBatch(loomrt_tensor *sum, loomrt_tensor *part, int32_t dtype,
-                   bool first) {
-  size_t bytes = loomrt_tensor_nbytes(part);
-  if (first) {
-    memcpy(loomrt_tensor_data(sum), loomrt_tensor_data(part), bytes);
-    return;
-  }
-  auto add = [&](auto zero) {
-    using T = decltype(zero);
-    T *to = static_cast<T *>(loomrt_tensor_data(sum));
-    const T *from = static_cast<const T *>(loomrt_tensor_data(part));
-    for (size_t k = 0; k < bytes / sizeof(T); ++k)
-      to[k] += from[k];
-  };
-  if (dtype == LOOMRT_FLOAT64)
-    add(double());
-  else
-    add(float());
-}
-
 bool microBatched(const loomrt_tensor_info &info, int64_t microBatches) {
   return microBatches > 1 && info.batch_dim >= 0;
 }
@@ -489,22 +469,31 @@ int main(int argc, char **argv) {
   // Outputs of every micro-batch are assembled here (this rank's stage's:
   // only the last pipeline stage has outputs): concatenated along their
   // batch dimension, or, a weight's gradient, summed.
+  // A 16-bit gradient is summed in a float32 tensor of its own and rounded
+  // once, after the last micro-batch.
   const int64_t numOutputs = loomrt_artifact_count(a, LOOMRT_OUTPUT);
   std::vector<loomrt_tensor *> assembled(numOutputs, nullptr);
-  std::vector<bool> summed(numOutputs, false);
+  std::vector<loomrt_tensor *> sums(numOutputs, nullptr);
   for (int64_t i = 0; err.empty() && i < numOutputs; ++i) {
     loomrt_tensor_info info;
     loomrt_artifact_info(a, LOOMRT_OUTPUT, i, &info);
-    summed[i] = microBatches > 1 && info.sum_over_micro_batches;
-    if (!microBatched(info, microBatches) && !summed[i])
+    bool summed = microBatches > 1 && info.sum_over_micro_batches;
+    if (!microBatched(info, microBatches) && !summed)
       continue;
     std::vector<int64_t> shape =
-        summed[i] ? std::vector<int64_t>(info.local_shape,
-                                         info.local_shape + info.rank)
-                  : fullShape(info, microBatches);
-    if (loomrt_tensor_create(info.dtype, info.rank, shape.data(), &assembled[i]))
+        summed ? std::vector<int64_t>(info.local_shape,
+                                      info.local_shape + info.rank)
+               : fullShape(info, microBatches);
+    bool wide = info.dtype == LOOMRT_FLOAT32 || info.dtype == LOOMRT_FLOAT64;
+    if (loomrt_tensor_create(info.dtype, info.rank, shape.data(),
+                             &assembled[i]) ||
+        (summed && !wide &&
+         loomrt_tensor_create(LOOMRT_FLOAT32, info.rank, shape.data(),
+                              &sums[i])))
       err = fmt("output %lld ('%s'): %s", (long long)i, info.name,
                 loomrt_last_error());
+    else if (summed && wide)
+      sums[i] = assembled[i];
   }
   agree(err.empty(), err);
 
@@ -530,10 +519,15 @@ int main(int argc, char **argv) {
           continue;
         loomrt_tensor_info info;
         loomrt_artifact_info(a, LOOMRT_OUTPUT, i, &info);
-        if (summed[i]) {
-          addMicroBatch(assembled[i],
-                        loomrt_artifact_buffer(a, LOOMRT_OUTPUT, i), info.dtype,
-                        /*first=*/m == 0);
+        if (loomrt_tensor *sum = sums[i]) {
+          // (Both succeed: the tensors were made for this output's dtype
+          // and shape.)
+          if (m == 0)
+            memset(loomrt_tensor_data(sum), 0, loomrt_tensor_nbytes(sum));
+          loomrt_tensor_accumulate(sum,
+                                   loomrt_artifact_buffer(a, LOOMRT_OUTPUT, i));
+          if (m == microBatches - 1 && sum != assembled[i])
+            loomrt_tensor_round(sum, assembled[i]);
           continue;
         }
         copyMicroBatch(
@@ -628,8 +622,11 @@ int main(int argc, char **argv) {
   agree(err.empty(), err);
 
   watchdog.stop();
-  for (loomrt_tensor *t : assembled)
-    loomrt_tensor_destroy(t);
+  for (int64_t i = 0; i < numOutputs; ++i) {
+    if (sums[i] != assembled[i])
+      loomrt_tensor_destroy(sums[i]);
+    loomrt_tensor_destroy(assembled[i]);
+  }
   loomrt_artifact_close(a);
   loomrt_finalize();
   return 0;

@@ -108,9 +108,10 @@ def mlp(elt, micro_batches=1, dp=1):
 
 # name: (model, element type, loom options, torch optimizer and options,
 #        steps, micro-batches, data-parallel ranks, ulps allowed, whether
-#        plain 16-bit training must differ). A step of several micro-batches
-#        keeps no gradients (the runtime sums kept ones in float32 or
-#        float64 outputs only), so only y is compared there.
+#        plain 16-bit training must differ). A kept gradient of several
+#        micro-batches is their float32 sum rounded once (loom-run sums
+#        them so); the data-parallel cases keep none, since a kept gradient
+#        is reduced every call, and they test the once-a-step reduction.
 ADAMW = ("kind=adamw lr=0.001 weight-decay=0.01", ("adamw", dict(lr=0.001, weight_decay=0.01)))
 CASES = {
     "adamw_small_steps_bf16": (elementwise, "bf16", ADAMW[0] + " keep-gradients=true", ADAMW[1],
@@ -119,7 +120,8 @@ CASES = {
                                      ("sgd", dict(lr=0.0005, momentum=0.9)), 12, 1, 1, 1, True),
     "adamw_mlp_bf16": (mlp, "bf16", ADAMW[0] + " keep-gradients=true", ADAMW[1],
                        8, 1, 1, 1, True),
-    "adamw_micro_batches_bf16": (broadcast, "bf16", ADAMW[0], ADAMW[1], 16, 2, 1, 1, True),
+    "adamw_micro_batches_bf16": (broadcast, "bf16", ADAMW[0] + " keep-gradients=true", ADAMW[1],
+                                 16, 2, 1, 1, True),
     "adamw_dp_micro_batches_bf16": (broadcast, "bf16", ADAMW[0], ADAMW[1], 16, 2, 2, 1, True),
     # The optimizer on the host under ZeRO-1 (placed in 1.6 KB a device):
     # the update function reduce-scatters each float32 sum and sends its
@@ -151,9 +153,10 @@ def from_proto(path):
 def train(forward, weights, x, cot, kind, options, steps, micro_batches, master,
           rounded_sums=False):
     """The outputs of the `steps`-th step: y (over its micro-batches) and
-    each weight's gradient (of one micro-batch). With `rounded_sums` the
-    float32 sums are rounded to the weights' type before the update (as
-    they go down to a CPU optimizer)."""
+    each weight's gradient (over its micro-batches: the sum, rounded to the
+    weight's type). With `rounded_sums` the float32 sums are rounded to the
+    weights' type before the update (as they go down to a CPU
+    optimizer)."""
     params = {n: w.clone().requires_grad_() for n, w in weights.items()}
     copies = ({n: w.float().clone().requires_grad_() for n, w in weights.items()}
               if master else params)
@@ -185,7 +188,7 @@ def train(forward, weights, x, cot, kind, options, steps, micro_batches, master,
             for n, p in params.items():
                 p.grad = sums[n]
     out = {"y": torch.cat(ys).float().numpy()}
-    out.update({n + ".grad": params[n].grad.detach().float().numpy() for n in params})
+    out.update({n + ".grad": sums[n].to(params[n].dtype).float().numpy() for n in params})
     return out
 
 
