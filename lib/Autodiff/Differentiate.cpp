@@ -224,6 +224,11 @@ private:
 
   func::FuncOp func;
   DenseSet<Value> activeValues;
+  /// Values a result depends on through float values only: a weight among
+  /// them has a gradient, zeros where every path passes a rounding op, as
+  /// PyTorch's leaf gets a `.grad` exactly then (none through a comparison
+  /// or an argmax).
+  DenseSet<Value> differentiablyUsed;
   DenseMap<Value, Value> adjoint;
   /// How many values each adjoint has been the adjoint of, final or not: a
   /// rule that passes its gradient on unchanged (an add's or sub's lhs, a
@@ -682,6 +687,16 @@ void Differentiator::findActive() {
     for (Value r : op.getResults())
       if (varied.contains(r) && useful.contains(r))
         activeValues.insert(r);
+  for (Operation &op : llvm::reverse(body)) {
+    bool feedsResult =
+        isa<func::ReturnOp>(op) || llvm::any_of(op.getResults(), [&](Value r) {
+          return differentiablyUsed.contains(r);
+        });
+    if (feedsResult)
+      for (Value v : op.getOperands())
+        if (varied.contains(v))
+          differentiablyUsed.insert(v);
+  }
 }
 
 Value Differentiator::transposeLastTwo(Value x) {
@@ -1613,6 +1628,7 @@ LogicalResult Differentiator::run() {
     Value grad = adjoint.lookup(w.getResult());
     if (!grad)
       grad = zeros(w.getType());
+    bool unused = !differentiablyUsed.contains(w.getResult());
     // ZeRO: a weight stored in shards over its replicas (ZeRO-3,
     // ZeroShards.h) has its gradient returned in that layout, and so has one
     // whose gradient alone is sharded (ZeRO-2, loom.zero_gradient), so
@@ -1649,9 +1665,14 @@ LogicalResult Differentiator::run() {
       grad = scattered.getResult();
     }
     outputs.push_back(grad);
-    outputAttrs.push_back(DictionaryAttr::get(
-        ctx, {{StringAttr::get(ctx, "loom.name"), StringAttr::get(ctx, w.getName() + ".grad")},
-              {StringAttr::get(ctx, kGradientOfAttr), w.getNameAttr()}}));
+    SmallVector<NamedAttribute, 3> attrs = {
+        {StringAttr::get(ctx, "loom.name"),
+         StringAttr::get(ctx, w.getName() + ".grad")},
+        {StringAttr::get(ctx, kGradientOfAttr), w.getNameAttr()}};
+    if (unused)
+      attrs.push_back(
+          {StringAttr::get(ctx, kNoGradientAttr), UnitAttr::get(ctx)});
+    outputAttrs.push_back(DictionaryAttr::get(ctx, attrs));
   }
   SmallVector<DictionaryAttr> argAttrs;
   for (unsigned i = 0; i < numInputs; ++i)

@@ -752,7 +752,8 @@ LogicalResult UpdateWriter::run() {
   SmallVector<Gradient> gradients;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto of = func.getResultAttrOfType<StringAttr>(i, kGradientOfAttr);
-    if (!of)
+    // A weight no result depends on keeps its value and has no state.
+    if (!of || func.getResultAttr(i, kNoGradientAttr))
       continue;
     WeightOp w = weights.lookup(of.getValue());
     if (!w)

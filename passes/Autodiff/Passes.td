@@ -38,7 +38,9 @@ def LoomOptimizerStep : Pass<"loom-optimizer-step", "::mlir::ModuleOp"> {
   let description = [{
     Runs on a step `--loom-autodiff` wrote. Each weight's gradient becomes
     its update, in loom ops at the end of the step, as PyTorch's optimizer
-    computes it; the optimizer's state (Adam's moments and step count, SGD's
+    computes it (a gradient marked `loom.no_gradient`, of a weight no result
+    depends on through float values, none: the weight keeps its value and
+    has no state, as torch.optim skips a parameter whose `.grad` is None); the optimizer's state (Adam's moments and step count, SGD's
     momentum buffers) becomes `loom.weight state` tensors that start at
     zero. The new weights and state are results marked
     `loom.updates = "<name>"`, which the lowering writes back into their

@@ -3,12 +3,13 @@
 // What gets differentiated. The float result gets a cotangent (named after
 // its position when it has no name); the integer result gets none. The
 // trainable weights get gradients in program order: the unused one zeros,
-// the buffer none. The convolution reads only the input, never a weight,
+// marked loom.no_gradient (so --loom-optimizer-step leaves it alone), the
+// buffer none. The convolution reads only the input, never a weight,
 // so it needs no rule; the argmax yields integers and is never active.
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:.+]]: tensor<1x2x4x4xf32>, %[[G:.+]]: tensor<2x4xf32> {loom.cotangent_of = 0 : i64, loom.name = "result0.grad"})
-// CHECK-SAME: -> (tensor<2x4xf32>, tensor<2xi64>, tensor<4x4xf32> {loom.gradient_of = "w", loom.name = "w.grad"}, tensor<3xf32> {loom.gradient_of = "unused", loom.name = "unused.grad"})
+// CHECK-SAME: -> (tensor<2x4xf32>, tensor<2xi64>, tensor<4x4xf32> {loom.gradient_of = "w", loom.name = "w.grad"}, tensor<3xf32> {loom.gradient_of = "unused", loom.name = "unused.grad", loom.no_gradient})
 // CHECK-SAME: attributes {loom.differentiated}
 func.func @main(%x: tensor<1x2x4x4xf32>) -> (tensor<2x4xf32>, tensor<2xi64>) {
   %k = loom.constant dense<1.0> : tensor<2x2x1x1xf32>
@@ -87,4 +88,27 @@ module {
   func.func @main_stage1(%x: tensor<4xf32>) -> tensor<4xf32> {
     return %x : tensor<4xf32>
   }
+}
+
+// -----
+
+// Which weights have a gradient, as PyTorch's autograd gives a leaf one: a
+// weight a result reads through a rounding op has zeros (its update still
+// applies weight decay); one read only through a comparison (a gate) or an
+// argmax has none (loom.no_gradient: --loom-optimizer-step leaves it alone).
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: tensor<4xf32> {loom.gradient_of = "rounded", loom.name = "rounded.grad"},
+// CHECK-SAME: tensor<4xf32> {loom.gradient_of = "gate", loom.name = "gate.grad", loom.no_gradient},
+// CHECK-SAME: tensor<4xf32> {loom.gradient_of = "picked", loom.name = "picked.grad", loom.no_gradient})
+func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<i64>) {
+  %r = loom.weight parameter "rounded" from "w.bin"[0] : tensor<4xf32>
+  %g = loom.weight parameter "gate" from "w.bin"[16] : tensor<4xf32>
+  %p = loom.weight parameter "picked" from "w.bin"[32] : tensor<4xf32>
+  %rr = loom.unary round %r : tensor<4xf32>
+  %y = loom.binary mul %x, %rr : tensor<4xf32>, tensor<4xf32>
+  %zero = loom.constant dense<0.0> : tensor<f32>
+  %open = loom.compare gt %g, %zero : tensor<4xf32>, tensor<f32>
+  %z = loom.where %open, %y, %zero : tensor<4xi1>, tensor<4xf32>, tensor<f32>
+  %i = loom.reduce argmax %p {axes = array<i64: 0>, keep_dims = false} : tensor<4xf32>
+  return %z, %i : tensor<4xf32>, tensor<i64>
 }

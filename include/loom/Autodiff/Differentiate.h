@@ -26,6 +26,13 @@ inline constexpr llvm::StringLiteral kHoldsBackwardMessage =
     "the planned module";
 /// On a gradient result: the name of the weight it is the gradient of.
 inline constexpr llvm::StringLiteral kGradientOfAttr = "loom.gradient_of";
+/// On a gradient result: no result depends on the weight through float
+/// values (none at all, or only through a comparison or an argmax), so its
+/// gradient is zeros and --loom-optimizer-step leaves the weight as it is,
+/// as torch.optim skips a parameter whose `.grad` is None. (A weight read
+/// only through floor, round or sign has zeros for a gradient and is
+/// updated, weight decay included, as in PyTorch.)
+inline constexpr llvm::StringLiteral kNoGradientAttr = "loom.no_gradient";
 /// On a cotangent argument: the number of the result it is the cotangent of.
 inline constexpr llvm::StringLiteral kCotangentOfAttr = "loom.cotangent_of";
 

@@ -5,7 +5,8 @@
 
 For every case (an optimizer and its hyperparameters), in OUTDIR/NAME:
 writes a float64 two-layer perceptron in loom ops (x[4,8] -> matmul w1
-[8,16] + b1 -> tanh -> matmul w2[16,3] -> y, its weights in mlp.bin), then
+[8,16] + b1 -> tanh -> gated by g[16] > 0.5 -> matmul w2[16,3] -> y, its
+weights in mlp.bin), then
 
   loom-opt mlp.mlir --loom-autodiff
            --loom-optimizer-step="<the case's options> keep-gradients=true"
@@ -15,7 +16,11 @@ writes a float64 two-layer perceptron in loom ops (x[4,8] -> matmul w1
 so the outputs are the N-th call's: y and the gradients, computed from the
 weights the N - 1 updates before it wrote back. PyTorch trains the same
 model N steps with the same torch.optim optimizer (loss = sum(y * cot)), in
-float64, and each output must agree within rtol 1e-9, atol 1e-12. Prints
+float64, and each output must agree within rtol 1e-9, atol 1e-12. The gate
+g reaches y only through a comparison, so it has no gradient: torch.optim
+skips it (its .grad is None), and so must Loom's step, though some of g
+lie just above 0.5, where the weight decay of three updates would close
+their gates. Prints
 "NAME: OK" or what differs per case, then "<n> of <m> cases match"; exits 1
 if any differs. loom-opt, loom and loom-run are found on PATH.
 """
@@ -36,7 +41,8 @@ CASES = {
     "adamw": ("kind=adamw lr=0.01 weight-decay=0.1",
               dict(kind="adamw", lr=0.01, weight_decay=0.1)),
 }
-SHAPES = {"w1": (8, 16), "b1": (16,), "w2": (16, 3)}
+SHAPES = {"w1": (8, 16), "b1": (16,), "w2": (16, 3), "g": (16,)}
+GATE = np.array([0.501, 0.3] * 8)
 RTOL, ATOL = 1e-9, 1e-12
 
 MLIR = """func.func @main(%x: tensor<4x8xf64> {{loom.name = "x"}}) -> (tensor<4x3xf64> {{loom.name = "y"}}) {{
@@ -45,7 +51,12 @@ MLIR = """func.func @main(%x: tensor<4x8xf64> {{loom.name = "x"}}) -> (tensor<4x
   %w2 = loom.weight parameter "w2" from "mlp.bin"[{w2}] : tensor<16x3xf64>
   %h = loom.matmul %x, %w1 : tensor<4x8xf64>, tensor<8x16xf64>
   %hb = loom.binary add %h, %b1 : tensor<4x16xf64>, tensor<16xf64>
-  %a = loom.unary tanh %hb : tensor<4x16xf64>
+  %t = loom.unary tanh %hb : tensor<4x16xf64>
+  %g = loom.weight parameter "g" from "mlp.bin"[{g}] : tensor<16xf64>
+  %half = loom.constant dense<0.5> : tensor<f64>
+  %open = loom.compare gt %g, %half : tensor<16xf64>, tensor<f64>
+  %zero = loom.constant dense<0.0> : tensor<f64>
+  %a = loom.where %open, %t, %zero : tensor<16xi1>, tensor<4x16xf64>, tensor<f64>
   %y = loom.matmul %a, %w2 : tensor<4x16xf64>, tensor<16x3xf64>
   return %y : tensor<4x3xf64>
 }}
@@ -66,10 +77,12 @@ def reference(weights, x, cot, options, steps):
         if step:
             optimizer.step()
         optimizer.zero_grad()
-        y = torch.tanh(xt @ params["w1"] + params["b1"]) @ params["w2"]
+        t = torch.tanh(xt @ params["w1"] + params["b1"])
+        y = torch.where(params["g"] > 0.5, t, torch.zeros((), dtype=torch.float64)) @ params["w2"]
         (y * ct).sum().backward()
     out = {"y": y.detach().numpy()}
-    out.update({n + ".grad": p.grad.numpy() for n, p in params.items()})
+    out.update({n + ".grad": p.grad.numpy() if p.grad is not None else np.zeros(p.shape)
+                for n, p in params.items()})
     return out
 
 
@@ -79,7 +92,7 @@ def run_case(outdir, name, flags, options, steps):
     rng = np.random.RandomState(11)
     weights, offsets, blob = {}, {}, bytearray()
     for n, shape in SHAPES.items():
-        weights[n] = rng.standard_normal(shape) * 0.5
+        weights[n] = GATE if n == "g" else rng.standard_normal(shape) * 0.5
         offsets[n] = len(blob)
         blob += weights[n].astype("<f8").tobytes()
     with open(os.path.join(d, "mlp.bin"), "wb") as f:
