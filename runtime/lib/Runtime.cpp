@@ -431,7 +431,8 @@ loomrt_status
                   format("round: %lld elements into %lld", (long long)n,
                          (long long)numel(to->shape)));
     if (from->dtype == to->dtype) {
-      std::memcpy(to->data, from->data, (size_t)from->nbytes);
+      if (from != to)
+        std::memcpy(to->data, from->data, (size_t)from->nbytes);
       return ok();
     }
     uint16_t (*narrow)(float) = to->dtype == LOOMRT_FLOAT16    ? floatToHalf

@@ -296,8 +296,6 @@ void copyMicroBatch(char *full, char *part, const int64_t *shape, int64_t rank,
   }
 }
 
-/// Adds one micro-batch's gradient `part` into `sum` (float32 or float64,
-/// the manifest's check), or copies it where it is the first.
 bool microBatched(const loomrt_tensor_info &info, int64_t microBatches) {
   return microBatches > 1 && info.batch_dim >= 0;
 }

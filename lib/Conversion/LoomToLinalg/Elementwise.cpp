@@ -636,11 +636,23 @@ struct BinaryLowering : RankedResultConversion<BinaryOp> {
     if (logical && !elem.isInteger(1))
       return rewriter.notifyMatchFailure(op, "logical kinds need i1");
     bool isUnsigned = isUnsignedInt(op.getLhs().getType());
+    // In float32 for a narrow float, rounded once: the same for add, sub,
+    // mul and div (float32 has more than twice bf16's and f16's bits), and
+    // pow, which the lowering expands into exp and log, is not rounded
+    // between them.
+    Type wide = computeType(elem);
     Value result = buildElementwise(
         rewriter, op.getLoc(), resultType,
         ValueRange{adaptor.getLhs(), adaptor.getRhs()},
         [&](OpBuilder &b, Location loc, ValueRange args) {
-          return emitBinary(b, loc, kind, args[0], args[1], isUnsigned);
+          if (wide == elem)
+            return emitBinary(b, loc, kind, args[0], args[1], isUnsigned);
+          auto wideType = cast<FloatType>(wide);
+          Value lhs = castFloat(b, loc, args[0], wideType);
+          Value rhs = castFloat(b, loc, args[1], wideType);
+          return castFloat(b, loc,
+                           emitBinary(b, loc, kind, lhs, rhs, isUnsigned),
+                           cast<FloatType>(elem));
         });
     rewriter.replaceOp(op, result);
     return success();

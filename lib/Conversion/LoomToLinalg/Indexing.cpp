@@ -640,13 +640,17 @@ struct MoeCombineLowering : RankedResultConversion<MoeCombineOp> {
     int64_t numExperts = outputsType.getDimSize(g);
     int64_t capacity = outputsType.getDimSize(g + 1);
     Type elem = resultType.getElementType();
-    auto zeroAttr = cast<TypedAttr>(rewriter.getZeroAttr(elem));
-    Value zeros = createFilledTensor(rewriter, loc, resultType, zeroAttr);
     // No expert slots: nothing to combine (and no slot to clamp to).
     if (outputsType.getNumElements() == 0) {
-      rewriter.replaceOp(op, zeros);
+      rewriter.replaceOp(op, createFilledTensor(rewriter, loc, resultType,
+                                                rewriter.getZeroAttr(elem)));
       return success();
     }
+    // A narrow float's K products are summed in float32, rounded once.
+    auto acc = cast<FloatType>(computeType(elem));
+    RankedTensorType accType = resultType.clone(acc);
+    Value zeros =
+        createFilledTensor(rewriter, loc, accType, rewriter.getZeroAttr(acc));
     Value slots = buildRouting(rewriter, loc, adaptor.getExperts(), grouped,
                                numExperts, capacity, RouteMap::assignmentSlot);
 
@@ -665,12 +669,12 @@ struct MoeCombineLowering : RankedResultConversion<MoeCombineOp> {
     iterators.back() = utils::IteratorType::reduction;
     Value outputs = adaptor.getExpertOutputs();
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{resultType},
+        rewriter, loc, TypeRange{accType},
         ValueRange{adaptor.getExperts(), adaptor.getGates(), slots},
         ValueRange{zeros}, SmallVector<AffineMap>{tkMap, tkMap, tkMap, thMap},
         iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           Value e = widenIndex(b, l, args[0]), gate = args[1], slot = args[2],
-                acc = args[3];
+                sumSoFar = args[3];
           Value kept =
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, slot,
                                     createIntConstant(b, l, slot.getType(), 0));
@@ -688,15 +692,16 @@ struct MoeCombineLowering : RankedResultConversion<MoeCombineOp> {
           if (grouped)
             pos.push_back(linalg::IndexOp::create(b, l, 0));
           pos.append({eSafe, sSafe, linalg::IndexOp::create(b, l, g + 1)});
-          Value x = tensor::ExtractOp::create(b, l, outputs, pos);
-          if (gate.getType() != elem)
-            gate = castFloat(b, l, gate, cast<FloatType>(elem));
+          Value x = castFloat(
+              b, l, tensor::ExtractOp::create(b, l, outputs, pos), acc);
           Value sum = arith::AddFOp::create(
-              b, l, acc, arith::MulFOp::create(b, l, gate, x));
+              b, l, sumSoFar,
+              arith::MulFOp::create(b, l, castFloat(b, l, gate, acc), x));
           linalg::YieldOp::create(
-              b, l, Value(arith::SelectOp::create(b, l, kept, sum, acc)));
+              b, l, Value(arith::SelectOp::create(b, l, kept, sum, sumSoFar)));
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(
+        op, convertFloatElements(rewriter, loc, generic.getResult(0), elem));
     return success();
   }
 };

@@ -220,8 +220,9 @@ func.func @constants() -> (tensor<3xui8>, tensor<2x2xsi64>, tensor<2xf32>) {
 
 // -----
 
-// A narrow float's function is computed in float32 and rounded once; a
-// binary op rounds its one result.
+// A narrow float's function is computed in float32 and rounded once, and
+// so is a binary op (for add, sub, mul and div the same as rounding the
+// exact result).
 // CHECK-LABEL: func.func @narrow_float
 // CHECK: ^bb0(%[[IN:.+]]: f16, %{{.+}}: f16):
 // CHECK-NEXT: %[[W:.+]] = arith.extf %[[IN]] : f16 to f32
@@ -229,8 +230,11 @@ func.func @constants() -> (tensor<3xui8>, tensor<2x2xsi64>, tensor<2xf32>) {
 // CHECK-NEXT: %[[N:.+]] = arith.truncf %[[T]] : f32 to f16
 // CHECK-NEXT: linalg.yield %[[N]] : f16
 // CHECK: ^bb0(%[[L:.+]]: f16, %[[R:.+]]: f16, %{{.+}}: f16):
-// CHECK-NEXT: %[[S:.+]] = arith.addf %[[L]], %[[R]] : f16
-// CHECK-NEXT: linalg.yield %[[S]] : f16
+// CHECK-NEXT: %[[LW:.+]] = arith.extf %[[L]] : f16 to f32
+// CHECK-NEXT: %[[RW:.+]] = arith.extf %[[R]] : f16 to f32
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[LW]], %[[RW]] : f32
+// CHECK-NEXT: %[[SN:.+]] = arith.truncf %[[S]] : f32 to f16
+// CHECK-NEXT: linalg.yield %[[SN]] : f16
 func.func @narrow_float(%x: tensor<4xf16>) -> tensor<4xf16> {
   %0 = loom.unary tanh %x : tensor<4xf16>
   %1 = loom.binary add %0, %x : tensor<4xf16>, tensor<4xf16>

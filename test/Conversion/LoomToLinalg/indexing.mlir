@@ -273,3 +273,19 @@ func.func @moe_combine_grouped(%eo: tensor<2x3x2x4xf32>, %e: tensor<2x6x2xi64>, 
   %c = loom.moe_combine %eo, %e, %g : tensor<2x3x2x4xf32>, tensor<2x6x2xi64>, tensor<2x6x2xf16>
   return %c : tensor<2x6x4xf32>
 }
+
+// -----
+
+// A bf16 combine sums its K gated expert outputs in float32 and rounds once.
+// CHECK-LABEL: func.func @moe_combine_bf16
+// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<6x4xf32>)
+// CHECK: %[[X:.+]] = arith.extf %{{.+}} : bf16 to f32
+// CHECK: %[[G:.+]] = arith.extf %{{.+}} : bf16 to f32
+// CHECK: %[[P:.+]] = arith.mulf %[[G]], %[[X]] : f32
+// CHECK: arith.addf %{{.+}}, %[[P]] : f32
+// CHECK: linalg.generic {{.+}} ins(%[[SUM]] : tensor<6x4xf32>) outs(%{{.+}} : tensor<6x4xbf16>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+func.func @moe_combine_bf16(%o: tensor<3x2x4xbf16>, %e: tensor<6x2xi64>, %g: tensor<6x2xbf16>) -> tensor<6x4xbf16> {
+  %0 = loom.moe_combine %o, %e, %g : tensor<3x2x4xbf16>, tensor<6x2xi64>, tensor<6x2xbf16>
+  return %0 : tensor<6x4xbf16>
+}

@@ -201,5 +201,15 @@ func.func @main() {
   // CHECK: rank = 2 offset = 0 sizes = [2, 2]
   // CHECK-NEXT: [512, 512]
   // CHECK-NEXT: [0, 0]
+  // pow, which the lowering expands into exp(y * log(x)): 3 ^ 2.5 = 15.588
+  // rounds to 15.5625; rounded after each step in bf16 it was 15.625
+  %px = loom.constant dense<3.0> : tensor<2xbf16>
+  %py = loom.constant dense<2.5> : tensor<2xbf16>
+  %pw = loom.binary pow %px, %py : tensor<2xbf16>, tensor<2xbf16>
+  %pwf = loom.cast %pw : tensor<2xbf16> to tensor<2xf32>
+  %pwu = tensor.cast %pwf : tensor<2xf32> to tensor<*xf32>
+  call @printMemrefF32(%pwu) : (tensor<*xf32>) -> ()
+  // CHECK: rank = 1 offset = 0 sizes = [2]
+  // CHECK-NEXT: [15.5625, 15.5625]
   return
 }
