@@ -805,6 +805,17 @@ LogicalResult Estimator::costOps() {
               facts->uniformLayout = false;
           }
         }
+      // A weight read on another pipeline device than its first reader's
+      // (a tied embedding's LM head on the last device): that device's part
+      // of the gradient crosses to the first reader's every call, so the
+      // program reduces it every call, in the parameter's type, not in the
+      // sum once a step (OptimizerStep.cpp's last-device copy).
+      bool otherDeviceCopy = false;
+      if (isParameter && result.pipelineDevices > 1)
+        if (Operation *w = weightBehind(v))
+          if (auto it = opIndex.find(w); it != opIndex.end())
+            otherDeviceCopy = info.stage % result.pipelineDevices !=
+                              ops[it->second].stage % result.pipelineDevices;
       for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
                fullBytes(v), from, to, [&](int16_t a) { return grid.axisSize(a); })) {
         if (!isParameter) {
@@ -820,13 +831,15 @@ LogicalResult Estimator::costOps() {
         // ZeRO-1) are summed locally and reduced once a step.
         SmallVector<::loom::CollectiveStep, 2> sync =
             ::loom::gradientSyncSteps(step, options.zeroStage >= 1);
-        bool eachMicroBatch = sync.size() > 1 && options.zeroStage >= 2 &&
-                              result.microBatches > 1;
+        bool eachMicroBatch =
+            result.microBatches > 1 &&
+            ((sync.size() > 1 && options.zeroStage >= 2) || otherDeviceCopy);
         // Reduced once a step where the step sums them whole (no ZeRO,
         // ZeRO-1: loom-partition defers the reduction into the update), a
         // 16-bit parameter's gradients are reduced in their float32 sum;
-        // ZeRO-2/3 reduce each call's in the parameter's type.
-        if (!eachMicroBatch && options.zeroStage <= 1) {
+        // ZeRO-2/3 and another device's copy reduce each call's in the
+        // parameter's type.
+        if (!eachMicroBatch && !otherDeviceCopy && options.zeroStage <= 1) {
           double element = elementBytes(getElementTypeOrSelf(v.getType()));
           double widening = gradientBytesPerParameter(
                                 element, result.accumulatesGradients()) /
