@@ -43,24 +43,22 @@ static int64_t countAlong(RankedTensorType type, ArrayRef<int64_t> dims) {
   return count;
 }
 
-/// Sum of `input` over `dims` in the element type (float).
+/// Sum of `input` (float) over `dims`, in float `acc` (each element extended
+/// to it first).
 static Value sumOver(OpBuilder &b, Location loc, Value input,
-                     ArrayRef<int64_t> dims, bool squared) {
+                     ArrayRef<int64_t> dims, bool squared, Type acc) {
   auto type = cast<RankedTensorType>(input.getType());
-  Type elem = type.getElementType();
   Value init = createFilledTensor(b, loc, keptShape(type.getShape(), dims),
-                                  createFloatConstant(b, loc, elem, 0.0));
-  return linalg::ReduceOp::create(
-             b, loc, ValueRange{input}, ValueRange{init}, dims,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value x = args[0];
-               if (squared)
-                 x = arith::MulFOp::create(nb, nl, x, x);
-               linalg::YieldOp::create(
-                   nb, nl,
-                   ValueRange{arith::AddFOp::create(nb, nl, x, args[1])});
-             })
-      .getResult(0);
+                                  createFloatConstant(b, loc, acc, 0.0));
+  return buildReduction(
+      b, loc, input, init, dims,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value x = castFloat(nb, nl, args[0], cast<FloatType>(acc));
+        if (squared)
+          x = arith::MulFOp::create(nb, nl, x, x);
+        linalg::YieldOp::create(
+            nb, nl, ValueRange{arith::AddFOp::create(nb, nl, x, args[1])});
+      });
 }
 
 /// Re-inserts the reduced `axes` of a rank-`rank` tensor as unit dims.
@@ -223,14 +221,14 @@ struct ReduceLowering : RankedResultConversion<ReduceOp> {
     ArrayRef<int64_t> axes = op.getAxes();
     ReduceKind kind = op.getKind();
     int64_t rank = inType.getRank();
-    // Sums and products of narrow floats accumulate in float32; max, min and
-    // their indices are exact in any type.
+    // Sums and products of narrow floats accumulate in float32, each element
+    // extended as the loop reads it (buildReduction); max, min and their
+    // indices are exact in any type.
     bool extremum = kind == ReduceKind::max || kind == ReduceKind::min ||
                     kind == ReduceKind::argmax || kind == ReduceKind::argmin;
-    if (!extremum && computeType(elem) != elem) {
-      input = convertFloatElements(rewriter, loc, input, computeType(elem));
+    bool widen = !extremum && computeType(elem) != elem;
+    if (widen)
       elem = computeType(elem);
-    }
     SmallVector<int64_t> reducedShape = keptShape(inType.getShape(), axes);
 
     Value reduced;
@@ -242,16 +240,16 @@ struct ReduceLowering : RankedResultConversion<ReduceOp> {
       Value init = createFilledTensor(
           rewriter, loc, reducedShape,
           reduceIdentity(rewriter, loc, kind, elem, isUnsigned));
-      reduced =
-          linalg::ReduceOp::create(
-              rewriter, loc, ValueRange{input}, ValueRange{init}, axes,
-              [&](OpBuilder &b, Location l, ValueRange args) {
-                Value x = preReduce(b, l, kind, args[0], isUnsigned);
-                linalg::YieldOp::create(
-                    b, l,
-                    ValueRange{combine(b, l, kind, x, args[1], isUnsigned)});
-              })
-              .getResult(0);
+      reduced = buildReduction(
+          rewriter, loc, input, init, axes,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value x = args[0];
+            if (widen)
+              x = castFloat(b, l, x, cast<FloatType>(elem));
+            x = preReduce(b, l, kind, x, isUnsigned);
+            linalg::YieldOp::create(
+                b, l, ValueRange{combine(b, l, kind, x, args[1], isUnsigned)});
+          });
       if (kind == ReduceKind::mean || kind == ReduceKind::l2) {
         int64_t count = countAlong(inType, axes);
         auto type = RankedTensorType::get(reducedShape, elem);
@@ -353,7 +351,8 @@ struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
     AffineMap row = keptDimsMap(rewriter.getContext(), rank, axis);
 
     auto [max, exp] = buildRowMaxAndExp(rewriter, loc, x, axis);
-    Value sum = sumOver(rewriter, loc, exp, axis, /*squared=*/false);
+    Value sum = sumOver(rewriter, loc, exp, axis, /*squared=*/false,
+                        type.getElementType());
     Value result;
     if (op.getLog()) {
       result = buildParallelGeneric(
@@ -419,12 +418,6 @@ static TrailingNorm trailingNorm(OpBuilder &b, RankedTensorType type,
           dimRangeMap(ctx, rank, 0, axis), dimRangeMap(ctx, rank, axis, rank)};
 }
 
-/// `operand` converted to `elem` (convertFloatElements), or null when it is
-/// absent.
-static Value widened(OpBuilder &b, Location loc, Value operand, Type elem) {
-  return operand ? convertFloatElements(b, loc, operand, elem) : Value();
-}
-
 /// Appends `operand` to `inputs`, read through `map`, when it is present;
 /// returns whether it was.
 static bool appendIfPresent(SmallVectorImpl<Value> &inputs,
@@ -446,16 +439,17 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
   matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Type narrow = getElementTypeOrSelf(adaptor.getInput().getType());
-    Type elem = computeType(narrow);
-    Value x = convertFloatElements(rewriter, loc, adaptor.getInput(), elem);
+    Value x = adaptor.getInput();
     auto type = cast<RankedTensorType>(x.getType());
+    // Every loop reads the operands as they are and extends each element to
+    // `elem` (float32 for a narrow float); the result is rounded once.
+    auto elem = cast<FloatType>(computeType(type.getElementType()));
     int64_t rank = type.getRank(), axis = op.getAxis();
     TrailingNorm norm = trailingNorm(rewriter, type, axis);
     auto rowType =
         RankedTensorType::get(type.getShape().take_front(axis), elem);
 
-    Value sum = sumOver(rewriter, loc, x, norm.dims, /*squared=*/false);
+    Value sum = sumOver(rewriter, loc, x, norm.dims, /*squared=*/false, elem);
     Value mean = buildParallelGeneric(
         rewriter, loc, ValueRange{sum}, {rewriter.getMultiDimIdentityMap(axis)},
         rowType, [&](OpBuilder &b, Location l, ValueRange args) {
@@ -477,8 +471,9 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
             ValueRange{zeros},
             SmallVector<AffineMap>{norm.identity, norm.outer, norm.outer},
             iters,
-            [](OpBuilder &b, Location l, ValueRange args) {
-              Value d = arith::SubFOp::create(b, l, args[0], args[1]);
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value d = arith::SubFOp::create(
+                  b, l, castFloat(b, l, args[0], elem), args[1]);
               Value sq = arith::MulFOp::create(b, l, d, d);
               linalg::YieldOp::create(
                   b, l, ValueRange{arith::AddFOp::create(b, l, sq, args[2])});
@@ -487,25 +482,27 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
     Value denom = rowDenominator(rewriter, loc, sqDev, norm.count,
                                  op.getEpsilon().convertToDouble());
 
-    SmallVector<Value> inputs = {
-        x, mean, denom,
-        convertFloatElements(rewriter, loc, adaptor.getScale(), elem)};
+    SmallVector<Value> inputs = {x, mean, denom, adaptor.getScale()};
     SmallVector<AffineMap> maps = {norm.identity, norm.outer, norm.outer,
                                    norm.inner};
-    bool hasBias = appendIfPresent(
-        inputs, maps, widened(rewriter, loc, adaptor.getBias(), elem),
-        norm.inner);
+    bool hasBias = appendIfPresent(inputs, maps, adaptor.getBias(), norm.inner);
     Value result = buildParallelGeneric(
         rewriter, loc, inputs, maps, type,
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value d = arith::SubFOp::create(b, l, args[0], args[1]);
+          auto wide = [&](unsigned i) {
+            return castFloat(b, l, args[i], elem);
+          };
+          Value d = arith::SubFOp::create(b, l, wide(0), args[1]);
           Value y = arith::DivFOp::create(b, l, d, args[2]);
-          y = arith::MulFOp::create(b, l, y, args[3]);
+          y = arith::MulFOp::create(b, l, y, wide(3));
           if (hasBias)
-            y = arith::AddFOp::create(b, l, y, args[4]);
-          linalg::YieldOp::create(b, l, ValueRange{y});
+            y = arith::AddFOp::create(b, l, y, wide(4));
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{
+                  castFloat(b, l, y, cast<FloatType>(type.getElementType()))});
         });
-    rewriter.replaceOp(op, convertFloatElements(rewriter, loc, result, narrow));
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -518,29 +515,32 @@ struct RmsNormLowering : OpConversionPattern<RmsNormOp> {
   matchAndRewrite(RmsNormOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Type narrow = getElementTypeOrSelf(adaptor.getInput().getType());
-    Type elem = computeType(narrow);
-    Value x = convertFloatElements(rewriter, loc, adaptor.getInput(), elem);
+    Value x = adaptor.getInput();
     auto type = cast<RankedTensorType>(x.getType());
+    // As layer_norm: extended element by element, rounded once.
+    auto elem = cast<FloatType>(computeType(type.getElementType()));
     TrailingNorm norm = trailingNorm(rewriter, type, op.getAxis());
 
-    Value sumSq = sumOver(rewriter, loc, x, norm.dims, /*squared=*/true);
+    Value sumSq = sumOver(rewriter, loc, x, norm.dims, /*squared=*/true, elem);
     Value denom = rowDenominator(rewriter, loc, sumSq, norm.count,
                                  op.getEpsilon().convertToDouble());
     SmallVector<Value> inputs = {x, denom};
     SmallVector<AffineMap> maps = {norm.identity, norm.outer};
-    bool hasScale = appendIfPresent(
-        inputs, maps, widened(rewriter, loc, adaptor.getScale(), elem),
-        norm.inner);
+    bool hasScale =
+        appendIfPresent(inputs, maps, adaptor.getScale(), norm.inner);
     Value result = buildParallelGeneric(
         rewriter, loc, inputs, maps, type,
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value y = arith::DivFOp::create(b, l, args[0], args[1]);
+          Value y = arith::DivFOp::create(b, l, castFloat(b, l, args[0], elem),
+                                          args[1]);
           if (hasScale)
-            y = arith::MulFOp::create(b, l, y, args[2]);
-          linalg::YieldOp::create(b, l, ValueRange{y});
+            y = arith::MulFOp::create(b, l, y, castFloat(b, l, args[2], elem));
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{
+                  castFloat(b, l, y, cast<FloatType>(type.getElementType()))});
         });
-    rewriter.replaceOp(op, convertFloatElements(rewriter, loc, result, narrow));
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

@@ -203,3 +203,24 @@ Value mlir::loom::convertFloatElements(OpBuilder &b, Location loc, Value v,
             ValueRange{castFloat(nb, l, args[0], cast<FloatType>(elem))});
       });
 }
+
+Value mlir::loom::buildReduction(OpBuilder &b, Location loc, Value input,
+                                 Value init, ArrayRef<int64_t> dims,
+                                 GenericBodyFn body) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getElementType() == getElementTypeOrSelf(init.getType()))
+    return linalg::ReduceOp::create(b, loc, ValueRange{input}, ValueRange{init},
+                                    dims, body)
+        .getResult(0);
+  int64_t rank = type.getRank();
+  SmallVector<utils::IteratorType> iters = parallelIterators(rank);
+  for (int64_t d : dims)
+    iters[d] = utils::IteratorType::reduction;
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{input},
+             ValueRange{init},
+             SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank),
+                                    keptDimsMap(b.getContext(), rank, dims)},
+             iters, body)
+      .getResult(0);
+}

@@ -149,6 +149,14 @@ Value buildReduce(OpBuilder &b, Location loc, Value input, Value init,
       .getResult(0);
 }
 
+/// A reduction of `input` over `dims` into `init` by `body` (the element
+/// and the accumulator in, `linalg.yield` out): `linalg.reduce` where their
+/// element types agree, else a `linalg.generic` with reduction loops (a
+/// narrow float summed in float32, each element extended in `body`), which
+/// the elementwise fusion pass can also fuse an extension into.
+Value buildReduction(OpBuilder &b, Location loc, Value input, Value init,
+                     ArrayRef<int64_t> dims, GenericBodyFn body);
+
 /// The first steps of a softmax that cannot overflow, over dim `axis` of the
 /// float tensor `x`: the row maximum (a `linalg.reduce` from -inf), then
 /// `exp(x - max)` with the maximum read back along the rows. Returns

@@ -207,16 +207,16 @@ func.func @batch_norm(%x: tensor<1x3x2x2xf32>, %s: tensor<3xf32>, %b: tensor<3xf
 
 // -----
 
-// A bf16 sum is taken in float32 and rounded once; a maximum is exact in
-// bf16 and stays there.
+// A bf16 sum is taken in float32, each element extended as the loop reads
+// it, and rounded once; a maximum is exact in bf16 and stays there.
 // CHECK-LABEL: func.func @reduce_bf16
 // CHECK-SAME: (%[[X:.+]]: tensor<2x3xbf16>)
 // CHECK: %[[MAX:.+]] = linalg.reduce ins(%[[X]] : tensor<2x3xbf16>) outs(%{{.+}} : tensor<2xbf16>)
 // CHECK: arith.maximumf %{{.+}}, %{{.+}} : bf16
-// CHECK: %[[WIDE:.+]] = linalg.generic {{.+}} ins(%[[X]] : tensor<2x3xbf16>) outs(%{{.+}} : tensor<2x3xf32>)
-// CHECK: arith.extf %{{.+}} : bf16 to f32
-// CHECK: %[[SUM:.+]] = linalg.reduce ins(%[[WIDE]] : tensor<2x3xf32>) outs(%{{.+}} : tensor<2xf32>)
-// CHECK: arith.addf %{{.+}}, %{{.+}} : f32
+// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<2x3xbf16>) outs(%{{.+}} : tensor<2xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: bf16, %[[ACC:.+]]: f32):
+// CHECK-NEXT: %[[W:.+]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT: arith.addf %[[W]], %[[ACC]] : f32
 // CHECK: %[[R:.+]] = linalg.generic {{.+}} ins(%[[SUM]] : tensor<2xf32>) outs(%{{.+}} : tensor<2xbf16>)
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
 // CHECK: return %[[MAX]], %[[R]]
