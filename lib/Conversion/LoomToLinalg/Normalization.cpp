@@ -3,8 +3,9 @@
 // Lowers loom.reduce, loom.softmax, loom.layer_norm, loom.rms_norm and
 // loom.batch_norm to linalg on tensors. Reductions become `linalg.reduce`
 // (or a `linalg.generic` with a reduction loop where the reduced value needs
-// a broadcast operand, as for the variance, or two results, as for
-// argmax/argmin), accumulated in the element type, or in float32 for
+// a broadcast operand, as for the variance, two results, as for
+// argmax/argmin, or a narrow float's elements extended as they are read,
+// buildReduction), accumulated in the element type, or in float32 for
 // narrower floats (computeType: softmax and the norms compute in float32
 // throughout and round their result once); everything elementwise
 // around them is a parallel `linalg.generic` that the elementwise fusion pass
