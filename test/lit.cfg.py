@@ -61,6 +61,11 @@ config.substitutions.append(
     ("%mlir_runner",
      os.path.join(config.llvm_tools_dir, "mlir-runner") +
      " -e main -entry-point-result=void -shared-libs=" + runner_libs))
-# Several MPI ranks on this machine, as root, more ranks than cores.
+# Several MPI ranks on this machine, as root, more ranks than cores. Each
+# test's jobs keep their Open MPI session directory under the test's own
+# path (lit substitutes %t after this): under lit's one shared TMPDIR, a job
+# ending removed the per-host directory another test's job was creating its
+# own in ("orte_session_dir failed", moe-plans.test once).
 config.substitutions.append(
-    ("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
+    ("%mpirun",
+     "mpirun --allow-run-as-root --oversubscribe --mca orte_tmpdir_base %t.ompi"))
