@@ -52,6 +52,37 @@ def from_bits(a):
     return torch.from_numpy(a.astype(np.uint16).view(np.int16)).view(torch.bfloat16)
 
 
+def run_step(bindir, workdir, inputs):
+    """Differentiates, compiles and runs workdir/model.mlir once on `inputs`
+    (.npy names); returns its outputs' names (each in NAME.out.npy)."""
+    tool = lambda name: os.path.join(bindir, name)
+    for cmd in ([tool("loom-opt"), "model.mlir", "--loom-autodiff", "-o", "step.mlir"],
+                [tool("loom"), "compile", "step.mlir", "-o", "art", "-O", "0"]):
+        subprocess.run(cmd, cwd=workdir, check=True)
+    with open(os.path.join(workdir, "art", "manifest.json")) as f:
+        names = [o["name"] for o in json.load(f)["outputs"]]
+    subprocess.run([tool("loom-run"), "art", "--inputs", ",".join(inputs), "--outputs",
+                    ",".join(nm + ".out.npy" for nm in names), "--quiet", "--steps", "1",
+                    "--warmup", "0"], cwd=workdir, check=True)
+    return names
+
+
+def compare(workdir, names, refs):
+    """Per output: (Loom vs torch bf16, Loom vs float64, torch bf16 vs
+    float64, elements equal to torch's, elements), the distances as max
+    |difference| over max |float64 value|; `refs` maps torch.bfloat16 and
+    torch.float64 to each output's reference."""
+    rows = {}
+    for nm in names:
+        got = from_bits(np.load(os.path.join(workdir, nm + ".out.npy"))).double()
+        ref, exact = refs[torch.bfloat16][nm].double(), refs[torch.float64][nm].double()
+        scale = exact.abs().max().item()
+        dist = lambda a, b: (a - b).abs().max().item() / scale
+        rows[nm] = (dist(got, ref), dist(got, exact), dist(ref, exact),
+                    int((got == ref).sum()), got.numel())
+    return rows
+
+
 def run_case(bindir, act, n, k, workdir):
     g = torch.Generator().manual_seed(0)
     x = torch.randn(n, k, generator=g).bfloat16()
@@ -73,15 +104,7 @@ def run_case(bindir, act, n, k, workdir):
   return %y : {T}
 }}
 """)
-    tool = lambda name: os.path.join(bindir, name)
-    for cmd in ([tool("loom-opt"), "model.mlir", "--loom-autodiff", "-o", "step.mlir"],
-                [tool("loom"), "compile", "step.mlir", "-o", "art", "-O", "0"]):
-        subprocess.run(cmd, cwd=workdir, check=True)
-    with open(os.path.join(workdir, "art", "manifest.json")) as f:
-        names = [o["name"] for o in json.load(f)["outputs"]]
-    subprocess.run([tool("loom-run"), "art", "--inputs", "x.npy,cot.npy", "--outputs",
-                    ",".join(nm + ".out.npy" for nm in names), "--quiet", "--steps", "1",
-                    "--warmup", "0"], cwd=workdir, check=True)
+    names = run_step(bindir, workdir, ["x.npy", "cot.npy"])
     f = getattr(torch, act, None) or getattr(torch.nn.functional, act)
     refs = {}
     for dtype in (torch.bfloat16, torch.float64):
@@ -90,15 +113,7 @@ def run_case(bindir, act, n, k, workdir):
         y = f(x.to(dtype) @ p0) @ p1
         y.backward(cot.to(dtype))
         refs[dtype] = {"y": y.detach(), "w0.grad": p0.grad, "w1.grad": p1.grad}
-    rows = {}
-    for nm in names:
-        got = from_bits(np.load(os.path.join(workdir, nm + ".out.npy"))).double()
-        ref = refs[torch.bfloat16][nm].double()
-        exact = refs[torch.float64][nm]
-        scale = exact.abs().max().item()
-        dist = lambda a, b: (a - b).abs().max().item() / scale
-        rows[nm] = (dist(got, ref), dist(got, exact), dist(ref, exact),
-                    int((got == ref).sum()), got.numel())
+    rows = compare(workdir, names, refs)
     return [(act, nm) + r for nm, r in rows.items()], rows
 
 
@@ -138,8 +153,7 @@ def bf16_module(src, workdir):
 
 
 def run_gpt2(bindir, workdir):
-    tool = lambda name: os.path.join(bindir, name)
-    translate = tool("loom-translate")
+    translate = os.path.join(bindir, "loom-translate")
     if not os.path.exists(translate):  # an older build's tools need not have it
         translate = os.path.join(ROOT, "build", "bin", "loom-translate")
     subprocess.run([sys.executable, os.path.join(ROOT, "tools", "export", "make_models.py"),
@@ -156,14 +170,7 @@ def run_gpt2(bindir, workdir):
     cot = cot.bfloat16()
     np.save(os.path.join(workdir, "ids.npy"), ids)
     np.save(os.path.join(workdir, "cot.npy"), bits(cot))
-    for cmd in ([tool("loom-opt"), "model.mlir", "--loom-autodiff", "-o", "step.mlir"],
-                [tool("loom"), "compile", "step.mlir", "-o", "art", "-O", "0"]):
-        subprocess.run(cmd, cwd=workdir, check=True)
-    with open(os.path.join(workdir, "art", "manifest.json")) as f:
-        names = [o["name"] for o in json.load(f)["outputs"]]
-    subprocess.run([tool("loom-run"), "art", "--inputs", "ids.npy,cot.npy", "--outputs",
-                    ",".join(nm + ".out.npy" for nm in names), "--quiet", "--steps", "1",
-                    "--warmup", "0"], cwd=workdir, check=True)
+    names = run_step(bindir, workdir, ["ids.npy", "cot.npy"])
 
     sys.path.insert(0, os.path.join(ROOT, "tools", "export"))
     import models as zoo
@@ -181,14 +188,7 @@ def run_gpt2(bindir, workdir):
         logits.backward(cot.to(dtype))
         refs[dtype] = {"logits": logits.detach()}
         refs[dtype].update({n + ".grad": p.grad for n, p in model.named_parameters()})
-    rows = {}
-    for nm in names:
-        got = from_bits(np.load(os.path.join(workdir, nm + ".out.npy"))).double()
-        ref, exact = refs[torch.bfloat16][nm].double(), refs[torch.float64][nm]
-        scale = exact.abs().max().item()
-        dist = lambda a, b: (a - b).abs().max().item() / scale
-        rows[nm] = (dist(got, ref), dist(got, exact), dist(ref, exact),
-                    int((got == ref).sum()), got.numel())
+    rows = compare(workdir, names, refs)
     grads = sorted((r for n, r in rows.items() if n != "logits"), key=lambda r: r[0])
     out = [("logits", rows["logits"])]
     out.append((f"worst of {len(grads)} gradients", grads[-1]))
