@@ -28,6 +28,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -185,10 +186,26 @@ private:
     std::optional<int64_t> stage;
     int64_t device = 0;
     /// Whether the last pipeline device holds a copy of the weight too (one
-    /// it shares with `device`, such as a tied embedding, device 0's): it
-    /// sums the gradient once `device` completes it, and updates its copy
-    /// alike.
+    /// it shares with `device`, such as a tied embedding, device 0's): each
+    /// of the two sums the part of the gradient it computes, and their
+    /// update functions exchange the sums once a step and update their
+    /// copies alike (Megatron's embedding all-reduce).
     bool lastDeviceCopy = false;
+  };
+  /// A weight gradient's parts by the pipeline device computing them.
+  struct DeviceParts {
+    /// The contributions the last device computes, and the rest.
+    SmallVector<Value> own, last;
+    /// The lowest stage among `last`'s (whose backward, on the last device,
+    /// runs after theirs).
+    int64_t lastStage = std::numeric_limits<int64_t>::max();
+    /// The annotations and adds looked through, outermost first.
+    SmallVector<Operation *> through;
+  };
+  /// A sent update-function result: `value` to pipeline device `to`.
+  struct Sent {
+    Value value;
+    int64_t to, tag;
   };
 
   /// `x` converted to `element`.
@@ -203,6 +220,7 @@ private:
   void beginTarget(func::FuncOp f) {
     target = f;
     updated.clear();
+    sent.clear();
     lastState = nullptr;
     corrections[0].clear();
     corrections[1].clear();
@@ -243,6 +261,28 @@ private:
   /// update function's), which the update reads or, where the CPU updates a
   /// host copy, writes.
   void writeWeightUpdate(const Gradient &gradient, Value grad, Value copy);
+  /// `g`, the gradient of a weight of `type`, in parts by device: the adds
+  /// summing the weight's contributions (--loom-autodiff's accumulation)
+  /// are looked through where a part beneath comes from `last` of the
+  /// pipeline's `devices`.
+  static DeviceParts partsByDevice(Value g, RankedTensorType type,
+                                   int64_t devices, int64_t last);
+  /// Adds `g`, `gradient`'s gradient or a part of it, into `sum` (widened:
+  /// a 16-bit weight's sum is float32) in the backward of `stage`, and
+  /// records the sum's update.
+  void addIntoSum(const Gradient &gradient, Value sum, Value g,
+                  std::optional<int64_t> stage, StringAttr name);
+  /// The sum of `parts`, one device's parts of `w`'s gradient, made in the
+  /// weight's planned layout: partitioning then reduces it over the
+  /// replicas as the data-parallel step sums it, and a ZeRO split after it
+  /// is a reduce-scatter (as --loom-autodiff makes a contraction's).
+  Value wholePart(WeightOp w, ArrayRef<Value> parts);
+  /// In an update function: `sum`, the part of `gradient`'s sum this
+  /// device computed, sent to pipeline device `peer` and added to the part
+  /// received from it (in the update's layout), so that both update from
+  /// the whole sum. Sent and received under `tag`.
+  Value exchangeSum(const Gradient &gradient, Value sum, int64_t peer,
+                    int64_t tag);
   /// The update of a step of one micro-batch, before its return.
   void writeInStep(ArrayRef<Gradient> gradients);
   /// The gradients' sums in the step, and the update function, or with
@@ -289,6 +329,7 @@ private:
   // What is being written: the target function and its parts so far.
   func::FuncOp target;
   SmallVector<Updated> updated;
+  SmallVector<Sent> sent;
   Operation *lastState = nullptr;
   /// Adam's 1 − β1^t and √(1 − β2^t) in float64, and per element type
   /// lr / (1 − β1^t) and √(1 − β2^t), on the device [0] and the host [1].
@@ -510,6 +551,117 @@ void UpdateWriter::writeInStep(ArrayRef<Gradient> gradients) {
                       WeightOp(gradient.weight).getResult());
 }
 
+UpdateWriter::DeviceParts UpdateWriter::partsByDevice(Value g,
+                                                      RankedTensorType type,
+                                                      int64_t devices,
+                                                      int64_t last) {
+  auto stageOf = [](Operation *op) -> std::optional<int64_t> {
+    if (auto stage = op ? op->getAttrOfType<IntegerAttr>(kStageAttr) : nullptr)
+      return stage.getInt();
+    return std::nullopt;
+  };
+  auto isSum = [&](Operation *op) {
+    auto add = dyn_cast_or_null<BinaryOp>(op);
+    return add && add.getKind() == BinaryKind::add &&
+           add->hasAttr(kBackwardAttr) && add->hasOneUse() &&
+           add.getType() == type && add->getOperand(0).getType() == type &&
+           add->getOperand(1).getType() == type;
+  };
+  std::function<bool(Value)> fromLast = [&](Value v) {
+    Operation *def = lookThroughShards(v).getDefiningOp();
+    if (std::optional<int64_t> stage = stageOf(def))
+      if (*stage % devices == last)
+        return true;
+    return isSum(def) &&
+           (fromLast(def->getOperand(0)) || fromLast(def->getOperand(1)));
+  };
+  DeviceParts parts;
+  std::function<void(Value)> collect = [&](Value v) {
+    SmallVector<Operation *> annotations;
+    Value inner = v;
+    while (auto s = inner.getDefiningOp<shard::ShardOp>()) {
+      annotations.push_back(s);
+      inner = s.getSrc();
+    }
+    Operation *def = inner.getDefiningOp();
+    std::optional<int64_t> stage = stageOf(def);
+    bool onLast = stage && *stage % devices == last;
+    if (!onLast && isSum(def) && fromLast(inner)) {
+      llvm::append_range(parts.through, annotations);
+      parts.through.push_back(def);
+      collect(def->getOperand(0));
+      collect(def->getOperand(1));
+      return;
+    }
+    (onLast ? parts.last : parts.own).push_back(v);
+    if (onLast)
+      parts.lastStage = std::min(parts.lastStage, *stage);
+  };
+  collect(g);
+  return parts;
+}
+
+Value UpdateWriter::wholePart(WeightOp w, ArrayRef<Value> parts) {
+  Value g = parts.front();
+  for (Value part : parts.drop_front())
+    g = add(g, part);
+  Value planned = plannedLayout(w);
+  if (!planned)
+    planned = replicated;
+  // Annotated where it is made: the annotation is the value's own, which
+  // every later reader then reads (a kept gradient's sum of the parts too).
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfterValue(g);
+  // (The replicated layout is made at the return: a copy here.)
+  if (Operation *def = planned.getDefiningOp();
+      def->getBlock() == b.getInsertionBlock() &&
+      !def->isBeforeInBlock(&*b.getInsertionPoint()))
+    planned = b.clone(*def)->getResult(0);
+  return shard::ShardOp::create(b, g, planned, /*annotate_for_users=*/false)
+      .getResult();
+}
+
+void UpdateWriter::addIntoSum(const Gradient &gradient, Value sum, Value g,
+                              std::optional<int64_t> stage, StringAttr name) {
+  g = inLayout(g, gradient.sumLayout);
+  Type element = cast<RankedTensorType>(sum.getType()).getElementType();
+  Value wide = castTo(g, element);
+  if (wide != g)
+    wide = inLayout(wide, gradient.sumLayout);
+  Value summed = add(sum, wide);
+  // In the backward of the stage completing the part, on the device
+  // updating the weight (loom-split-stages checks that it stays there).
+  if (stage) {
+    summed.getDefiningOp()->setAttr(kStageAttr, b.getI64IntegerAttr(*stage));
+    summed.getDefiningOp()->setAttr(kBackwardAttr, b.getUnitAttr());
+  }
+  updated.push_back({summed, name});
+}
+
+Value UpdateWriter::exchangeSum(const Gradient &gradient, Value sum,
+                                int64_t peer, int64_t tag) {
+  Value layout = here(gradient.layout);
+  Location loc = b.getLoc();
+  // Both sides' parts as this update reads them: a ZeRO split's shard (so
+  // only the shard crosses), annotated as their own on either side.
+  Value mine = shard::ShardOp::create(b, inLayout(sum, layout), layout,
+                                      /*annotate_for_users=*/false)
+                   .getResult();
+  unsigned index = target.getNumArguments();
+  NamedAttrList attrs;
+  attrs.set("loom.recv_from", b.getI64IntegerAttr(peer));
+  attrs.set("loom.tag", b.getI64IntegerAttr(tag));
+  if (failed(target.insertArgument(index, sum.getType(),
+                                   attrs.getDictionary(b.getContext()), loc)))
+    llvm_unreachable("appending an argument cannot fail");
+  Value theirs = shard::ShardOp::create(b, target.getArgument(index), layout,
+                                        /*annotate_for_users=*/false)
+                     .getResult();
+  sent.push_back({mine, peer, tag});
+  // (Addition commutes exactly: both devices get the same bits.)
+  return add(mine, theirs);
+}
+
 void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
                                     std::optional<int64_t> pipelineDevices) {
   // The step: each gradient added into its sum (in `sumLayout`), which the
@@ -517,46 +669,42 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
   // float32 (as Megatron's main_grad is), its gradient widened first.
   beginTarget(func);
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  int64_t lastDevice = pipelineDevices.value_or(1) - 1;
+  SmallVector<Operation *> replaced;
   for (const Gradient &gradient : gradients) {
     WeightOp w = gradient.weight;
     b.setLoc(w.getLoc());
-    std::string name = (w.getName() + kAccumulatorSuffix).str();
-    RankedTensorType sumType = updateType(w.getType());
-    Value sum = state(name, sumType, gradient.sumLayout);
-    // A sum kept whole adds the gradient before its ZeRO split.
+    StringAttr name = b.getStringAttr(w.getName() + kAccumulatorSuffix);
+    Value sum = state(name, updateType(w.getType()), gradient.sumLayout);
     Value g = ret.getOperand(gradient.index);
+    // A weight the last device holds a copy of: each device sums the part
+    // it computes, with no transfer in the step; the update functions
+    // exchange the sums (below).
+    if (gradient.lastDeviceCopy) {
+      DeviceParts parts =
+          partsByDevice(g, w.getType(), *pipelineDevices, lastDevice);
+      if (!parts.last.empty()) {
+        if (!parts.own.empty())
+          addIntoSum(gradient, sum, wholePart(w, parts.own), gradient.stage,
+                     name);
+        addIntoSum(gradient, sum, wholePart(w, parts.last), parts.lastStage,
+                   name);
+        llvm::append_range(replaced, parts.through);
+        continue;
+      }
+    }
+    // A sum kept whole adds the gradient before its ZeRO split.
     if (auto s = g.getDefiningOp<shard::ShardOp>();
         gradient.sumLayout != gradient.layout && s && s.getAnnotateForUsers() &&
         isZeroShard(s))
       g = s.getSrc();
-    g = inLayout(g, gradient.sumLayout);
-    // Widened where it is added: the last device's copy receives the
-    // gradient in the weight's type.
-    auto widened = [&](Operation *&cast) {
-      Value wide = castTo(g, sumType.getElementType());
-      cast = wide == g ? nullptr : wide.getDefiningOp();
-      return inLayout(wide, gradient.sumLayout);
-    };
-    Operation *cast;
-    Value summed = add(sum, widened(cast));
-    // In the backward of the stage completing the gradient, on the device
-    // updating the weight (loom-split-stages checks that it stays there).
-    if (gradient.stage) {
-      summed.getDefiningOp()->setAttr(kStageAttr,
-                                      b.getI64IntegerAttr(*gradient.stage));
-      summed.getDefiningOp()->setAttr(kBackwardAttr, b.getUnitAttr());
-    }
-    updated.push_back({summed, b.getStringAttr(name)});
-    // The last device's copy of the sum (each device holds its own).
-    if (gradient.lastDeviceCopy) {
-      Value copy = add(sum, widened(cast));
-      copy.getDefiningOp()->setAttr(kAtReturnAttr, b.getUnitAttr());
-      if (cast)
-        cast->setAttr(kAtReturnAttr, b.getUnitAttr());
-      updated.push_back({copy, b.getStringAttr(name)});
-    }
+    addIntoSum(gradient, sum, g, gradient.stage, name);
   }
   setStepResults();
+  // The whole gradients the parts were summed into, unless returned.
+  for (Operation *op : replaced)
+    if (op->use_empty())
+      op->erase();
 
   // The update functions, after the step.
   OpBuilder module(func);
@@ -571,15 +719,15 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     OpBuilder end = OpBuilder::atBlockEnd(update.addEntryBlock());
     func::ReturnOp::create(end, func.getLoc());
     beginTarget(update);
-    bool lastDevice = int64_t(d) + 1 == pipelineDevices.value_or(1);
+    bool isLast = int64_t(d) == lastDevice;
     SmallVector<const Gradient *> updatedHere;
     for (const Gradient &gradient : gradients)
-      if (gradient.device == int64_t(d) ||
-          (gradient.lastDeviceCopy && lastDevice))
+      if (gradient.device == int64_t(d) || (gradient.lastDeviceCopy && isLast))
         updatedHere.push_back(&gradient);
     // (A device updating nothing has no step count either.)
     if (config.kind != OptimizerKind::sgd && !updatedHere.empty())
       writeStepCount();
+    int64_t tag = 0;
     for (const Gradient *gradient : updatedHere) {
       WeightOp w = gradient->weight;
       b.setLoc(w.getLoc());
@@ -589,7 +737,14 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
       StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);
       RankedTensorType sumType = updateType(w.getType());
       Value sum = state(sumName, sumType, here(gradient->sumLayout));
-      writeWeightUpdate(*gradient, sum, copy);
+      // (Tags count the exchanges in gradient order, alike on both sides.
+      // They may repeat the step's: the step's messages are all received
+      // before the update runs, and MPI keeps one sender's order.)
+      Value whole = sum;
+      if (gradient->lastDeviceCopy)
+        whole = exchangeSum(*gradient, sum,
+                            isLast ? gradient->device : lastDevice, tag++);
+      writeWeightUpdate(*gradient, whole, copy);
       updated.push_back({zeros(sumType), sumName});
     }
     setResults({}, {});
@@ -672,6 +827,14 @@ void UpdateWriter::setResults(SmallVector<Value> outputs,
     attrs.push_back(
         b.getDictionaryAttr({b.getNamedAttr("loom.name", u.name),
                              b.getNamedAttr(kUpdatesAttr, u.name)}));
+  }
+  // Then the parts sent to other pipeline devices (loom-stage-transfers
+  // sends them where computed).
+  for (const Sent &part : sent) {
+    outputs.push_back(part.value);
+    attrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("loom.send_to", b.getDenseI64ArrayAttr({part.to})),
+         b.getNamedAttr("loom.tag", b.getI64IntegerAttr(part.tag))}));
   }
   Operation *ret = target.getBody().front().getTerminator();
   ret->setOperands(outputs);

@@ -156,8 +156,7 @@ def LoomSplitStages : Pass<"loom-split-stages", "::mlir::ModuleOp"> {
     own sharding. Every device takes all of the model's inputs; the last
     returns the model's outputs (the stage count is rounded up to whole
     rounds, so the last stage is on the last device), and a weight's update
-    (a `loom.updates` result) is returned by the device computing it. An op
-    marked `loom.at_return` runs on the last device after every stage.
+    (a `loom.updates` result) is returned by the device computing it.
     Run before `loom-partition`;
     `loom-stage-transfers` turns the extra arguments and results into
     `shard.recv` / `shard.send` after it. Upstream `sharding-propagation`
@@ -197,8 +196,9 @@ def LoomSplitStages : Pass<"loom-split-stages", "::mlir::ModuleOp"> {
 def LoomStageTransfers : Pass<"loom-stage-transfers", "::mlir::ModuleOp"> {
   let summary = "Turn the stage boundary of split, partitioned stages into send/recv";
   let description = [{
-    Runs after `loom-partition` on the functions `loom-split-stages` made.
-    Each `loom.recv_from = s` argument becomes a `shard.recv` from device s
+    Runs after `loom-partition` on the functions `loom-split-stages` made,
+    and on a pipelined step's update functions (which exchange a tied
+    weight's gradient sums, `--loom-optimizer-step`). Each `loom.recv_from = s` argument becomes a `shard.recv` from device s
     over the pipeline axis just before its first use; each `loom.send_to`
     result becomes one `shard.send` per destination device (by destination,
     then tag) just after the value is computed. The runtime's sends never

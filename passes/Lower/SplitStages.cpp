@@ -24,8 +24,7 @@
 //    --loom-autodiff) run on their stage's device after all forward stages,
 //    the last stage's backward first: the backward of stage s is at
 //    position 2S-1-s of the S forward stages' order, so values still flow
-//    only to later positions; an op marked `loom.at_return` runs on the
-//    last device at 2S, where the step returns. A static memory plan's
+//    only to later positions. A static memory plan's
 //    offsets follow the values: each device keeps its own
 //    `loom.pipeline_offsets`, and a received value's argument carries the
 //    places its producer's `loom.received_offsets` give it there.
@@ -33,11 +32,13 @@
 //  * loom-stage-transfers (after partitioning) turns those extra arguments
 //    into `shard.recv` ops just before their first use and the extra results
 //    into `shard.send` ops just after the value is computed, over the
-//    pipeline axis. The runtime's sends never wait for the receiver, so only
-//    receives block, and each waits for an earlier stage of the same
-//    micro-batch; with every device running micro-batches in order and its
-//    stages in order, the lowest unfinished (micro-batch, stage) can always
-//    proceed: no deadlock, whatever the message sizes or the interleaving.
+//    pipeline axis; in the update functions too, where a tied weight's sums
+//    are exchanged (--loom-optimizer-step). The runtime's sends never wait for
+//    the receiver, so only receives block, and each waits for an earlier stage
+//    of the same micro-batch; with every device running micro-batches in order
+//    and its stages in order, the lowest unfinished (micro-batch, stage) can
+//    always proceed: no deadlock, whatever the message sizes or the
+//    interleaving.
 //
 //===----------------------------------------------------------------------===//
 
@@ -247,12 +248,7 @@ struct SplitStagesPass
       for (Value v : inputs)
         latest = std::max(latest, availableAt(v));
       int64_t stage = latest;
-      if (op.hasAttr(kAtReturnAttr)) {
-        if (!hasBackward)
-          return op.emitOpError("is marked ")
-                 << kAtReturnAttr << " in a step without a backward";
-        stage = 2 * forwardStages; // where a training step returns
-      } else if (auto attr = op.getAttrOfType<IntegerAttr>(kStageAttr)) {
+      if (auto attr = op.getAttrOfType<IntegerAttr>(kStageAttr)) {
         stage = attr.getInt();
         if (stage < 0)
           return op.emitOpError("is at the negative loom.stage ") << stage;
@@ -578,7 +574,6 @@ struct SplitStagesPass
       Operation *copy = body.clone(*op, map);
       copy->removeAttr(kStageAttr);
       copy->removeAttr(kBackwardAttr);
-      copy->removeAttr(kAtReturnAttr);
       copy->removeAttr(kReceivedOffsetsAttr);
       // A clone (a weight, a constant) keeps its offsets only on their device.
       if (clones.contains(op) &&
@@ -606,7 +601,8 @@ struct StageTransfersPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    for (func::FuncOp stage : entryFunctions(module, entry)) {
+    // (The update functions too: a tied weight's sums are exchanged there.)
+    for (func::FuncOp stage : programFunctions(module, entry)) {
       if (!stage->hasAttr(kPipelineStageAttr))
         return;
       auto grid = pipelineGrid(module, stage);

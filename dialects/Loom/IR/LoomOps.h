@@ -68,11 +68,6 @@ inline constexpr llvm::StringLiteral kMicroBatchesAttr = "loom.micro_batches";
 /// (loom-split-stages).
 inline constexpr llvm::StringLiteral kStageAttr = "loom.stage";
 inline constexpr llvm::StringLiteral kBackwardAttr = "loom.backward";
-/// The mark of an op of a pipelined training step that runs on the last
-/// pipeline device after every stage, where the step returns its results
-/// (loom-split-stages): the last device's sum of a weight it shares with
-/// the device completing its gradient (a tied embedding: device 0).
-inline constexpr llvm::StringLiteral kAtReturnAttr = "loom.at_return";
 
 /// The program of one pipeline device is a function of its own (made by
 /// loom-split-stages from the step, by --loom-optimizer-step for a
