@@ -106,6 +106,9 @@ struct ChargedCollective {
   CollectiveKind kind;
   double bytes, seconds;
   bool perStep; // false: once per micro-batch
+  /// Run after the step's last backward (a tied weight's exchange of its
+  /// sums), past the device's memory peak: its buffer is not counted there.
+  bool afterBackward = false;
 };
 
 class Estimator {
@@ -162,6 +165,10 @@ private:
   DenseSet<Value> needsGrad;               // depend on a trainable parameter
   DenseSet<Value> paramDerived;            // depend only on parameters
   std::vector<std::vector<ChargedCollective>> charged; // per stage
+  /// Weights read on several pipeline devices (a tied embedding: its
+  /// first reader's and the LM head's), and those devices.
+  llvm::MapVector<Operation *, llvm::SmallSetVector<int64_t, 2>>
+      sharedAcrossDevices;
 };
 
 } // namespace
@@ -806,16 +813,20 @@ LogicalResult Estimator::costOps() {
           }
         }
       // A weight read on another pipeline device than its first reader's
-      // (a tied embedding's LM head on the last device): that device's part
-      // of the gradient crosses to the first reader's every call, so the
-      // program reduces it every call, in the parameter's type, not in the
-      // sum once a step (OptimizerStep.cpp's last-device copy).
-      bool otherDeviceCopy = false;
+      // (a tied embedding's LM head on the last device): each device sums
+      // and reduces its own part of the gradient like any other, and the
+      // two exchange their sums once a step (OptimizerStep.cpp), priced
+      // with the pipeline's transfers below.
       if (isParameter && result.pipelineDevices > 1)
         if (Operation *w = weightBehind(v))
-          if (auto it = opIndex.find(w); it != opIndex.end())
-            otherDeviceCopy = info.stage % result.pipelineDevices !=
-                              ops[it->second].stage % result.pipelineDevices;
+          if (auto it = opIndex.find(w); it != opIndex.end()) {
+            int64_t first = ops[it->second].stage % result.pipelineDevices,
+                    here = info.stage % result.pipelineDevices;
+            if (first != here) {
+              sharedAcrossDevices[w].insert(first);
+              sharedAcrossDevices[w].insert(here);
+            }
+          }
       for (const ::loom::CollectiveStep &step : ::loom::reshardSteps(
                fullBytes(v), from, to, [&](int16_t a) { return grid.axisSize(a); })) {
         if (!isParameter) {
@@ -831,15 +842,13 @@ LogicalResult Estimator::costOps() {
         // ZeRO-1) are summed locally and reduced once a step.
         SmallVector<::loom::CollectiveStep, 2> sync =
             ::loom::gradientSyncSteps(step, options.zeroStage >= 1);
-        bool eachMicroBatch =
-            result.microBatches > 1 &&
-            ((sync.size() > 1 && options.zeroStage >= 2) || otherDeviceCopy);
+        bool eachMicroBatch = sync.size() > 1 && options.zeroStage >= 2 &&
+                              result.microBatches > 1;
         // Reduced once a step where the step sums them whole (no ZeRO,
         // ZeRO-1: loom-partition defers the reduction into the update), a
         // 16-bit parameter's gradients are reduced in their float32 sum;
-        // ZeRO-2/3 and another device's copy reduce each call's in the
-        // parameter's type.
-        if (!eachMicroBatch && !otherDeviceCopy && options.zeroStage <= 1) {
+        // ZeRO-2/3 reduce each call's in the parameter's type.
+        if (!eachMicroBatch && options.zeroStage <= 1) {
           double element = elementBytes(getElementTypeOrSelf(v.getType()));
           double widening = gradientBytesPerParameter(
                                 element, result.accumulatesGradients()) /
@@ -1241,7 +1250,10 @@ LogicalResult Estimator::assemble() {
   };
 
   // Point-to-point transfers between consecutive stages along the pipeline
-  // axis (the span of two neighbours on that axis).
+  // axis (the span of two neighbours on that axis), and, once a step, the
+  // exchange of a weight's gradient sums between the pipeline devices
+  // reading it (a tied embedding).
+  SmallVector<double> exchangeSeconds(P, 0);
   if (grid.pipelineAxis >= 0 && S > 1) {
     AxisSpan neighbours = grid.spans[grid.pipelineAxis];
     for (auto &m : neighbours.membersPerLevel)
@@ -1263,6 +1275,33 @@ LogicalResult Estimator::assemble() {
         if (t > 0)
           charged[s + 1].push_back(
               {CollectiveKind::SendRecv, boundaryBytes[s], t, false});
+      }
+    }
+    // Each sends its sum in the update's layout (a ZeRO shard of it) and
+    // receives the other's: float32 for a 16-bit weight summed over
+    // micro-batches.
+    for (auto &[w, devices] : sharedAcrossDevices) {
+      if (!training || !needsGrad.contains(w->getResult(0)))
+        continue;
+      double bytes = bytesOf(w->getResult(0));
+      if (auto facts = result.weightFacts.find(w);
+          options.zeroStage >= 1 && facts != result.weightFacts.end())
+        bytes /= static_cast<double>(facts->second.replicas);
+      double element =
+          elementBytes(getElementTypeOrSelf(w->getResult(0).getType()));
+      bytes *=
+          gradientBytesPerParameter(element, result.accumulatesGradients()) /
+          element;
+      double t = ::loom::collectiveCost(
+                     result.cluster, CollectiveKind::SendRecv, bytes,
+                     neighbours, ::loom::CollectiveAlgorithm::Auto,
+                     calibration ? &*calibration : nullptr)
+                     .seconds;
+      for (int64_t d : devices) {
+        exchangeSeconds[d] += t;
+        if (t > 0 && d < S) // (its send, with the device's first stage)
+          charged[d].push_back({CollectiveKind::SendRecv, bytes, t,
+                                /*perStep=*/true, /*afterBackward=*/true});
       }
     }
   }
@@ -1356,7 +1395,8 @@ LogicalResult Estimator::assemble() {
       }
       comm = std::max(comm, 2 * boundaryBytes[s]);
       for (const ChargedCollective &c : charged[s])
-        comm = std::max(comm, c.bytes);
+        if (!c.afterBackward)
+          comm = std::max(comm, c.bytes);
     }
     // Largest per-op gradient working set in backward.
     if (training)
@@ -1371,9 +1411,13 @@ LogicalResult Estimator::assemble() {
         (m - 1) * (options.overlapGradSync
                        ? std::max(0.0, eachMicroBatch - lastBackward)
                        : eachMicroBatch);
-    double exposed = earlier + (options.overlapGradSync
-                                    ? std::max(0.0, lastSync - lastBackward)
-                                    : lastSync);
+    // (The exchange of shared weights' sums waits for both devices' last
+    // backward: nothing hides it.)
+    double exposed =
+        earlier +
+        (options.overlapGradSync ? std::max(0.0, lastSync - lastBackward)
+                                 : lastSync) +
+        exchangeSeconds[d];
     // Adam streams 28 bytes per parameter (fp32 master, two moments, the
     // gradient and the low-precision copy), bandwidth-bound.
     // With ZeRO each device updates its own shard of every parameter.

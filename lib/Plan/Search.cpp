@@ -2446,18 +2446,34 @@ void Planner::evaluateConfig(Config &cfg, double simulateBelow) {
     }
   });
   // A weight read in several stages is held and updated by each; its first
-  // reader's unit counted it for that one's.
+  // reader's unit counted it for that one's. Read on several pipeline
+  // devices (a tied embedding), its gradient sums are exchanged between
+  // them once a step, after both devices' last backward (the estimator's
+  // rule): each sends its sum, in ZeRO's shard, float32 for a 16-bit
+  // weight.
+  std::vector<double> exchange(p, 0);
   for (const SharedWeight &w : option.shared) {
     SmallVector<unsigned, 4> stages = {cfg.stageOfUnit[w.readers.front()]};
+    SmallVector<int64_t, 2> devices = {stages.front() % p};
     for (unsigned u : w.readers) {
       unsigned s = cfg.stageOfUnit[u];
       if (llvm::is_contained(stages, s))
         continue;
       stages.push_back(s);
+      if (!llvm::is_contained(devices, s % p))
+        devices.push_back(s % p);
       stageParams[s] += cfg.zero >= 1 ? w.held.shardedParams : w.held.params;
       stageMovable[s] += trainingStateBytes(w.held, cfg);
       stageMem[s].staticBytes += staticBytes(w.held, cfg);
     }
+    if (!options.training || devices.size() < 2 || w.held.params <= 0)
+      continue;
+    double bytesPerParam = w.held.paramBytes / w.held.params;
+    double bytes =
+        (cfg.zero >= 1 ? w.held.shardedParams : w.held.params) *
+        gradientBytesPerParameter(bytesPerParam, /*accumulates=*/true);
+    for (int64_t d : devices)
+      exchange[d] += sendSeconds(bytes, grid);
   }
   // ZeRO-3 gathers each stage's parameters every micro-batch; prefetch hides
   // what the stage's own compute covers; the rest is split between its
@@ -2518,8 +2534,8 @@ void Planner::evaluateConfig(Config &cfg, double simulateBelow) {
       offloadSeconds = std::max(offloadSeconds,
                                 share * keptPerStep / cluster.host.copyBandwidth());
     }
-    double exposed = std::max(0.0, sync - bwd);
-    totalSync += sync;
+    double exposed = std::max(0.0, sync - bwd) + exchange[d];
+    totalSync += sync + exchange[d];
     totalExposed += exposed;
     double opt = options.training
                      ? params * 28.0 / adamRate
