@@ -674,29 +674,26 @@ void Differentiator::findActive() {
         if (isFloatTensor(r.getType()))
           varied.insert(r);
   }
-  // Useful: a result reads it, walking back from the return.
+  // Walking back from the return: useful, a result reads it; and
+  // differentiably used, a result reads it through varied values alone.
   DenseSet<Value> useful;
   for (Operation &op : llvm::reverse(body)) {
-    bool feedsResult = isa<func::ReturnOp>(op) ||
-                       llvm::any_of(op.getResults(), [&](Value r) { return useful.contains(r); });
-    if (feedsResult)
+    bool isReturn = isa<func::ReturnOp>(op);
+    if (isReturn || llvm::any_of(op.getResults(),
+                                 [&](Value r) { return useful.contains(r); }))
       for (Value v : op.getOperands())
         useful.insert(v);
+    if (isReturn || llvm::any_of(op.getResults(), [&](Value r) {
+          return differentiablyUsed.contains(r);
+        }))
+      for (Value v : op.getOperands())
+        if (varied.contains(v))
+          differentiablyUsed.insert(v);
   }
   for (Operation &op : body)
     for (Value r : op.getResults())
       if (varied.contains(r) && useful.contains(r))
         activeValues.insert(r);
-  for (Operation &op : llvm::reverse(body)) {
-    bool feedsResult =
-        isa<func::ReturnOp>(op) || llvm::any_of(op.getResults(), [&](Value r) {
-          return differentiablyUsed.contains(r);
-        });
-    if (feedsResult)
-      for (Value v : op.getOperands())
-        if (varied.contains(v))
-          differentiablyUsed.insert(v);
-  }
 }
 
 Value Differentiator::transposeLastTwo(Value x) {
