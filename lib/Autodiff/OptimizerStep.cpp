@@ -943,21 +943,14 @@ LogicalResult UpdateWriter::run() {
       stateNames.push_back((w.getName() + suffix).str());
     UpdatePlace place = updatePlace(w);
     // In a step of several micro-batches the sums stay on the device
-    // (placement prices them there) and go down once, for the CPU's update;
-    // placement streams parameters only in steps of one micro-batch, and
-    // the runtime keeps an update function's own state in memory, not on
-    // NVMe.
+    // (placement prices them there) and go down once, for the CPU's update
+    // (its state in host memory or on NVMe); placement streams parameters
+    // only in steps of one micro-batch.
     if (accumulated && placedTier(w) != "device")
       return w.emitOpError("loom-optimizer-step: weight '")
              << w.getName() << "' is streamed from the " << placedTier(w)
              << "; the update of a step of several micro-batches or of a "
                 "pipeline is written for weights the device holds";
-    if (accumulated && place.tier && place.tier.getValue() != "host")
-      return w.emitOpError("loom-optimizer-step: weight '")
-             << w.getName() << "' is updated with its optimizer state on "
-             << place.tier.getValue()
-             << "; the update of a step of several micro-batches or of a "
-                "pipeline is written for state on the device or in host memory";
     if (accumulated)
       stateNames.push_back((w.getName() + kAccumulatorSuffix).str());
     if (updateType(w.getType()) != w.getType())

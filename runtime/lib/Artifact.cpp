@@ -284,15 +284,29 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
   return ok();
 }
 
-/// Maps the NVMe tier of `a`'s weights (those the manifest places on NVMe)
-/// as one shared mapping of a file in `a.nvmeDir`, unlinked at once so that
-/// nothing outlives the process: their bytes live on that file system and
-/// the kernel pages them in as the program reads them and writes them back.
-loomrt_status mapNvmeTier(loomrt_artifact &a) {
-  int64_t bytes = 0;
-  for (const TensorDesc &t : a.tensors[LOOMRT_WEIGHT])
+/// The weights of `stage` placed on NVMe: the step's, then the update's
+/// own (its optimizer state there), in the order their slots follow in
+/// the tier's file.
+std::vector<const TensorDesc *> nvmeWeights(const StageDesc &stage) {
+  std::vector<const TensorDesc *> placed;
+  for (const TensorDesc &t : stage.tensors[LOOMRT_WEIGHT])
     if (t.nvme)
-      bytes += tensorAllocBytes(numel(t.local) * loomrt_dtype_size(t.dtype));
+      placed.push_back(&t);
+  for (size_t i = 0; i < stage.updateWeights.size(); ++i)
+    if (stage.updateStepWeight[i] < 0 && stage.updateWeights[i].nvme)
+      placed.push_back(&stage.updateWeights[i]);
+  return placed;
+}
+
+/// Maps the NVMe tier of `stage`'s weights (those the manifest places on
+/// NVMe, the update's own included) as one shared mapping of a file in
+/// `a.nvmeDir`, unlinked at once so that nothing outlives the process:
+/// their bytes live on that file system and the kernel pages them in as
+/// the program reads them and writes them back.
+loomrt_status mapNvmeTier(loomrt_artifact &a, const StageDesc &stage) {
+  int64_t bytes = 0;
+  for (const TensorDesc *t : nvmeWeights(stage))
+    bytes += tensorAllocBytes(numel(t->local) * loomrt_dtype_size(t->dtype));
   if (bytes == 0)
     return ok();
   std::string dir = a.nvmeDir.empty() ? a.dir : a.nvmeDir;
@@ -473,10 +487,6 @@ loomrt_status parseManifest(loomrt_artifact &a) {
           std::find_if(stage.tensors[LOOMRT_WEIGHT].begin(),
                        stage.tensors[LOOMRT_WEIGHT].end(),
                        [&](const TensorDesc &w) { return w.name == t.name; });
-      if (same == stage.tensors[LOOMRT_WEIGHT].end() && t.nvme)
-        return bad(format("%sweights[%zu] ('%s') is placed on NVMe; an "
-                          "update's own weights are kept in memory",
-                          at.c_str(), i, t.name.c_str()));
       if (same != stage.tensors[LOOMRT_WEIGHT].end() &&
           (same->dtype != t.dtype || same->shape != t.shape ||
            same->naxes != t.naxes || same->axes != t.axes))
@@ -785,6 +795,8 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
   a->handle = h;
   a->entryFn = reinterpret_cast<void (*)(void **)>(sym);
   a->pointers.clear();
+  // The next free byte of the NVMe tier's file (nvmeWeights' order).
+  int64_t nvmeAt = 0;
   for (int kind = 0; kind < 3; ++kind) {
     // The arenas go between the weights and the outputs, the device's
     // first (the entry's argument order). Mapped, not allocated: the pages
@@ -808,9 +820,8 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
     if (kind == LOOMRT_OUTPUT && stage.takesMicroBatch)
       a->pointers.push_back(&a->microBatchIndex);
     if (kind == LOOMRT_WEIGHT)
-      if (loomrt_status s = mapNvmeTier(*a))
+      if (loomrt_status s = mapNvmeTier(*a, stage))
         return s;
-    int64_t nvmeAt = 0;
     for (const TensorDesc &t : a->tensors[kind]) {
       loomrt_tensor *b = nullptr;
       // An NVMe-placed weight's bytes are its slot in the tier's file.
@@ -840,9 +851,12 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
         continue;
       }
       loomrt_tensor *b = nullptr;
-      if (loomrt_status s = makeTensor(t.dtype, t.local, &b, nullptr))
+      void *storage = t.nvme ? static_cast<char *>(a->nvme) + nvmeAt : nullptr;
+      if (loomrt_status s = makeTensor(t.dtype, t.local, &b, storage))
         return fail(s, format("update weight '%s': %s", t.name.c_str(),
                               loomrt_last_error()));
+      if (t.nvme)
+        nvmeAt += tensorAllocBytes(b->nbytes);
       a->updateOwn.push_back(t);
       a->updateOwnBuffers.push_back(b);
       a->updatePointers.push_back(b->data);

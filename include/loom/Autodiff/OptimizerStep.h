@@ -112,8 +112,8 @@ std::string checkOptimizerConfig(const OptimizerConfig &config);
 /// gradient's sum), marked kUpdatesAttr. Fails, naming what is wrong, on a
 /// function without its backward or with its update already, where a state
 /// name is already a weight's, or, in a micro-batched or pipelined step, on
-/// a streamed weight, optimizer state on NVMe, or a weight read on two
-/// pipeline devices other than a tied pair; the module is then unchanged.
+/// a streamed weight or a weight read on two pipeline devices other than a
+/// tied pair; the module is then unchanged.
 LogicalResult writeOptimizerStep(func::FuncOp func, const OptimizerConfig &config);
 
 } // namespace mlir::loom
