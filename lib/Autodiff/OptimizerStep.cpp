@@ -181,8 +181,9 @@ private:
     /// kept gradient is reduced in the step anyway: its sum stays a shard.
     Value sumLayout;
     /// In a pipeline, the lowest stage reading the weight, whose backward
-    /// completes its gradient and sums it (none where no stage reads it),
-    /// and that stage's device (0 without one).
+    /// completes its gradient (a tied weight's: its part other than the last
+    /// device's) and sums it (none where no stage reads it), and that
+    /// stage's device (0 without one).
     std::optional<int64_t> stage;
     int64_t device = 0;
     /// Whether the last pipeline device holds a copy of the weight too (one
@@ -194,10 +195,11 @@ private:
   };
   /// A weight gradient's parts by the pipeline device computing them.
   struct DeviceParts {
-    /// The contributions the last device computes, and the rest.
-    SmallVector<Value> own, last;
-    /// The lowest stage among `last`'s (whose backward, on the last device,
-    /// runs after theirs).
+    /// The contributions the last device computes, and the others (the
+    /// device updating the weight computes them).
+    SmallVector<Value> last, rest;
+    /// The stage whose backward, on the last device, runs after every part
+    /// in `last`: the lowest among theirs.
     int64_t lastStage = std::numeric_limits<int64_t>::max();
     /// The annotations and adds looked through, outermost first.
     SmallVector<Operation *> through;
@@ -276,7 +278,7 @@ private:
   /// weight's planned layout: partitioning then reduces it over the
   /// replicas as the data-parallel step sums it, and a ZeRO split after it
   /// is a reduce-scatter (as --loom-autodiff makes a contraction's).
-  Value wholePart(WeightOp w, ArrayRef<Value> parts);
+  Value sumInPlannedLayout(WeightOp w, ArrayRef<Value> parts);
   /// In an update function: `sum`, the part of `gradient`'s sum this
   /// device computed, sent to pipeline device `peer` and added to the part
   /// received from it (in the update's layout), so that both update from
@@ -555,26 +557,59 @@ UpdateWriter::DeviceParts UpdateWriter::partsByDevice(Value g,
                                                       RankedTensorType type,
                                                       int64_t devices,
                                                       int64_t last) {
-  auto stageOf = [](Operation *op) -> std::optional<int64_t> {
-    if (auto stage = op ? op->getAttrOfType<IntegerAttr>(kStageAttr) : nullptr)
-      return stage.getInt();
-    return std::nullopt;
+  // Where a value is computed, as loom-split-stages runs it: at its op's
+  // stage, in the forward or the backward; an op without a stage where
+  // its latest operand is (every forward stage comes first, then the
+  // backwards, the highest stage's first). None: available everywhere.
+  struct Place {
+    bool backward;
+    int64_t stage;
+    bool before(const Place &o) const {
+      if (backward != o.backward)
+        return o.backward;
+      return backward ? stage > o.stage : stage < o.stage;
+    }
   };
+  DenseMap<Operation *, std::optional<Place>> places;
+  std::function<std::optional<Place>(Value)> placeOf =
+      [&](Value v) -> std::optional<Place> {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (auto stage = def->getAttrOfType<IntegerAttr>(kStageAttr))
+      return Place{def->hasAttr(kBackwardAttr), stage.getInt()};
+    if (auto it = places.find(def); it != places.end())
+      return it->second;
+    std::optional<Place> latest;
+    for (Value operand : def->getOperands())
+      if (std::optional<Place> p = placeOf(operand);
+          p && (!latest || latest->before(*p)))
+        latest = p;
+    return places[def] = latest;
+  };
+  auto onLast = [&](Value v) {
+    std::optional<Place> p = placeOf(v);
+    return p && p->stage % devices == last;
+  };
+  // The adds accumulating the weight's contributions (in the backward, or
+  // without a stage where the weight is read through unstaged ops).
   auto isSum = [&](Operation *op) {
     auto add = dyn_cast_or_null<BinaryOp>(op);
-    return add && add.getKind() == BinaryKind::add &&
-           add->hasAttr(kBackwardAttr) && add->hasOneUse() &&
+    return add && add.getKind() == BinaryKind::add && add->hasOneUse() &&
+           (add->hasAttr(kBackwardAttr) || !add->hasAttr(kStageAttr)) &&
            add.getType() == type && add->getOperand(0).getType() == type &&
            add->getOperand(1).getType() == type;
   };
-  std::function<bool(Value)> fromLast = [&](Value v) {
-    Operation *def = lookThroughShards(v).getDefiningOp();
-    if (std::optional<int64_t> stage = stageOf(def))
-      if (*stage % devices == last)
-        return true;
-    return isSum(def) &&
-           (fromLast(def->getOperand(0)) || fromLast(def->getOperand(1)));
+  // Which devices the contributions beneath `v` come from: 1, the last
+  // device's; 2, another's.
+  std::function<unsigned(Value)> from = [&](Value v) -> unsigned {
+    Value inner = lookThroughShards(v);
+    if (Operation *def = inner.getDefiningOp(); isSum(def))
+      return from(def->getOperand(0)) | from(def->getOperand(1));
+    return onLast(inner) ? 1 : 2;
   };
+  // Looked through where both devices' contributions lie beneath: a sum
+  // of one device's alone stays whole (its own order).
   DeviceParts parts;
   std::function<void(Value)> collect = [&](Value v) {
     SmallVector<Operation *> annotations;
@@ -583,25 +618,31 @@ UpdateWriter::DeviceParts UpdateWriter::partsByDevice(Value g,
       annotations.push_back(s);
       inner = s.getSrc();
     }
-    Operation *def = inner.getDefiningOp();
-    std::optional<int64_t> stage = stageOf(def);
-    bool onLast = stage && *stage % devices == last;
-    if (!onLast && isSum(def) && fromLast(inner)) {
+    unsigned devicesBeneath = from(inner);
+    if (Operation *def = inner.getDefiningOp();
+        isSum(def) && devicesBeneath == 3) {
       llvm::append_range(parts.through, annotations);
       parts.through.push_back(def);
       collect(def->getOperand(0));
       collect(def->getOperand(1));
       return;
     }
-    (onLast ? parts.last : parts.own).push_back(v);
-    if (onLast)
-      parts.lastStage = std::min(parts.lastStage, *stage);
+    if (devicesBeneath == 2) {
+      parts.rest.push_back(v);
+      return;
+    }
+    parts.last.push_back(v);
+    // The last device's add runs in the backward after every such part:
+    // that of the lowest stage among them.
+    std::optional<Place> p = placeOf(inner);
+    parts.lastStage =
+        std::min(parts.lastStage, p && p->backward ? p->stage : last);
   };
   collect(g);
   return parts;
 }
 
-Value UpdateWriter::wholePart(WeightOp w, ArrayRef<Value> parts) {
+Value UpdateWriter::sumInPlannedLayout(WeightOp w, ArrayRef<Value> parts) {
   Value g = parts.front();
   for (Value part : parts.drop_front())
     g = add(g, part);
@@ -684,11 +725,11 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
       DeviceParts parts =
           partsByDevice(g, w.getType(), *pipelineDevices, lastDevice);
       if (!parts.last.empty()) {
-        if (!parts.own.empty())
-          addIntoSum(gradient, sum, wholePart(w, parts.own), gradient.stage,
-                     name);
-        addIntoSum(gradient, sum, wholePart(w, parts.last), parts.lastStage,
-                   name);
+        if (!parts.rest.empty())
+          addIntoSum(gradient, sum, sumInPlannedLayout(w, parts.rest),
+                     gradient.stage, name);
+        addIntoSum(gradient, sum, sumInPlannedLayout(w, parts.last),
+                   parts.lastStage, name);
         llvm::append_range(replaced, parts.through);
         continue;
       }
@@ -727,7 +768,11 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     // (A device updating nothing has no step count either.)
     if (config.kind != OptimizerKind::sgd && !updatedHere.empty())
       writeStepCount();
-    int64_t tag = 0;
+    // Tags count each pair's exchanges in gradient order, alike on both
+    // sides. (They may repeat a step's: each receive here is posted after
+    // the step's calls received all they were sent, and MPI keeps one
+    // sender's messages in order.)
+    DenseMap<int64_t, int64_t> tags; // by peer
     for (const Gradient *gradient : updatedHere) {
       WeightOp w = gradient->weight;
       b.setLoc(w.getLoc());
@@ -737,13 +782,11 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
       StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);
       RankedTensorType sumType = updateType(w.getType());
       Value sum = state(sumName, sumType, here(gradient->sumLayout));
-      // (Tags count the exchanges in gradient order, alike on both sides.
-      // They may repeat the step's: the step's messages are all received
-      // before the update runs, and MPI keeps one sender's order.)
       Value whole = sum;
-      if (gradient->lastDeviceCopy)
-        whole = exchangeSum(*gradient, sum,
-                            isLast ? gradient->device : lastDevice, tag++);
+      if (gradient->lastDeviceCopy) {
+        int64_t peer = isLast ? gradient->device : lastDevice;
+        whole = exchangeSum(*gradient, sum, peer, tags[peer]++);
+      }
       writeWeightUpdate(*gradient, whole, copy);
       updated.push_back({zeros(sumType), sumName});
     }

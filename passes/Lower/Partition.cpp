@@ -259,8 +259,7 @@ static bool isWidening(CastOp cast) {
 /// where the shards split it over exactly the all-reduce's axes
 /// fuseReduceSlice makes the pair a reduce-scatter. A sum the step reads
 /// otherwise, or adds a gradient into that is not so reduced (a kept
-/// gradient, a tied embedding's copy received from another device), is
-/// left as it is.
+/// gradient), is left as it is.
 static void deferGradientReductions(ModuleOp module, StringRef entry) {
   // The writer of each sum, by the device its update runs on (one step
   // function a device; a second writer keeps its reductions).

@@ -198,8 +198,9 @@ def LoomStageTransfers : Pass<"loom-stage-transfers", "::mlir::ModuleOp"> {
   let description = [{
     Runs after `loom-partition` on the functions `loom-split-stages` made,
     and on a pipelined step's update functions (which exchange a tied
-    weight's gradient sums, `--loom-optimizer-step`). Each `loom.recv_from = s` argument becomes a `shard.recv` from device s
-    over the pipeline axis just before its first use; each `loom.send_to`
+    weight's gradient sums, `--loom-optimizer-step`). Each
+    `loom.recv_from = s` argument becomes a `shard.recv` from device s over
+    the pipeline axis just before its first use; each `loom.send_to`
     result becomes one `shard.send` per destination device (by destination,
     then tag) just after the value is computed. The runtime's sends never
     wait for their receiver, so a receive waits only for an earlier stage of

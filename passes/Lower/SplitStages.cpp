@@ -32,13 +32,15 @@
 //  * loom-stage-transfers (after partitioning) turns those extra arguments
 //    into `shard.recv` ops just before their first use and the extra results
 //    into `shard.send` ops just after the value is computed, over the
-//    pipeline axis; in the update functions too, where a tied weight's sums
-//    are exchanged (--loom-optimizer-step). The runtime's sends never wait for
-//    the receiver, so only receives block, and each waits for an earlier stage
-//    of the same micro-batch; with every device running micro-batches in order
-//    and its stages in order, the lowest unfinished (micro-batch, stage) can
-//    always proceed: no deadlock, whatever the message sizes or the
-//    interleaving.
+//    pipeline axis. The runtime's sends never wait for the receiver, so
+//    only receives block, and each waits for an earlier stage of the same
+//    micro-batch; with every device running micro-batches in order and its
+//    stages in order, the lowest unfinished (micro-batch, stage) can always
+//    proceed: no deadlock, whatever the message sizes or the interleaving.
+//    The update functions exchange a tied weight's sums the same way
+//    (--loom-optimizer-step): both sides of a pair make their exchanges in
+//    the same order, each send before its receive, so the first exchange
+//    neither side has finished can always proceed.
 //
 //===----------------------------------------------------------------------===//
 

@@ -380,8 +380,9 @@ LOOMRT_API void loomrt_all_reduce(void *inout, int64_t count, int32_t dtype,
  * receiver: the bytes are copied and sent in the background, so a program's
  * sends cannot deadlock against its receives whatever the message sizes
  * (pipeline stages rely on it). loomrt_complete_sends waits until every send
- * made so far has been delivered; loomrt_artifact_run calls it after the
- * entry returns and loomrt_finalize before finalising. */
+ * made so far has been delivered; loomrt_artifact_run and
+ * loomrt_artifact_update call it after their entry returns and
+ * loomrt_finalize before finalising. */
 LOOMRT_API void loomrt_send(const void *buf, int64_t bytes,
                             int64_t dest_world_rank, int64_t tag);
 LOOMRT_API void loomrt_complete_sends(void);

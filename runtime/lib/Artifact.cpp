@@ -949,6 +949,8 @@ loomrt_status loomrt_artifact_update(loomrt_artifact *a) {
                        "micro-batched or pipelined training step has one)",
                        a->dir.c_str()));
   a->updateFn(a->updatePointers.data());
+  // (A tied weight's exchange of its sums: copies held until delivered.)
+  loomrt_complete_sends();
   return ok();
 }
 
