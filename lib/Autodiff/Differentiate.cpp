@@ -25,6 +25,7 @@
 
 #include "LoomOpWriter.h"
 
+#include "dialects/Loom/IR/Gradients.h"
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Cost/Estimate.h"
@@ -49,11 +50,6 @@ RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()
 bool isFloatTensor(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);
   return rt && isa<FloatType>(rt.getElementType());
-}
-
-bool isTrainable(Operation *op) {
-  auto w = dyn_cast<WeightOp>(op);
-  return w && w.getRole() == WeightRole::parameter && isFloatTensor(w.getType());
 }
 
 /// Ops whose result is their operand under another name: annotations and
@@ -665,35 +661,20 @@ void Differentiator::spillOffloaded(ArrayRef<Operation *> forwardOrder) {
 
 void Differentiator::findActive() {
   Block &body = func.getBody().front();
-  DenseSet<Value> varied;
-  for (Operation &op : body) {
-    bool fromParameter = isTrainable(&op) ||
-                         llvm::any_of(op.getOperands(), [&](Value v) { return varied.contains(v); });
-    if (fromParameter)
-      for (Value r : op.getResults())
-        if (isFloatTensor(r.getType()))
-          varied.insert(r);
-  }
-  // Walking back from the return: useful, a result reads it; and
-  // differentiably used, a result reads it through varied values alone.
+  DenseSet<Value> varied = valuesFromParameters(body);
+  // Useful: a result reads it, walking back from the return.
   DenseSet<Value> useful;
-  for (Operation &op : llvm::reverse(body)) {
-    bool isReturn = isa<func::ReturnOp>(op);
-    if (isReturn || llvm::any_of(op.getResults(),
-                                 [&](Value r) { return useful.contains(r); }))
-      for (Value v : op.getOperands())
-        useful.insert(v);
-    if (isReturn || llvm::any_of(op.getResults(), [&](Value r) {
-          return differentiablyUsed.contains(r);
+  for (Operation &op : llvm::reverse(body))
+    if (isa<func::ReturnOp>(op) || llvm::any_of(op.getResults(), [&](Value r) {
+          return useful.contains(r);
         }))
       for (Value v : op.getOperands())
-        if (varied.contains(v))
-          differentiablyUsed.insert(v);
-  }
+        useful.insert(v);
   for (Operation &op : body)
     for (Value r : op.getResults())
       if (varied.contains(r) && useful.contains(r))
         activeValues.insert(r);
+  differentiablyUsed = readByResults(body, varied);
 }
 
 Value Differentiator::transposeLastTwo(Value x) {
@@ -1618,7 +1599,7 @@ LogicalResult Differentiator::run() {
   for (unsigned i = 0; i < ret.getNumOperands(); ++i)
     outputAttrs.push_back(func.getResultAttrDict(i));
   for (Operation &op : body) {
-    if (!isTrainable(&op))
+    if (!isTrainableParameter(&op))
       continue;
     auto w = cast<WeightOp>(op);
     b.setLoc(w.getLoc());

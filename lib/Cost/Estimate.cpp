@@ -19,12 +19,13 @@
 
 #include "loom/Cost/Estimate.h"
 
+#include "dialects/Loom/IR/Gradients.h"
+#include "dialects/Loom/IR/LoomOps.h"
+#include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Autodiff/Differentiate.h"
 #include "loom/Cost/ActivationOffload.h"
 #include "loom/Cost/Recompute.h"
 #include "loom/Cost/Reshard.h"
-#include "dialects/Loom/IR/LoomOps.h"
-#include "dialects/Loom/IR/ShardValues.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -498,22 +499,27 @@ LogicalResult Estimator::collectOps() {
   if (original.size() != twins.size())
     return error(func) << "internal: propagation changed the loom ops";
 
-  // Which values are activations (depend on an input) and which need a
-  // gradient (depend on a trainable parameter).
+  // Which values are activations (depend on an input), which depend only
+  // on parameters, and which need a gradient: those a result reads through
+  // float values from a trainable parameter, as --loom-autodiff finds them
+  // (a weight read only through a comparison or an argmax has none, and
+  // neither gradient nor optimizer state: loom.no_gradient).
+  if (options.training)
+    needsGrad = gradientValues(func);
+  DenseSet<Value> fromParameter; // float, computed from a trainable one
   for (BlockArgument arg : func.getArguments())
     activations.insert(arg);
   for (Operation *op : original) {
     bool act = false, grad = false, param = false;
     if (auto w = dyn_cast<WeightOp>(op)) {
-      grad = options.training && w.getRole() == WeightRole::parameter &&
-             isa<FloatType>(w.getType().getElementType());
+      grad = options.training && isTrainableParameter(w);
       param = grad;
     }
     bool anyOperand = false, allParam = true;
     for (Value v : llvm::map_range(op->getOperands(), lookThroughShards)) {
       anyOperand = true;
       act |= activations.contains(v);
-      grad |= needsGrad.contains(v);
+      grad |= fromParameter.contains(v);
       allParam &= paramDerived.contains(v) || !activations.contains(v);
     }
     param |= anyOperand && allParam && grad;
@@ -522,7 +528,7 @@ LogicalResult Estimator::collectOps() {
       if (act)
         activations.insert(r);
       if (grad && isFloat)
-        needsGrad.insert(r);
+        fromParameter.insert(r);
       if (param && !act)
         paramDerived.insert(r);
     }
@@ -1514,7 +1520,9 @@ LogicalResult Estimator::assemble() {
   // stage, times and local results.
   for (const OpInfo &info : ops) {
     if (isa<WeightOp>(info.op)) {
-      result.weightFacts[info.op].localBytes = bytesOf(info.op->getResult(0));
+      WeightFacts &facts = result.weightFacts[info.op];
+      facts.localBytes = bytesOf(info.op->getResult(0));
+      facts.hasGradient = needsGrad.contains(info.op->getResult(0));
       continue;
     }
     if (!isCostedOp(info.op))

@@ -27,13 +27,6 @@
 
 namespace mlir::loom::placement {
 
-/// Whether training updates `w` (and so keeps a gradient and optimizer
-/// state for it).
-inline bool isTrainable(WeightOp w, bool training) {
-  return training && w.getRole() == WeightRole::parameter &&
-         isa<FloatType>(w.getType().getElementType());
-}
-
 /// Adam's state for `bytes` of a tensor stored `elementBytes` to an element.
 inline double optimizerStateBytes(double bytes, double elementBytes) {
   return bytes / elementBytes * adamStateBytesPerParameter(elementBytes);
@@ -95,6 +88,8 @@ struct HeldWeight {
   /// type is 16-bit: updatesThroughMasterCopy), whatever precision the
   /// placement prices: what the program holds and reads follows from it.
   bool masterCopy = false;
+  /// Whether training updates it (a gradient and optimizer state): the
+  /// estimator's WeightFacts::hasGradient.
   bool trainable = false;
   WeightFacts facts;
 

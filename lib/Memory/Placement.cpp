@@ -353,7 +353,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         h.gradientWidening = gradientBytesPerParameter(
                                  h.elementBytes, e.accumulatesGradients()) /
                              h.elementBytes;
-        h.trainable = isTrainable(w, o.training);
+        h.trainable = h.facts.hasGradient;
         // ZeRO shards a weight's optimizer state (stage 1), gradient (2)
         // and the parameter itself (3) over the replicas its gradient is
         // reduced over: the data-parallel axes, not an expert axis that
@@ -1498,9 +1498,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                        : stagingOf(dev, c->deviceOptimizerWeights));
   }
   for (const DeviceProgram &dev : devices)
-    for (auto &[op, w] : dev.weights)
+    for (auto &[op, w] : dev.weights) {
       if (p.stateShards.try_emplace(op, w.stateShards).second)
         p.weights.push_back(op);
+      if (w.trainable)
+        p.trained.insert(op);
+    }
   if (programs) {
     programs->devices = std::move(devices);
     p.programs = std::move(programs);
@@ -1844,6 +1847,7 @@ static FailureOr<MemoryPlacement> placeAll(ModuleOp module, func::FuncOp func,
       p.programs = std::move(part.programs);
       p.weights = std::move(part.weights);
       p.stateShards = std::move(part.stateShards);
+      p.trained = std::move(part.trained);
     }
   };
   // The placements an evaluation priced (its candidates and choice only).
@@ -2239,7 +2243,7 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
           attrs.push_back(b.getNamedAttr(
               "chunk_offset", b.getI64IntegerAttr(p.memoryPlan->offsetInChunk[i])));
       }
-      if (isTrainable(w, o.training)) {
+      if (p.trained.contains(op)) {
         // Under a split, the first parameters keep their state on the device.
         Tier tier = c->deviceOptimizerWeights.contains(op)
                         ? Tier::Device

@@ -10,6 +10,7 @@
 #include "Space.h"
 #include "loom/Cost/Estimate.h"
 
+#include "dialects/Loom/IR/Gradients.h"
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
 #include "loom/Cost/Collectives.h"
@@ -129,14 +130,19 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
       vm.batchDim = 0;
   }
 
+  // A gradient where a result reads a value through float values from a
+  // trainable parameter (as --loom-autodiff and the estimator find it).
+  DenseSet<Value> gradients;
+  if (training)
+    gradients = gradientValues(func);
+  DenseSet<Value> fromParameter; // float, computed from a trainable one
   func.walk([&](Operation *op) {
     if (!isa<LoomDialect>(op->getDialect()))
       return;
     bool act = false, grad = false, param = false;
     if (auto w = dyn_cast<WeightOp>(op)) {
       weights.push_back(op);
-      grad = training && w.getRole() == WeightRole::parameter &&
-             isa<FloatType>(w.getType().getElementType());
+      grad = training && isTrainableParameter(w);
       param = grad;
     }
     bool anyOperand = false, allParam = true;
@@ -144,15 +150,17 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
       const ValueModel &vm = values[valueIndex.lookup(v)];
       anyOperand = true;
       act |= vm.activation;
-      grad |= vm.needsGrad;
+      grad |= fromParameter.contains(v);
       allParam &= vm.parameterDerived || !vm.activation;
     }
     param |= anyOperand && allParam && grad;
     for (Value r : op->getResults()) {
       ValueModel &vm = addValue(r);
       bool isFloat = isa<FloatType>(getElementTypeOrSelf(r.getType()));
+      if (grad && isFloat)
+        fromParameter.insert(r);
       vm.activation = act;
-      vm.needsGrad = grad && isFloat;
+      vm.needsGrad = gradients.contains(r);
       vm.soleReader = soleReadingUse(r) != nullptr;
       vm.parameterDerived = param && !act;
     }

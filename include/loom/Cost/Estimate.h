@@ -164,6 +164,10 @@ struct DeviceTimes {
 /// One weight as a device holds it under the plan, for memory placement.
 struct WeightFacts {
   double localBytes = 0; // its shard's bytes under the plan's sharding
+  /// Whether training gives it a gradient (and optimizer state): a
+  /// trainable parameter some result depends on through float values, as
+  /// --loom-autodiff finds it; not one read only through a comparison.
+  bool hasGradient = false;
   /// The devices holding the same shard: the product of the axes its
   /// gradient is all-reduced over (what ZeRO may shard its state over).
   int64_t replicas = 1;

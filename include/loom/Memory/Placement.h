@@ -239,6 +239,9 @@ struct MemoryPlacement {
   /// Per trainable weight, the devices sharing its update under the chosen
   /// ZeRO stage (1 without ZeRO).
   llvm::DenseMap<Operation *, double> stateShards;
+  /// The weights training updates (a gradient and optimizer state placed
+  /// for each): not one without a gradient (WeightFacts::hasGradient).
+  llvm::DenseSet<Operation *> trained;
   std::vector<int> chunkOf;                // per parameter
   std::vector<Operation *> forwardOps;     // the schedule's forward steps
   std::vector<BackwardStep> backwardSteps; // and the rest, in training
