@@ -265,8 +265,8 @@ private:
   void writeWeightUpdate(const Gradient &gradient, Value grad, Value copy);
   /// `g`, the gradient of a weight of `type`, in parts by device: the adds
   /// summing the weight's contributions (--loom-autodiff's accumulation)
-  /// are looked through where a part beneath comes from `last` of the
-  /// pipeline's `devices`.
+  /// are looked through where parts from `last` of the pipeline's
+  /// `devices` and from another device both lie beneath.
   static DeviceParts partsByDevice(Value g, RankedTensorType type,
                                    int64_t devices, int64_t last);
   /// Adds `g`, `gradient`'s gradient or a part of it, into `sum` (widened:
