@@ -748,7 +748,37 @@ void Differentiator::placeGradients(ArrayRef<Operation *> forwardOrder) {
 }
 
 void Differentiator::backpropUnary(UnaryOp op, Value g) {
-  Value x = op.getInput(), y = op.getResult();
+  Value input = op.getInput();
+  Value x = input, y = op.getResult();
+  // A 16-bit float's derivative is computed in float32 and rounded once, as
+  // PyTorch's kernels compute it (its several ops in the narrow type would
+  // round each). The kinds below whose derivative is one op or exact keep
+  // the narrow type: the lowering computes a single op in float32 anyway.
+  Type narrow = tensorType(x).getElementType();
+  SmallVector<Operation *, 3> widened;
+  auto widen = [&](Value &v) {
+    v = CastOp::create(b, tensorType(v).clone(b.getF32Type()), v);
+    widened.push_back(v.getDefiningOp());
+  };
+  switch (op.getKind()) {
+  case UnaryKind::identity:
+  case UnaryKind::neg:
+  case UnaryKind::abs:
+  case UnaryKind::exp:
+  case UnaryKind::log:
+  case UnaryKind::relu:
+  case UnaryKind::floor:
+  case UnaryKind::ceil:
+  case UnaryKind::round:
+  case UnaryKind::sign:
+    break;
+  default:
+    if (isa<BFloat16Type, Float16Type>(narrow)) {
+      widen(x);
+      widen(y);
+      widen(g);
+    }
+  }
   Value dx;
   switch (op.getKind()) {
   case UnaryKind::identity:
@@ -828,7 +858,13 @@ void Differentiator::backpropUnary(UnaryOp op, Value g) {
   default:
     llvm_unreachable("hasRule admits only these kinds");
   }
-  accumulate(x, dx);
+  if (!widened.empty()) {
+    dx = CastOp::create(b, tensorType(input), dx);
+    for (Operation *cast : widened)
+      if (cast->use_empty())
+        cast->erase();
+  }
+  accumulate(input, dx);
 }
 
 void Differentiator::backpropBinary(BinaryOp op, Value g) {
