@@ -66,6 +66,9 @@ struct WeightsToArgumentsPass
     // writing into one.
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       func.setArgAttr(i, "bufferization.writable", BoolAttr::get(&getContext(), false));
+    for (auto &[key, ops] : weights)
+      if (failed(checkReadAlike(ops)))
+        return failure();
     for (auto &[key, ops] : weights) {
       WeightOp first = ops.front();
       unsigned index = func.getNumArguments();
@@ -98,15 +101,30 @@ struct WeightsToArgumentsPass
       if (failed(func.insertArgument(index, first.getType(), attrs, first.getLoc())))
         return failure();
       for (WeightOp op : ops) {
-        if (op.getType() != first.getType()) {
-          op.emitOpError("reads weight '")
-              << op.getName() << "' as " << op.getType() << " but another use reads it as "
-              << first.getType();
-          return failure();
-        }
         op.replaceAllUsesWith(func.getArgument(index));
         op.erase();
       }
+    }
+    return success();
+  }
+
+  /// Uses of one weight become one argument, loaded once: each must read it
+  /// as the first does, in its type and its file's element type.
+  static LogicalResult checkReadAlike(ArrayRef<WeightOp> ops) {
+    WeightOp first = ops.front();
+    auto fileType = [](WeightOp w) {
+      TypeAttr t = w.getFileTypeAttr();
+      return t ? t.getValue() : w.getType().getElementType();
+    };
+    for (WeightOp op : ops.drop_front()) {
+      if (op.getType() != first.getType())
+        return op.emitOpError("reads weight '")
+               << op.getName() << "' as " << op.getType()
+               << " but another use reads it as " << first.getType();
+      if (fileType(op) != fileType(first))
+        return op.emitOpError("reads weight '")
+               << op.getName() << "' from its file as " << fileType(op)
+               << " but another use reads it as " << fileType(first);
     }
     return success();
   }

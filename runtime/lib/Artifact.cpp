@@ -499,6 +499,16 @@ loomrt_status parseManifest(loomrt_artifact &a) {
                    splitString(t).c_str(), loomrt_dtype_name(same->dtype),
                    shapeString(same->shape.data(), same->shape.size()).c_str(),
                    splitString(*same).c_str()));
+      // (The same buffer, so loaded once: from the same bytes.)
+      if (same != stage.tensors[LOOMRT_WEIGHT].end() &&
+          (same->file != t.file || same->offset != t.offset ||
+           same->fileDtype != t.fileDtype))
+        return bad(format(
+            "%sweights[%zu] ('%s') is the step's weight of that name, but "
+            "loaded from '%s'[%lld] as %s rather than '%s'[%lld] as %s",
+            at.c_str(), i, t.name.c_str(), t.file.c_str(), (long long)t.offset,
+            loomrt_dtype_name(t.fileDtype), same->file.c_str(),
+            (long long)same->offset, loomrt_dtype_name(same->fileDtype)));
       stage.updateStepWeight.push_back(
           same == stage.tensors[LOOMRT_WEIGHT].end()
               ? -1
