@@ -163,7 +163,7 @@ private:
   DenseMap<Operation *, size_t> opIndex;
   DenseMap<Value, double> valueLocalBytes; // caller's values
   DenseSet<Value> activations;             // depend on a function argument
-  DenseSet<Value> needsGrad;               // depend on a trainable parameter
+  DenseSet<Value> needsGrad;               // carry a gradient (gradientValues)
   DenseSet<Value> paramDerived;            // depend only on parameters
   std::vector<std::vector<ChargedCollective>> charged; // per stage
   /// Weights read on several pipeline devices (a tied embedding: its
@@ -766,11 +766,14 @@ LogicalResult Estimator::costOps() {
 
     if (!training)
       continue;
-    // Backward: ops reading anything that needs a gradient.
+    // Backward: ops whose result carries a gradient, to the operands that
+    // need one (a comparison reading such a value has none).
     SmallVector<unsigned> gradOperands;
-    for (auto [i, v] : llvm::enumerate(op->getOperands()))
-      if (needsGrad.contains(lookThroughShards(v)))
-        gradOperands.push_back(i);
+    if (llvm::any_of(op->getResults(),
+                     [&](Value r) { return needsGrad.contains(r); }))
+      for (auto [i, v] : llvm::enumerate(op->getOperands()))
+        if (needsGrad.contains(lookThroughShards(v)))
+          gradOperands.push_back(i);
     if (gradOperands.empty())
       continue;
     info.hasBackward = true;

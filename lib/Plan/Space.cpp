@@ -224,9 +224,12 @@ ProgramModel::ProgramModel(func::FuncOp func, const ::loom::ClusterSpec &cluster
       om.precision = precisionOf(elemTy, forcedPrecision);
     }
     if (training) {
-      for (auto [i, v] : llvm::enumerate(op->getOperands()))
-        if (values[valueIndex.lookup(lookThroughShards(v))].needsGrad)
-          om.gradOperands.push_back(i);
+      // (A backward where a result carries a gradient, as the estimator's.)
+      if (llvm::any_of(op->getResults(),
+                       [&](Value r) { return gradients.contains(r); }))
+        for (auto [i, v] : llvm::enumerate(op->getOperands()))
+          if (values[valueIndex.lookup(lookThroughShards(v))].needsGrad)
+            om.gradOperands.push_back(i);
       om.hasBackward = !om.gradOperands.empty();
       om.contractionGrads =
           isa<AttentionOp>(op)

@@ -52,7 +52,7 @@ struct ValueModel {
   SmallVector<int64_t, 4> shape;
   double elementBytes = 4, fullBytes = 0;
   bool activation = false; // depends on a function input
-  bool needsGrad = false;  // depends on a trainable parameter
+  bool needsGrad = false;  // carries a gradient (gradientValues)
   bool parameterDerived = false;
   bool saved = false;      // some op keeps it for backward
   bool soleReader = false; // exactly one operand reads it

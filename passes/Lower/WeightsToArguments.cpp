@@ -60,15 +60,16 @@ struct WeightsToArgumentsPass
     func.walk([&](WeightOp op) {
       weights[{op.getName(), op.getFile(), op.getOffset()}].push_back(op);
     });
+    for (auto &[key, ops] : weights)
+      if (failed(checkReadAlike(ops)))
+        return failure();
     Builder builder(&getContext());
     // The runtime owns every buffer it passes in (inputs are reused across
     // steps, weights across everything): bufferization must copy before
     // writing into one.
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      func.setArgAttr(i, "bufferization.writable", BoolAttr::get(&getContext(), false));
-    for (auto &[key, ops] : weights)
-      if (failed(checkReadAlike(ops)))
-        return failure();
+      func.setArgAttr(i, "bufferization.writable",
+                      BoolAttr::get(&getContext(), false));
     for (auto &[key, ops] : weights) {
       WeightOp first = ops.front();
       unsigned index = func.getNumArguments();
