@@ -29,9 +29,12 @@ For the largest model it also prints the chosen placement's static memory
 plan: each tier's arena against the most bytes live at once (one-GPU
 setups; the data-parallel node's plan covers one GPU too). `--model
 LAYERSxHIDDEN` places that one model per setup instead of searching.
+`--grad-accum N` makes a step N micro-batches (gradient accumulation: the
+IR's `loom.micro_batches`), over which streamed parameters are fetched
+again each micro-batch and their gradients summed on the host.
 
 Usage: bench/memory_placement.py [--setups a,b] [--seq 1024]
-       [--micro-batch 4] [--loom-opt PATH] [--model 295x2048]
+       [--micro-batch 4] [--grad-accum 1] [--loom-opt PATH] [--model 295x2048]
        [--widths 5120,6144] [--max-layers 512]
        [--place-options "partial-recompute=false"]
 """
@@ -104,6 +107,18 @@ def place(loom_opt, cluster_path, dtype, hidden, heads, layers, args, tmp, extra
                     "--heads", str(heads), "--seq", str(args.seq),
                     "--vocab", "51200", "--micro-batch", str(args.micro_batch),
                     "--dtype", dtype, "-o", ir], check=True)
+    if args.grad_accum > 1:
+        # The entry's batch dimension is the tokens' and the logits' first.
+        text = open(ir).read()
+        header = re.search(r"func\.func @main\(%tokens: (tensor<[^>]*>)\) -> (tensor<[^>]*>) \{",
+                           text)
+        if not header:
+            sys.exit("gpt_plan.py wrote an entry this bench cannot micro-batch")
+        batched = ('func.func @main(%%tokens: %s {loom.batch_dim = 0 : i64}) -> '
+                   '(%s {loom.batch_dim = 0 : i64}) attributes {loom.micro_batches = %d : i64} {'
+                   % (header.group(1), header.group(2), args.grad_accum))
+        with open(ir, "w") as f:
+            f.write(text[:header.start()] + batched + text[header.end():])
     table = os.path.join(tmp, "table.txt")
     t0 = time.perf_counter()
     options = "cluster=%s mode=train table=%s%s" % (cluster_path, table, extra)
@@ -163,6 +178,8 @@ def main():
     ap.add_argument("--setups", default=",".join(SETUPS))
     ap.add_argument("--seq", type=int, default=1024)
     ap.add_argument("--micro-batch", type=int, default=4)
+    ap.add_argument("--grad-accum", type=int, default=1,
+                    help="micro-batches per step (gradient accumulation)")
     ap.add_argument("--max-layers", type=int, default=512)
     ap.add_argument("--loom-opt", default=os.path.join(ROOT, "build", "bin", "loom-opt"))
     ap.add_argument("--model", help="LAYERSxHIDDEN: place this model only")
@@ -181,7 +198,8 @@ def main():
             sys.exit("--model wants LAYERSxHIDDEN with a hidden size of %s, not '%s'"
                      % ("/".join(str(h) for h, _ in WIDTHS), args.model))
         only = (int(m.group(1)), int(m.group(2)), heads)
-    print(f"GPT, sequence {args.seq}, micro-batch {args.micro_batch}, 16-bit, Adam; "
+    accum = (f", {args.grad_accum} micro-batches a step" if args.grad_accum > 1 else "")
+    print(f"GPT, sequence {args.seq}, micro-batch {args.micro_batch}{accum}, 16-bit, Adam; "
           f"deepest fitting model per width by bisection")
     with tempfile.TemporaryDirectory() as tmp:
         for setup in args.setups.split(","):

@@ -192,6 +192,12 @@ private:
     /// update functions exchange the sums once a step and update their
     /// copies alike (Megatron's embedding all-reduce).
     bool lastDeviceCopy = false;
+    /// Whether a micro-batched step sums the gradient on the host: a
+    /// streamed weight the CPU updates (ZeRO-Offload's accumulation in host
+    /// memory, as placement prices it). Each micro-batch's gradient goes
+    /// down as the backward completes it, and the host adds it into the
+    /// sum, which lives there.
+    bool hostSum = false;
   };
   /// A weight gradient's parts by the pipeline device computing them.
   struct DeviceParts {
@@ -240,6 +246,11 @@ private:
   /// Placed in `tier` where not null.
   Value state(StringRef name, RankedTensorType type, Value layout,
               WeightOp initial = nullptr, StringAttr tier = nullptr);
+  /// The tier of a gradient's sum: host memory for Gradient::hostSum, else
+  /// the device's (null).
+  StringAttr sumTier(const Gradient &gradient) {
+    return gradient.hostSum ? b.getStringAttr("host") : StringAttr();
+  }
   /// `v` as the update reads it: in `layout`, where there is one.
   Value inLayout(Value v, Value layout) {
     if (!layout)
@@ -472,7 +483,7 @@ void UpdateWriter::writeWeightUpdate(const Gradient &gradient, Value grad,
   // prices the copy: in the update's layout first, so that ZeRO-1's
   // reduction of a whole sum and the slice to its shard still fuse into a
   // reduce-scatter.)
-  if (place.tier && target != func && mixed)
+  if (place.tier && target != func && mixed && !gradient.hostSum)
     grad = castTo(inLayout(grad, layout), type.getElementType());
   Operation *before = ret->getPrevNode();
   // The state the formula updates in place of the weight: the master copy,
@@ -497,10 +508,11 @@ void UpdateWriter::writeWeightUpdate(const Gradient &gradient, Value grad,
     weight = inLayout(asStored(w, copy, gradient.layout), layout);
   }
   Value g;
-  if (place.tier) {
+  if (place.tier && !gradient.hostSum) {
     // In the step the copy down is issued as soon as the backward
     // completes the gradient, as the update pipeline prices it, into its
     // planned host buffer; an update function's, of the sum, has none.
+    // (A sum the host keeps is read where it is.)
     OpBuilder::InsertionGuard guard(b);
     if (target == func)
       b.setInsertionPointAfterValue(grad);
@@ -665,11 +677,23 @@ Value UpdateWriter::sumInPlannedLayout(WeightOp w, ArrayRef<Value> parts) {
 void UpdateWriter::addIntoSum(const Gradient &gradient, Value sum, Value g,
                               std::optional<int64_t> stage, StringAttr name) {
   g = inLayout(g, gradient.sumLayout);
+  if (gradient.hostSum) {
+    // Down into its planned host buffer as soon as the backward completes
+    // it, as in a step of one micro-batch.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(g);
+    g = SpillOp::create(b, g, updatePlace(gradient.weight).gradientOffset);
+  }
   Type element = cast<RankedTensorType>(sum.getType()).getElementType();
   Value wide = castTo(g, element);
   if (wide != g)
     wide = inLayout(wide, gradient.sumLayout);
   Value summed = add(sum, wide);
+  if (gradient.hostSum) {
+    summed.getDefiningOp()->setAttr(kOnHostAttr, b.getUnitAttr());
+    if (Operation *cast = wide.getDefiningOp<CastOp>())
+      cast->setAttr(kOnHostAttr, b.getUnitAttr());
+  }
   // In the backward of the stage completing the part, on the device
   // updating the weight (loom-split-stages checks that it stays there).
   if (stage) {
@@ -716,7 +740,8 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     WeightOp w = gradient.weight;
     b.setLoc(w.getLoc());
     StringAttr name = b.getStringAttr(w.getName() + kAccumulatorSuffix);
-    Value sum = state(name, updateType(w.getType()), gradient.sumLayout);
+    Value sum = state(name, updateType(w.getType()), gradient.sumLayout,
+                      WeightOp(), sumTier(gradient));
     Value g = ret.getOperand(gradient.index);
     // A weight the last device holds a copy of: each device sums the part
     // it computes, with no transfer in the step; the update functions
@@ -776,19 +801,28 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     for (const Gradient *gradient : updatedHere) {
       WeightOp w = gradient->weight;
       b.setLoc(w.getLoc());
-      Value copy =
+      WeightOp copy =
           newWeight(w.getType(), w.getRole(), w.getName(), w.getFileAttr(),
                     w.getOffsetAttr(), w.getFileTypeAttr());
+      // (A streamed weight's copy is its home copy, where the step's is.)
+      if (gradient->hostSum)
+        copy->setAttr(kPlacementAttr,
+                      b.getDictionaryAttr({b.getNamedAttr(
+                          "tier", b.getStringAttr(placedTier(w)))}));
       StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);
       RankedTensorType sumType = updateType(w.getType());
-      Value sum = state(sumName, sumType, here(gradient->sumLayout));
+      Value sum = state(sumName, sumType, here(gradient->sumLayout), WeightOp(),
+                        sumTier(*gradient));
       Value whole = sum;
       if (gradient->lastDeviceCopy) {
         int64_t peer = isLast ? gradient->device : lastDevice;
         whole = exchangeSum(*gradient, sum, peer, tags[peer]++);
       }
       writeWeightUpdate(*gradient, whole, copy);
-      updated.push_back({zeros(sumType), sumName});
+      Value zero = zeros(sumType);
+      if (gradient->hostSum)
+        zero.getDefiningOp()->setAttr(kOnHostAttr, b.getUnitAttr());
+      updated.push_back({zero, sumName});
     }
     setResults({}, {});
     update->setAttr(kOptimizerAttr, hyperparameters());
@@ -973,6 +1007,8 @@ LogicalResult UpdateWriter::run() {
     Gradient gradient{i, w, layout, layout};
     if (zeroStage == 1 && !config.keepGradients)
       gradient.sumLayout = plannedLayout(w);
+    gradient.hostSum =
+        accumulated && placedTier(w) != "device" && updatePlace(w).tier;
     if (pipelineDevices && failed(placeUpdate(gradient, *pipelineDevices)))
       return failure();
     gradients.push_back(gradient);
@@ -985,15 +1021,21 @@ LogicalResult UpdateWriter::run() {
     for (StringRef suffix : stateSuffixes(config))
       stateNames.push_back((w.getName() + suffix).str());
     UpdatePlace place = updatePlace(w);
-    // In a step of several micro-batches the sums stay on the device
-    // (placement prices them there) and go down once, for the CPU's update
-    // (its state in host memory or on NVMe); placement streams parameters
-    // only in steps of one micro-batch.
-    if (accumulated && placedTier(w) != "device")
+    // In a step of several micro-batches the sums of resident parameters'
+    // gradients stay on the device (placement prices them there) and go
+    // down once, for the CPU's update (its state in host memory or on
+    // NVMe); a streamed weight's sum is the host's (Gradient::hostSum).
+    // Placement streams parameters in one-device programs only, updated
+    // by the CPU over several micro-batches.
+    if (accumulated && placedTier(w) != "device" &&
+        (pipelineDevices || !place.tier))
       return w.emitOpError("loom-optimizer-step: weight '")
              << w.getName() << "' is streamed from the " << placedTier(w)
-             << "; the update of a step of several micro-batches or of a "
-                "pipeline is written for weights the device holds";
+             << (pipelineDevices ? " in a pipeline"
+                                 : " and updated on the device")
+             << "; the update of a step of several micro-batches is written "
+                "for weights the device holds or for streamed weights the "
+                "CPU updates";
     if (accumulated)
       stateNames.push_back((w.getName() + kAccumulatorSuffix).str());
     if (updateType(w.getType()) != w.getType())

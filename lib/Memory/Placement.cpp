@@ -262,9 +262,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   if (o.precision != "ir")
     forced = ::loom::parsePrecision(o.precision);
   const int64_t P = e.pipelineDevices, m = e.microBatches;
-  // The chunk schedule follows one pass of forward and backward steps, so
-  // parameters are streamed only in one-device programs of one micro-batch
-  // (over several, each micro-batch would fetch the chunks again).
+  // The chunk schedule follows one micro-batch's pass of forward and
+  // backward steps, which a step of several repeats (each micro-batch
+  // fetches the chunks again; the host sums their gradients), so
+  // parameters are streamed in one-device programs.
   // Movement is written into the IR around the ops that read each weight,
   // so a program whose weights are read through shard annotations (a
   // one-device grid) keeps them resident.
@@ -279,8 +280,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // beside its shards (the optimizer's split below counts them).
   const bool streamedInShards = o.streamSharded && o.training && zero >= 3 &&
                                 e.devices > 1 && P == 1 && m == 1;
-  const bool streamable =
-      (e.devices == 1 && m == 1 && !annotated) || streamedInShards;
+  const bool streamable = (e.devices == 1 && !annotated) || streamedInShards;
 
   // Each pipeline device's steps in program order (the ops the estimator
   // costed), with the weights each reads.
@@ -467,12 +467,21 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   auto nvmeParamReads = [](const HeldWeight &h) {
     return h.elementBytes >= 4 ? h.held : 0.0;
   };
+  // Streamed over several micro-batches, each micro-batch's gradient goes
+  // down and the CPU adds it into the weight's sum in host memory: priced
+  // as streaming the sum, as its Adam streams the state.
+  auto hostSumSeconds = [&](const HeldWeight &h) {
+    return adamRate > 0 ? h.gradient() / adamRate : INFINITY;
+  };
 
   // Gradients leave the device as they are produced; two tensors' worth of
   // staging covers one being written while another is copied out. Over
-  // several micro-batches they accumulate on the device first.
+  // several micro-batches resident parameters' gradients accumulate on the
+  // device first; streamed ones' (`params` off the device) leave every
+  // micro-batch and the host sums them (--loom-optimizer-step).
   auto stagingOf = [&](const DeviceProgram &dev,
-                       const llvm::DenseSet<Operation *> &kept) {
+                       const llvm::DenseSet<Operation *> &kept,
+                       Tier params = Tier::Device) {
     double staging = 0, accumulated = 0;
     for (auto &[op, w] : dev.weights) {
       if (!w.trainable || kept.contains(op))
@@ -480,7 +489,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       staging = std::max(staging, 2 * w.offloaded());
       accumulated += w.gradient();
     }
-    return m > 1 ? accumulated : staging;
+    return m > 1 && params == Tier::Device ? accumulated : staging;
   };
 
   // The offloaded update as a pipeline overlapping a device's steps
@@ -492,9 +501,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // `barrier`, before the next iteration starts at all. `stepSeconds` is
   // the device's iteration: with `framed`, an idle lead-in before its first
   // forward, its forward steps, the rest of the pipeline schedule, its
-  // backward steps and a tail; otherwise forward then backward steps.
+  // backward steps and a tail; otherwise `lead` steps (a streamed step's
+  // earlier micro-batches), then forward then backward steps.
   // `params`: where the parameters live (streamed from the host or NVMe,
-  // the weights in `kept` send their updated shards down to them).
+  // the weights in `kept` send their updated shards down to them; over
+  // several micro-batches the CPU adds each gradient into its sum before
+  // the update).
   // `linkBusyThrough`: the step through which the host-to-device link
   // carries other transfers (a chunk schedule's fetches and reloads; -1:
   // none); by default the last step where there are any (`barrier`, or
@@ -516,13 +528,13 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          llvm::function_ref<double(size_t)> uploadOf,
                          Tier params = Tier::Device,
                          std::optional<int> linkBusyThrough = std::nullopt,
-                         double deviceReloads = 0) {
+                         double deviceReloads = 0, int lead = 0) {
     int64_t n = static_cast<int64_t>(dev.steps.size());
     auto forwardIndex = [&](int64_t i) {
-      return framed ? 1 + i : dev.layout.forwardAt[i];
+      return framed ? 1 + i : lead + dev.layout.forwardAt[i];
     };
     auto backwardIndex = [&](int64_t i) {
-      return framed ? 2 + n + (n - 1 - i) : dev.layout.backwardAt[i];
+      return framed ? 2 + n + (n - 1 - i) : lead + dev.layout.backwardAt[i];
     };
     DenseMap<Operation *, int64_t> firstReader;
     for (auto [i, s] : llvm::enumerate(dev.steps))
@@ -549,10 +561,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
             ? *linkBusyThrough
             : (barrier || offloaded ? static_cast<int>(stepSeconds.size()) - 1
                                     : -1);
-    // One micro-batch: the gradients leave through the staging the device
-    // holds for them (stagingOf); over several they accumulate there first.
-    if (m == 1)
-      up.stagingBytes = stagingOf(dev, kept);
+    // The gradients leave through the staging the device holds for them
+    // (stagingOf); over several micro-batches resident parameters' gradients
+    // accumulate there first.
+    if (m == 1 || params != Tier::Device)
+      up.stagingBytes = stagingOf(dev, kept, params);
     // An updated shard is all-gathered as far as it is uploaded: whole for
     // resident parameters, not at all for a streamed chunk not left on the
     // device (its next fetch gathers it).
@@ -581,6 +594,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         bool fromNvme = params == Tier::Nvme;
         seconds = hostUpdateSeconds(h.state(), away, fromNvme ? h.held : 0,
                                     fromNvme ? nvmeParamReads(h) : 0);
+        if (m > 1 && params != Tier::Device)
+          seconds += hostSumSeconds(h);
         if (!std::isfinite(seconds)) {
           priced.why = "the cluster gives no rate for this tier's CPU optimizer";
           return priced;
@@ -831,12 +846,21 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   double smallestStaging = 0;    // the two largest chunks at the smallest size
 
   const DeviceProgram &dev0 = devices.front();
-  // Host memory keeps the gradients for the CPU's step and either the
-  // parameters or, streamed from NVMe, two chunks of staging; NVMe holds
-  // the optimizer state placed there and parameters streamed from it.
-  // `keptOnDevice`: the gradients and state a split keeps on the device.
-  auto streamedHostBytes = [&](bool nvmeParams, Tier optimizer, double staging) {
-    return dev0.gradientBytes + (nvmeParams ? staging : dev0.parameterBytes) +
+  // Host memory keeps the gradients for the CPU's step (over several
+  // micro-batches their sums, and beside them the buffers each micro-batch's
+  // gradients land in) and either the parameters or, streamed from NVMe,
+  // two chunks of staging; NVMe holds the optimizer state placed there and
+  // parameters streamed from it. `keptOnDevice`: the gradients and state a
+  // split keeps on the device.
+  double landedGradients = 0;
+  if (m > 1)
+    for (auto &entry : dev0.weights)
+      if (entry.second.trainable)
+        landedGradients += entry.second.offloaded();
+  auto streamedHostBytes = [&](bool nvmeParams, Tier optimizer,
+                               double staging) {
+    return dev0.gradientBytes + landedGradients +
+           (nvmeParams ? staging : dev0.parameterBytes) +
            (optimizer == Tier::Host ? dev0.optimizerBytes : 0);
   };
   auto streamedHoldings = [&](PlacementCandidate &part, bool nvmeParams, Tier optimizer,
@@ -845,7 +869,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     part.nvmeUsed = (optimizer == Tier::Nvme ? dev0.optimizerBytes : 0) +
                     (nvmeParams ? dev0.parameterBytes : 0);
   };
-  double streamStaging = o.training && m == 1 ? stagingOf(dev0, /*kept=*/{}) : 0;
+  double streamStaging =
+      o.training ? stagingOf(dev0, /*kept=*/{}, Tier::Host) : 0;
   // Offloaded, each activation comes back before the first step of the
   // backward that reads it (its last reader's backward, or the re-run of a
   // recomputed reader before that), as the static memory plan fetches it:
@@ -972,7 +997,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          split.share * 100)
         .str();
   };
-  if (streamable && o.training && o.optimizerSplit) {
+  if (streamable && o.training && o.optimizerSplit && m == 1) {
     const double excess = streamedHostBytes(/*nvmeParams=*/false, Tier::Host,
                                             /*staging=*/0) +
                           dev0.hostActivationBytes - 0.99 * p.hostBytes;
@@ -1035,7 +1060,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           Tier tier, std::string &why) -> std::optional<Streamed> {
     Streamed candidate;
     if (!o.training) {
-      candidate.stepSeconds = plan.iterationSeconds;
+      candidate.stepSeconds = static_cast<double>(m) * plan.iterationSeconds;
       return candidate;
     }
     // Each step's time with its stalls, averaged over the period.
@@ -1069,6 +1094,31 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       else
         linkBusyThrough = -1;
     }
+    // Over several micro-batches the plan is the last one's; the earlier
+    // ones run the same schedule before it, one step of the pipeline, each
+    // as long as the slowest of its schedule, the copies of its gradients
+    // down and the CPU's adds of them into the sums (each overlapping the
+    // next micro-batch). (No split then: a device update of streamed
+    // weights over several micro-batches is not written.)
+    const int lead = m > 1 ? 1 : 0;
+    double earlierDown = 0;
+    if (lead) {
+      double schedule = 0, down = 0, add = 0;
+      for (double seconds : stepSeconds)
+        schedule += seconds;
+      for (auto &entry : dev0.weights)
+        if (entry.second.trainable) {
+          earlierDown += entry.second.offloaded();
+          down += entry.second.offloaded() / d2h + cluster.host.linkLatency;
+          add += hostSumSeconds(entry.second);
+        }
+      earlierDown *= static_cast<double>(m - 1);
+      stepSeconds.insert(stepSeconds.begin(),
+                         static_cast<double>(m - 1) *
+                             std::max({schedule, down, add}));
+      if (linkBusyThrough >= 0)
+        linkBusyThrough += lead;
+    }
     UpdateUploads updateUploads;
     if (kept)
       updateUploads = splitUpdateUploads(kept->kept, cp, plan, chunkOf);
@@ -1083,14 +1133,14 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           return residentShare[chunkOf[i]] *
                  (dev0.weights.begin() + i)->second.offloaded();
         },
-        from, linkBusyThrough, updateUploads.seconds);
+        from, linkBusyThrough, updateUploads.seconds, lead);
     if (!u.timeline) {
       why = u.why;
       return std::nullopt;
     }
     candidate.stepSeconds = u.timeline->stepSeconds;
     candidate.refreshBytes = u.h2dBytes + updateUploads.bytes;
-    candidate.d2hBytes = u.d2hBytes;
+    candidate.d2hBytes = u.d2hBytes + earlierDown;
     candidate.update = u.timeline;
     candidate.tensorWeights = std::move(u.weightOfTensor);
     return candidate;
@@ -1298,10 +1348,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     part.update = s->update;
     // Over the host link: each fetch's home copy (the device's shard,
     // streamed in ZeRO-3 shards), then the refresh of resident chunks.
+    // Each micro-batch fetches its chunks again.
     std::vector<double> home = chunkHomeBytes(dev0, s->chunkOf, s->problem.chunkBytes.size());
     double uploaded = 0;
     for (const lm::Fetch &f : s->plan.fetches)
-      uploaded += home[f.chunk] / s->plan.iterations;
+      uploaded += static_cast<double>(m) * home[f.chunk] / s->plan.iterations;
     part.h2dBytes = uploaded + s->refreshBytes;
     part.d2hBytes = s->d2hBytes;
     part.devicePeak = dev0.otherBytes + s->plan.peakBytes + streamStaging;
@@ -1427,17 +1478,28 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
             lastRead[dev0.weights.find(w) - dev0.weights.begin()] =
                 static_cast<int>(position);
         const lm::IterationTrace &trace = traced->update->trace;
+        // (Over several micro-batches, on the last one's clock: the
+        // iteration's first step is the earlier ones.)
+        const size_t lead = m > 1 ? 1 : 0;
+        const double from = trace.stepStarts[lead];
+        std::vector<double> starts;
+        for (double start : ArrayRef<double>(trace.stepStarts).drop_front(lead))
+          starts.push_back(start - from);
         std::vector<lm::Refresh> refreshes;
         for (auto [x, i] : llvm::enumerate(traced->tensorWeights)) {
           const lm::Interval &up = trace.tensors[x].up;
           if (!up.empty())
             refreshes.push_back({p.chunkOf[i],
                                  (dev0.weights.begin() + i)->second.bytes,
-                                 lastRead[i], up.start, up.end});
+                                 lastRead[i], up.start - from, up.end - from});
         }
-        if (llvm::Error err = lm::simulateRefresh(
-                p.problem, p.plan, refreshes, trace.stepStarts, trace.nextStart,
-                {{trace.deviceReloads.start, trace.deviceReloads.end}}))
+        std::vector<std::pair<double, double>> reloads;
+        if (!trace.deviceReloads.empty())
+          reloads.push_back({trace.deviceReloads.start - from,
+                             trace.deviceReloads.end - from});
+        if (llvm::Error err =
+                lm::simulateRefresh(p.problem, p.plan, refreshes, starts,
+                                    trace.nextStart - from, reloads))
           return func.emitOpError(
                      "the refresh of carried chunks failed its replay: ")
                  << llvm::toString(std::move(err));
@@ -1494,8 +1556,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     programs->offloadedActivations = e.offloadedActivations;
     for (const DeviceProgram &dev : devices)
       programs->gradientStaging.push_back(
-          c->optimizer == Tier::Device ? 0
-                                       : stagingOf(dev, c->deviceOptimizerWeights));
+          c->optimizer == Tier::Device
+              ? 0
+              : stagingOf(dev, c->deviceOptimizerWeights, c->params));
   }
   for (const DeviceProgram &dev : devices)
     for (auto &[op, w] : dev.weights) {
@@ -2214,13 +2277,25 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
   }
   p.refusals = std::move(refusals);
   if (const MemoryPlacement::LowerBoundInputs *in = p.lowerBoundInputs.get()) {
-    p.lowerBoundH2D =
-        lm::sharedFetchLowerBound(in->problem, in->shares, in->endReads);
+    // A step of several micro-batches runs the iteration that many times;
+    // only the first starts with its carried chunks stale (the update ran
+    // before it), the others with them as the one before left them.
+    lm::ChunkProblem fresh = in->problem;
+    fresh.staleBytes.clear();
+    auto perStep = [&](const std::vector<int> &released) {
+      double bound = lm::sharedFetchLowerBound(in->problem, in->shares,
+                                               in->endReads, released);
+      if (p.microBatches > 1)
+        bound += static_cast<double>(p.microBatches - 1) *
+                 lm::sharedFetchLowerBound(fresh, in->shares, in->endReads,
+                                           released);
+      return bound;
+    };
+    p.lowerBoundH2D = perStep({});
     // Where the plan releases chunks after their last read (faster than
     // carrying them, for more bytes), what plans releasing them move.
     if (!in->released.empty())
-      p.lowerBoundH2DReleasing = lm::sharedFetchLowerBound(
-          in->problem, in->shares, in->endReads, in->released);
+      p.lowerBoundH2DReleasing = perStep(in->released);
   }
   Builder b(module.getContext());
   if (const PlacementCandidate *c = p.best()) {
@@ -2453,13 +2528,15 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
       os << ", chunks of " << bytesText(c.chunkBytes);
     os << "\n";
   }
-  if (p.streamSharded && (p.pipelineDevices > 1 || p.microBatches > 1))
-    os << "  (parameters are streamed in chunks only in programs of one pipeline "
-          "device and one micro-batch per step)\n";
-  else if (!p.streamSharded && (p.devices > 1 || p.microBatches > 1))
-    os << "  (parameters are streamed in chunks only in one-device programs of one "
-          "micro-batch per step; stream-sharded=false leaves out ZeRO-3 shards "
-          "streamed over data parallelism)\n";
+  if (p.streamSharded &&
+      (p.pipelineDevices > 1 || (p.devices > 1 && p.microBatches > 1)))
+    os << "  (parameters are streamed in chunks only in programs of one "
+          "pipeline "
+          "device, over data parallelism in steps of one micro-batch)\n";
+  else if (!p.streamSharded && p.devices > 1)
+    os << "  (parameters are streamed in chunks only in one-device programs; "
+          "stream-sharded=false leaves out ZeRO-3 shards streamed over data "
+          "parallelism)\n";
   for (const std::string &refusal : p.refusals)
     os << "  refused after its replay: " << refusal << "\n";
   const PlacementCandidate *c = p.best();
@@ -2563,8 +2640,8 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
         "{5:F3} ms; replayed by the simulator: ok{7}\n",
         p.problem.chunkBytes.size(), bytesText(c->chunkBytes),
         p.plan.residentAtStart.size(),
-        double(p.plan.fetches.size()) / p.plan.iterations, p.plan.iterations,
-        p.plan.stallSeconds * 1e3,
+        double(p.plan.fetches.size() * p.microBatches) / p.plan.iterations,
+        p.plan.iterations, p.plan.stallSeconds * 1e3,
         p.plan.dropped.empty()
             ? std::string()
             : llvm::formatv(" ({0} more released after their "

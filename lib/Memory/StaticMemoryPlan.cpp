@@ -265,14 +265,18 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
           whole(Tier::Host, {Owner::ParameterCopy, op},
                 name + " parameter copy", w.offloadedParameterCopy());
       } else {
+        // (Over several micro-batches: the buffer each micro-batch's
+        // gradient lands in; the host's sum of them is the runtime's.)
         whole(Tier::Host, {Owner::Gradient, op}, name + " gradient",
-              w.gradient());
+              p.microBatches > 1 ? w.offloaded() : w.gradient());
       }
       whole(c.optimizer, {Owner::OptimizerState, op}, name + " state",
             w.state());
     }
     if (c.optimizer != Tier::Device) {
-      if (p.microBatches > 1) {
+      // (Streamed parameters' gradients leave every micro-batch; the host
+      // sums them.)
+      if (p.microBatches > 1 && c.params == Tier::Device) {
         scratch(Tier::Device, "gradient_accumulation", gradientStaging);
       } else {
         scratch(Tier::Device, "gradient_staging_0", gradientStaging / 2);

@@ -115,6 +115,16 @@ llvm::Error mlir::loom::writeTimeline(const MemoryPlacement &p,
     // The device's steps, named, and when each starts and ends.
     std::vector<std::string> names;
     std::vector<double> starts, ends;
+    // A streamed training step of several micro-batches runs the earlier
+    // ones first, priced as one step (Placement.cpp's priceStreamed).
+    const size_t lead =
+        streamed && p.training && p.microBatches > 1 && pipeline ? 1 : 0;
+    if (lead)
+      names.push_back(
+          p.microBatches == 2
+              ? std::string("micro-batch 1")
+              : llvm::formatv("micro-batches 1 to {0}", p.microBatches - 1)
+                    .str());
     if (streamed) {
       for (const lm::Step &s : p.problem.steps)
         names.push_back(s.name);
@@ -164,9 +174,10 @@ llvm::Error mlir::loom::writeTimeline(const MemoryPlacement &p,
 
     // The chunk schedule's transfers, each starting where its step moved
     // it (gradient staging may hold steps back) and taking its own time.
-    if (streamed && n == p.problem.steps.size() && p.plan.iterations == 1 &&
-        n) {
-      lm::PlanOnTimeline on(p.plan, starts);
+    if (streamed && n == lead + p.problem.steps.size() &&
+        p.plan.iterations == 1 && n > lead) {
+      const std::vector<double> planStarts(starts.begin() + lead, starts.end());
+      lm::PlanOnTimeline on(p.plan, planStarts);
       auto place = [&](double start, double end) {
         double at = pipeline ? on.at(start) : start;
         return std::make_pair(at, at + end - start);
