@@ -677,10 +677,11 @@ Value UpdateWriter::sumInPlannedLayout(WeightOp w, ArrayRef<Value> parts) {
 void UpdateWriter::addIntoSum(const Gradient &gradient, Value sum, Value g,
                               std::optional<int64_t> stage, StringAttr name) {
   g = inLayout(g, gradient.sumLayout);
+  // A host's sum: the gradient goes down into its planned host buffer as
+  // soon as the backward completes it, and the host adds it in at once, so
+  // that the buffer is free again for the next (landedGradients).
+  OpBuilder::InsertionGuard guard(b);
   if (gradient.hostSum) {
-    // Down into its planned host buffer as soon as the backward completes
-    // it, as in a step of one micro-batch.
-    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfterValue(g);
     g = SpillOp::create(b, g, updatePlace(gradient.weight).gradientOffset);
   }

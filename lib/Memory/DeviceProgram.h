@@ -22,6 +22,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -211,6 +212,41 @@ updateReloads(const DeviceProgram &dev, const llvm::DenseSet<Operation *> &kept,
         !onDeviceAtEnd[chunkOf[i]])
       reloaded.push_back(i);
   return reloaded;
+}
+
+/// A streamed step of several micro-batches lands each trainable weight's
+/// gradient in host memory as the backward completes it, and the host adds
+/// it into the weight's sum at once (--loom-optimizer-step): each landed
+/// gradient is held from the position of that backward (its first forward
+/// reader's, in `dev.layout`) through the next, its index into
+/// `dev.weights` and that first position.
+inline std::vector<std::pair<size_t, int64_t>>
+landedGradients(const DeviceProgram &dev) {
+  std::vector<std::pair<size_t, int64_t>> landed;
+  llvm::DenseSet<Operation *> seen;
+  for (auto [k, step] : llvm::enumerate(dev.steps))
+    for (WeightOp w : step.weights) {
+      auto it = dev.weights.find(w);
+      if (it == dev.weights.end() || !it->second.trainable ||
+          !seen.insert(w).second || dev.layout.backwardAt[k] < 0)
+        continue;
+      landed.push_back({static_cast<size_t>(it - dev.weights.begin()),
+                        dev.layout.backwardAt[k]});
+    }
+  return landed;
+}
+/// The most bytes of landedGradients held at once.
+inline double landedGradientPeak(const DeviceProgram &dev) {
+  std::map<int64_t, double> change; // by position
+  for (auto [i, at] : landedGradients(dev)) {
+    double bytes = (dev.weights.begin() + i)->second.offloaded();
+    change[at] += bytes;
+    change[at + 2] -= bytes;
+  }
+  double held = 0, peak = 0;
+  for (auto &[at, delta] : change)
+    peak = std::max(peak, held += delta);
+  return peak;
 }
 
 /// Per chunk, what its home copy (host or NVMe) holds of `dev`'s weights

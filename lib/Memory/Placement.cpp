@@ -847,19 +847,16 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
 
   const DeviceProgram &dev0 = devices.front();
   // Host memory keeps the gradients for the CPU's step (over several
-  // micro-batches their sums, and beside them the buffers each micro-batch's
-  // gradients land in) and either the parameters or, streamed from NVMe,
-  // two chunks of staging; NVMe holds the optimizer state placed there and
-  // parameters streamed from it. `keptOnDevice`: the gradients and state a
-  // split keeps on the device.
-  double landedGradients = 0;
-  if (m > 1)
-    for (auto &entry : dev0.weights)
-      if (entry.second.trainable)
-        landedGradients += entry.second.offloaded();
+  // micro-batches their sums, and beside them each micro-batch's gradients
+  // as they land, until the host has added them: landedGradientPeak) and
+  // either the parameters or, streamed from NVMe, two chunks of staging;
+  // NVMe holds the optimizer state placed there and parameters streamed
+  // from it. `keptOnDevice`: the gradients and state a split keeps on the
+  // device.
+  const double landing = m > 1 ? landedGradientPeak(dev0) : 0;
   auto streamedHostBytes = [&](bool nvmeParams, Tier optimizer,
                                double staging) {
-    return dev0.gradientBytes + landedGradients +
+    return dev0.gradientBytes + landing +
            (nvmeParams ? staging : dev0.parameterBytes) +
            (optimizer == Tier::Host ? dev0.optimizerBytes : 0);
   };

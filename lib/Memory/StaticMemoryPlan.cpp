@@ -264,15 +264,24 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         if (w.offloadedParameterCopy() > 0)
           whole(Tier::Host, {Owner::ParameterCopy, op},
                 name + " parameter copy", w.offloadedParameterCopy());
-      } else {
-        // (Over several micro-batches: the buffer each micro-batch's
-        // gradient lands in; the host's sum of them is the runtime's.)
+      } else if (p.microBatches == 1) {
         whole(Tier::Host, {Owner::Gradient, op}, name + " gradient",
-              p.microBatches > 1 ? w.offloaded() : w.gradient());
+              w.gradient());
       }
       whole(c.optimizer, {Owner::OptimizerState, op}, name + " state",
             w.state());
     }
+    // Streamed over several micro-batches, each micro-batch's gradient
+    // lands where the host adds it into its sum at once (the sum is the
+    // runtime's buffer): held through the next position only, so landings
+    // share the arena.
+    if (c.params != Tier::Device && p.microBatches > 1 &&
+        c.optimizer != Tier::Device)
+      for (auto [i, at] : landedGradients(dev)) {
+        auto &[op, w] = *(dev.weights.begin() + i);
+        add(Tier::Host, {Owner::Gradient, op}, weightName(op) + " gradient",
+            w.offloaded(), at, at + 2);
+      }
     if (c.optimizer != Tier::Device) {
       // (Streamed parameters' gradients leave every micro-batch; the host
       // sums them.)
