@@ -47,11 +47,6 @@ namespace {
 
 RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-bool isFloatTensor(Type t) {
-  auto rt = dyn_cast<RankedTensorType>(t);
-  return rt && isa<FloatType>(rt.getElementType());
-}
-
 /// Ops whose result is their operand under another name: annotations and
 /// fetched copies.
 bool isIdentity(Operation *op) { return isa<shard::ShardOp, FetchOp>(op); }

@@ -2472,8 +2472,9 @@ void Planner::evaluateConfig(Config &cfg, double simulateBelow) {
     double bytes =
         (cfg.zero >= 1 ? w.held.shardedParams : w.held.params) *
         gradientBytesPerParameter(bytesPerParam, /*accumulates=*/true);
+    const double seconds = sendSeconds(bytes, grid);
     for (int64_t d : devices)
-      exchange[d] += sendSeconds(bytes, grid);
+      exchange[d] += seconds;
   }
   // ZeRO-3 gathers each stage's parameters every micro-batch; prefetch hides
   // what the stage's own compute covers; the rest is split between its

@@ -7,7 +7,7 @@
 using namespace mlir;
 using namespace mlir::loom;
 
-static bool isFloatTensor(Type t) {
+bool mlir::loom::isFloatTensor(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);
   return rt && isa<FloatType>(rt.getElementType());
 }

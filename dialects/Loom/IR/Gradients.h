@@ -17,6 +17,9 @@
 
 namespace mlir::loom {
 
+/// Whether `t` is a ranked tensor of floats: what can carry a gradient.
+bool isFloatTensor(Type t);
+
 /// Whether `op` is a trainable parameter: a float `loom.weight parameter`.
 bool isTrainableParameter(Operation *op);
 
