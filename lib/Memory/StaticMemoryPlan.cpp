@@ -491,8 +491,10 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         if (firstRerunRead != INT64_MAX)
           firstRead = std::min(firstRead, F + firstRerunRead);
         const int64_t back = std::max(end, firstRead - 1);
+        // (The backward reloads it where a step first reads it, which may
+        // be after `back`: the host copy is held through its last read.)
         add(Tier::Host, owner(Owner::HostCopy), "offloaded activation", bytes,
-            forward(def) + 1, back + 1);
+            forward(def) + 1, std::max(back, backward(lastBackwardRead)) + 1);
         onDevice(Owner::Backward, "offloaded activation (fetched back)", back,
                  backward(lastBackwardRead) + 1);
       } else if (kept || (training && !recomputed && lastBackwardRead < size &&
