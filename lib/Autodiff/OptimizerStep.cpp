@@ -1026,17 +1026,18 @@ LogicalResult UpdateWriter::run() {
     // gradients stay on the device (placement prices them there) and go
     // down once, for the CPU's update (its state in host memory or on
     // NVMe); a streamed weight's sum is the host's (Gradient::hostSum).
-    // Placement streams parameters in one-device programs only, updated
-    // by the CPU over several micro-batches.
+    // Placement streams parameters over several micro-batches only in
+    // one-device programs without a grid, updated by the CPU.
     if (accumulated && placedTier(w) != "device" &&
-        (pipelineDevices || !place.tier))
+        (pipelineDevices || grid || !place.tier))
       return w.emitOpError("loom-optimizer-step: weight '")
              << w.getName() << "' is streamed from the " << placedTier(w)
              << (pipelineDevices ? " in a pipeline"
+                 : grid          ? " over a device grid"
                                  : " and updated on the device")
              << "; the update of a step of several micro-batches is written "
                 "for weights the device holds or for streamed weights the "
-                "CPU updates";
+                "CPU updates on one device";
     if (accumulated)
       stateNames.push_back((w.getName() + kAccumulatorSuffix).str());
     if (updateType(w.getType()) != w.getType())

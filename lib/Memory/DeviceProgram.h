@@ -214,15 +214,24 @@ updateReloads(const DeviceProgram &dev, const llvm::DenseSet<Operation *> &kept,
   return reloaded;
 }
 
+/// A streamed training step of several micro-batches prices its earlier
+/// micro-batches as one step before the last one's (Placement.cpp's
+/// priceStreamed): the steps its update pipeline's iteration starts with.
+inline int earlierMicroBatchSteps(int64_t microBatches, bool training) {
+  return training && microBatches > 1 ? 1 : 0;
+}
+
 /// A streamed step of several micro-batches lands each trainable weight's
 /// gradient in host memory as the backward completes it, and the host adds
 /// it into the weight's sum at once (--loom-optimizer-step): each landed
 /// gradient is held from the position of that backward (its first forward
-/// reader's, in `dev.layout`) through the next, its index into
-/// `dev.weights` and that first position.
-inline std::vector<std::pair<size_t, int64_t>>
-landedGradients(const DeviceProgram &dev) {
-  std::vector<std::pair<size_t, int64_t>> landed;
+/// reader's, in `dev.layout`) through the next.
+struct LandedGradient {
+  size_t weight; // into dev.weights
+  int64_t at;    // the position it lands at
+};
+inline std::vector<LandedGradient> landedGradients(const DeviceProgram &dev) {
+  std::vector<LandedGradient> landed;
   llvm::DenseSet<Operation *> seen;
   for (auto [k, step] : llvm::enumerate(dev.steps))
     for (WeightOp w : step.weights) {
@@ -238,10 +247,10 @@ landedGradients(const DeviceProgram &dev) {
 /// The most bytes of landedGradients held at once.
 inline double landedGradientPeak(const DeviceProgram &dev) {
   std::map<int64_t, double> change; // by position
-  for (auto [i, at] : landedGradients(dev)) {
-    double bytes = (dev.weights.begin() + i)->second.offloaded();
-    change[at] += bytes;
-    change[at + 2] -= bytes;
+  for (const LandedGradient &l : landedGradients(dev)) {
+    double bytes = (dev.weights.begin() + l.weight)->second.offloaded();
+    change[l.at] += bytes;
+    change[l.at + 2] -= bytes;
   }
   double held = 0, peak = 0;
   for (auto &[at, delta] : change)

@@ -262,10 +262,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   if (o.precision != "ir")
     forced = ::loom::parsePrecision(o.precision);
   const int64_t P = e.pipelineDevices, m = e.microBatches;
-  // The chunk schedule follows one micro-batch's pass of forward and
-  // backward steps, which a step of several repeats (each micro-batch
-  // fetches the chunks again; the host sums their gradients), so
-  // parameters are streamed in one-device programs.
+  // The chunk schedule follows one device's pass of forward and backward
+  // steps, so parameters are streamed in one-device programs (not over a
+  // pipeline); a step of several micro-batches repeats the pass, each
+  // micro-batch fetching the chunks again and the host summing their
+  // gradients.
   // Movement is written into the IR around the ops that read each weight,
   // so a program whose weights are read through shard annotations (a
   // one-device grid) keeps them resident.
@@ -811,8 +812,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   }
 
   // 5-6. Parameters streamed in chunks as well (for inference: parameters
-  // streamed, nothing else to place), planned for one-device programs of
-  // one micro-batch. For each optimizer tier the chunk size is the one
+  // streamed, nothing else to place), planned for one-device programs
+  // (data-parallel ones in ZeRO-3 shards, in steps of one micro-batch).
+  // For each optimizer tier the chunk size is the one
   // whose simulated iteration, followed by the update pipeline, is
   // fastest. The pipeline's CPU work overlaps the backward; the next
   // iteration's fetches read the host copies, so it waits for the whole
@@ -1097,7 +1099,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // down and the CPU's adds of them into the sums (each overlapping the
     // next micro-batch). (No split then: a device update of streamed
     // weights over several micro-batches is not written.)
-    const int lead = m > 1 ? 1 : 0;
+    const int lead = earlierMicroBatchSteps(m, o.training);
     double earlierDown = 0;
     if (lead) {
       double schedule = 0, down = 0, add = 0;
@@ -1477,7 +1479,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         const lm::IterationTrace &trace = traced->update->trace;
         // (Over several micro-batches, on the last one's clock: the
         // iteration's first step is the earlier ones.)
-        const size_t lead = m > 1 ? 1 : 0;
+        const size_t lead = earlierMicroBatchSteps(m, o.training);
         const double from = trace.stepStarts[lead];
         std::vector<double> starts;
         for (double start : ArrayRef<double>(trace.stepStarts).drop_front(lead))
@@ -1545,9 +1547,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     // What the static memory plan of the winner across evaluations needs
     // (planned once, in placeMemory).
     programs = std::make_shared<PlacedPrograms>();
+    // (A streamed step runs its micro-batches one call after another
+    // whatever the schedule: its plan and its IR follow one.)
     programs->sequential =
         P == 1 && (m == 1 || o.schedule == ::loom::PipelineSchedule::OneFOneB ||
-                   !o.training);
+                   !o.training || c->params != Tier::Device);
     programs->argumentBytes = e.argumentBytes;
     programs->keptActivations = e.keptActivations;
     programs->offloadedActivations = e.offloadedActivations;
@@ -2634,7 +2638,7 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
     os << llvm::formatv(
         "  chunks: {0} of up to {1}, {2} resident{6}, {3} "
         "fetches per step ({4} iteration period), stalls "
-        "{5:F3} ms; replayed by the simulator: ok{7}\n",
+        "{5:F3} ms{8}; replayed by the simulator: ok{7}\n",
         p.problem.chunkBytes.size(), bytesText(c->chunkBytes),
         p.plan.residentAtStart.size(),
         double(p.plan.fetches.size() * p.microBatches) / p.plan.iterations,
@@ -2648,5 +2652,6 @@ void mlir::loom::printPlacement(const MemoryPlacement &p, llvm::raw_ostream &os)
         p.refreshesReplayed > 0
             ? llvm::formatv(", with {0} refresh uploads", p.refreshesReplayed)
                   .str()
-            : std::string());
+            : std::string(),
+        p.microBatches > 1 ? " a micro-batch" : "");
 }

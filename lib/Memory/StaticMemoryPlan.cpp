@@ -273,14 +273,16 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     }
     // Streamed over several micro-batches, each micro-batch's gradient
     // lands where the host adds it into its sum at once (the sum is the
-    // runtime's buffer): held through the next position only, so landings
-    // share the arena.
+    // runtime's buffer): held through the next position only (within the
+    // call: the last backward's landing ends with it), so landings share
+    // the arena. (The IR holds one iteration: `singleIteration`.)
     if (c.params != Tier::Device && p.microBatches > 1 &&
         c.optimizer != Tier::Device)
-      for (auto [i, at] : landedGradients(dev)) {
-        auto &[op, w] = *(dev.weights.begin() + i);
+      for (const LandedGradient &l : landedGradients(dev)) {
+        Operation *op = (dev.weights.begin() + l.weight)->first;
         add(Tier::Host, {Owner::Gradient, op}, weightName(op) + " gradient",
-            w.offloaded(), at, at + 2);
+            (dev.weights.begin() + l.weight)->second.offloaded(), l.at,
+            std::min(l.at + 2, total));
       }
     if (c.optimizer != Tier::Device) {
       // (Streamed parameters' gradients leave every micro-batch; the host
@@ -350,6 +352,8 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
     // reading it, and the last whose backward adds to its gradient.
     struct StageReads {
       int64_t first = INT64_MAX, last = -1, lastGradient = -1;
+      /// The last whose backward reads it (the first of those to run).
+      int64_t lastSaver = -1;
     };
     std::map<int64_t, StageReads> byStage;
     // Sequential: the first and the last re-run reading it.
@@ -369,8 +373,12 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       StageReads &r = byStage[stageOf.lookup(u)];
       r.first = std::min(r.first, k);
       r.last = std::max(r.last, k);
-      if (stepOf.lookup(u)->hasBackward)
+      const OpStep *step = stepOf.lookup(u);
+      if (step->hasBackward)
         r.lastGradient = std::max(r.lastGradient, k);
+      if (llvm::is_contained(savedOf[step - steps.data()],
+                             lookThroughShards(v)))
+        r.lastSaver = std::max(r.lastSaver, k);
       if (int64_t rerun = sequential ? layout.rerunAt[k] : -1; rerun >= 0) {
         firstRerunRead = std::min(firstRerunRead, rerun);
         lastRerunRead = std::max(lastRerunRead, rerun);
@@ -491,10 +499,17 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         if (firstRerunRead != INT64_MAX)
           firstRead = std::min(firstRead, F + firstRerunRead);
         const int64_t back = std::max(end, firstRead - 1);
-        // (The backward reloads it where a step first reads it, which may
-        // be after `back`: the host copy is held through its last read.)
+        // The backward reloads it where a step first reads it
+        // (--loom-autodiff), which may be after `back`: the host copy is
+        // held until then.
+        int64_t reloaded = own.lastSaver >= 0 ? backward(own.lastSaver)
+                           : savedByOwnBackward.contains(v) ? backward(def)
+                                                            : INT64_MAX;
+        if (firstRerunRead != INT64_MAX)
+          reloaded = std::min(reloaded, F + firstRerunRead);
         add(Tier::Host, owner(Owner::HostCopy), "offloaded activation", bytes,
-            forward(def) + 1, std::max(back, backward(lastBackwardRead)) + 1);
+            forward(def) + 1,
+            std::max(back, reloaded == INT64_MAX ? back : reloaded) + 1);
         onDevice(Owner::Backward, "offloaded activation (fetched back)", back,
                  backward(lastBackwardRead) + 1);
       } else if (kept || (training && !recomputed && lastBackwardRead < size &&

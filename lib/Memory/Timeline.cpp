@@ -117,8 +117,9 @@ llvm::Error mlir::loom::writeTimeline(const MemoryPlacement &p,
     std::vector<double> starts, ends;
     // A streamed training step of several micro-batches runs the earlier
     // ones first, priced as one step (Placement.cpp's priceStreamed).
-    const size_t lead =
-        streamed && p.training && p.microBatches > 1 && pipeline ? 1 : 0;
+    const size_t lead = streamed && pipeline
+                            ? earlierMicroBatchSteps(p.microBatches, p.training)
+                            : 0;
     if (lead)
       names.push_back(
           p.microBatches == 2

@@ -53,8 +53,10 @@ def LoomOptimizerStep : Pass<"loom-optimizer-step", "::mlir::ModuleOp"> {
     `@main_update` (one per pipeline device, `@main_update_stage<d>`), that
     the runtime calls once a step after the micro-batches: it reads the sums
     and writes them back as zeros (where placement puts a weight's
-    optimizer on the host, from the sum spilled there). Streamed weights,
-    optimizer state on NVMe, and weights shared by stages other than with the
+    optimizer on the host, from the sum spilled there; a streamed weight's
+    sum is the host's, each call's gradient spilled and added into it).
+    Streamed weights the device updates, streamed weights in a pipeline or
+    over a device grid, and weights shared by stages other than with the
     last device (a tied embedding) are refused there.
 
     On a planned module the update runs in each gradient's layout: under

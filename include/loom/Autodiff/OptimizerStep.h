@@ -22,7 +22,9 @@
 // where the gradients are not kept, so that the reduction is made once a
 // step, in the update function (loom-partition moves it there). Where
 // placement puts a weight's optimizer on the host, the update function
-// spills the sum and the CPU updates as below.
+// spills the sum and the CPU updates as below; a streamed weight's sum is
+// kept in host memory instead, each call spilling its gradient and adding
+// it in on the host.
 //
 // On a planned module the update runs in the gradient's layout: a ZeRO
 // gradient's shards (then the state is stored in them too, and each replica
@@ -112,8 +114,9 @@ std::string checkOptimizerConfig(const OptimizerConfig &config);
 /// gradient's sum), marked kUpdatesAttr. Fails, naming what is wrong, on a
 /// function without its backward or with its update already, where a state
 /// name is already a weight's, or, in a micro-batched or pipelined step, on
-/// a streamed weight or a weight read on two pipeline devices other than a
-/// tied pair; the module is then unchanged.
+/// a streamed weight the device updates or in a pipeline or over a grid, or
+/// a weight read on two pipeline devices other than a tied pair; the module
+/// is then unchanged.
 LogicalResult writeOptimizerStep(func::FuncOp func, const OptimizerConfig &config);
 
 } // namespace mlir::loom
