@@ -110,7 +110,8 @@ struct WeightsToArgumentsPass
   }
 
   /// Uses of one weight become one argument, loaded once: each must read it
-  /// as the first does, in its type and its file's element type.
+  /// as the first does, in its type and its file's element type, and hold
+  /// it as the first does, in its role and placement's tier.
   static LogicalResult checkReadAlike(ArrayRef<WeightOp> ops) {
     WeightOp first = ops.front();
     auto fileType = [](WeightOp w) {
@@ -126,6 +127,16 @@ struct WeightsToArgumentsPass
         return op.emitOpError("reads weight '")
                << op.getName() << "' from its file as " << fileType(op)
                << " but another use reads it as " << fileType(first);
+      if (op.getRole() != first.getRole())
+        return op.emitOpError("reads weight '")
+               << op.getName() << "' as a " << stringifyWeightRole(op.getRole())
+               << " but another use reads it as a "
+               << stringifyWeightRole(first.getRole());
+      if (placedTier(op) != placedTier(first))
+        return op.emitOpError("reads weight '")
+               << op.getName() << "' placed in " << placedTier(op)
+               << " memory but another use reads it placed in "
+               << placedTier(first) << " memory";
     }
     return success();
   }
