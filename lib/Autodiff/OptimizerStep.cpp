@@ -196,7 +196,7 @@ private:
     /// streamed weight the CPU updates (ZeRO-Offload's accumulation in host
     /// memory, as placement prices it). Each micro-batch's gradient goes
     /// down as the backward completes it, and the host adds it into the
-    /// sum, which lives there.
+    /// sum, which lives in host memory or on NVMe (sumTier).
     bool hostSum = false;
   };
   /// A weight gradient's parts by the pipeline device computing them.
@@ -246,10 +246,16 @@ private:
   /// Placed in `tier` where not null.
   Value state(StringRef name, RankedTensorType type, Value layout,
               WeightOp initial = nullptr, StringAttr tier = nullptr);
-  /// The tier of a gradient's sum: host memory for Gradient::hostSum, else
-  /// the device's (null).
+  /// The tier of a gradient's sum: for Gradient::hostSum placement's
+  /// `sums` (host memory by default, or NVMe, where ZeRO-Infinity keeps
+  /// gradients too), else the device's (null).
   StringAttr sumTier(const Gradient &gradient) {
-    return gradient.hostSum ? b.getStringAttr("host") : StringAttr();
+    if (!gradient.hostSum)
+      return {};
+    auto placement =
+        gradient.weight->getAttrOfType<DictionaryAttr>(kPlacementAttr);
+    auto sums = placement ? placement.getAs<StringAttr>("sums") : nullptr;
+    return sums ? sums : b.getStringAttr("host");
   }
   /// `v` as the update reads it: in `layout`, where there is one.
   Value inLayout(Value v, Value layout) {

@@ -469,10 +469,18 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     return h.elementBytes >= 4 ? h.held : 0.0;
   };
   // Streamed over several micro-batches, each micro-batch's gradient goes
-  // down and the CPU adds it into the weight's sum in host memory: priced
-  // as streaming the sum, as its Adam streams the state.
-  auto hostSumSeconds = [&](const HeldWeight &h) {
-    return adamRate > 0 ? h.gradient() / adamRate : INFINITY;
+  // down and the CPU adds it into the weight's sum, kept in `tier` (host
+  // memory, or NVMe, where ZeRO-Infinity keeps gradients too): priced as
+  // streaming the sum, as its Adam streams the state, and on NVMe as
+  // reading it and writing it back.
+  auto hostSumSeconds = [&](const HeldWeight &h, Tier tier) {
+    double add = adamRate > 0 ? h.gradient() / adamRate : INFINITY;
+    if (tier == Tier::Nvme)
+      add =
+          std::max(add, nvmeRead > 0 && nvmeWrite > 0
+                            ? h.gradient() / nvmeRead + h.gradient() / nvmeWrite
+                            : INFINITY);
+    return add;
   };
 
   // Gradients leave the device as they are produced; two tensors' worth of
@@ -506,8 +514,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // earlier micro-batches), then forward then backward steps.
   // `params`: where the parameters live (streamed from the host or NVMe,
   // the weights in `kept` send their updated shards down to them; over
-  // several micro-batches the CPU adds each gradient into its sum before
-  // the update).
+  // several micro-batches the CPU adds each gradient into its sum, in
+  // `sums`, before the update).
   // `linkBusyThrough`: the step through which the host-to-device link
   // carries other transfers (a chunk schedule's fetches and reloads; -1:
   // none); by default the last step where there are any (`barrier`, or
@@ -529,7 +537,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                          llvm::function_ref<double(size_t)> uploadOf,
                          Tier params = Tier::Device,
                          std::optional<int> linkBusyThrough = std::nullopt,
-                         double deviceReloads = 0, int lead = 0) {
+                         double deviceReloads = 0, int lead = 0,
+                         Tier sums = Tier::Host) {
     int64_t n = static_cast<int64_t>(dev.steps.size());
     auto forwardIndex = [&](int64_t i) {
       return framed ? 1 + i : lead + dev.layout.forwardAt[i];
@@ -596,7 +605,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         seconds = hostUpdateSeconds(h.state(), away, fromNvme ? h.held : 0,
                                     fromNvme ? nvmeParamReads(h) : 0);
         if (m > 1 && params != Tier::Device)
-          seconds += hostSumSeconds(h);
+          seconds += hostSumSeconds(h, sums);
         if (!std::isfinite(seconds)) {
           priced.why = "the cluster gives no rate for this tier's CPU optimizer";
           return priced;
@@ -823,8 +832,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   struct Streamed {
     int64_t size = 0;
     int split = -1; // into streamSplits; -1: the whole optimizer off the device
-    // Where the parameters and the optimizer state live.
-    Tier from = Tier::Host, optimizer = Tier::Host;
+    // Where the parameters, the optimizer state and (over several
+    // micro-batches) the gradients' sums live.
+    Tier from = Tier::Host, optimizer = Tier::Host, sums = Tier::Host;
     std::vector<int> chunkOf;
     lm::ChunkProblem problem;
     lm::ChunkPlan plan;
@@ -834,14 +844,19 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   };
   // Where streamed parameters and the optimizer live: parameters on the
   // host with the optimizer there or on NVMe, or (ZeRO-Infinity) both on
-  // NVMe, each fetch staged through pinned host memory. Indexed by
-  // streamVariant.
-  std::optional<Streamed> bestStreamed[4];
+  // NVMe, each fetch staged through pinned host memory, and over several
+  // micro-batches the gradients' sums too. Indexed by streamVariant.
+  std::optional<Streamed> bestStreamed[5];
   // Before the choice of what to carry: per (streamVariant, split), the
   // fastest chunk size.
   std::map<std::pair<int, int>, std::optional<Streamed>> fastestOf;
-  auto streamVariant = [](Tier params, Tier optimizer, bool split = false) {
-    return split ? 3 : params == Tier::Nvme ? 2 : optimizer == Tier::Nvme ? 1 : 0;
+  auto streamVariant = [](Tier params, Tier optimizer, bool split = false,
+                          Tier sums = Tier::Host) {
+    return sums == Tier::Nvme        ? 4
+           : split                   ? 3
+           : params == Tier::Nvme    ? 2
+           : optimizer == Tier::Nvme ? 1
+                                     : 0;
   };
   std::string streamError;
   double streamShort = INFINITY; // the least the device lacks for streaming
@@ -849,24 +864,29 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
 
   const DeviceProgram &dev0 = devices.front();
   // Host memory keeps the gradients for the CPU's step (over several
-  // micro-batches their sums, and beside them each micro-batch's gradients
-  // as they land, until the host has added them: landedGradientPeak) and
-  // either the parameters or, streamed from NVMe, two chunks of staging;
-  // NVMe holds the optimizer state placed there and parameters streamed
-  // from it. `keptOnDevice`: the gradients and state a split keeps on the
-  // device.
+  // micro-batches each micro-batch's gradients as they land, until the host
+  // has added them into their sums: landedGradientPeak; the sums are kept
+  // with the optimizer's state) and either the parameters or, streamed from
+  // NVMe, two chunks of staging; NVMe holds the optimizer state placed
+  // there and parameters streamed from it. `keptOnDevice`: the gradients
+  // and state a split keeps on the device.
+  // `sums`: where a step of several micro-batches keeps the gradients'
+  // sums (host memory, or with everything else on NVMe, there).
   const double landing = m > 1 ? landedGradientPeak(dev0) : 0;
-  auto streamedHostBytes = [&](bool nvmeParams, Tier optimizer,
-                               double staging) {
-    return dev0.gradientBytes + landing +
+  auto streamedHostBytes = [&](bool nvmeParams, Tier optimizer, double staging,
+                               Tier sums = Tier::Host) {
+    return (sums == Tier::Nvme ? 0 : dev0.gradientBytes) + landing +
            (nvmeParams ? staging : dev0.parameterBytes) +
            (optimizer == Tier::Host ? dev0.optimizerBytes : 0);
   };
-  auto streamedHoldings = [&](PlacementCandidate &part, bool nvmeParams, Tier optimizer,
-                              double staging, double keptOnDevice) {
-    part.hostPeak = streamedHostBytes(nvmeParams, optimizer, staging) - keptOnDevice;
+  auto streamedHoldings = [&](PlacementCandidate &part, bool nvmeParams,
+                              Tier optimizer, double staging,
+                              double keptOnDevice, Tier sums) {
+    part.hostPeak =
+        streamedHostBytes(nvmeParams, optimizer, staging, sums) - keptOnDevice;
     part.nvmeUsed = (optimizer == Tier::Nvme ? dev0.optimizerBytes : 0) +
-                    (nvmeParams ? dev0.parameterBytes : 0);
+                    (nvmeParams ? dev0.parameterBytes : 0) +
+                    (sums == Tier::Nvme ? dev0.gradientBytes : 0);
   };
   double streamStaging =
       o.training ? stagingOf(dev0, /*kept=*/{}, Tier::Host) : 0;
@@ -1056,7 +1076,8 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   auto priceStreamed =
       [&](const lm::ChunkProblem &cp, const std::vector<int> &chunkOf,
           const StreamSplit *kept, Tier from, const lm::ChunkPlan &plan,
-          Tier tier, std::string &why) -> std::optional<Streamed> {
+          Tier tier, std::string &why,
+          Tier sums = Tier::Host) -> std::optional<Streamed> {
     Streamed candidate;
     if (!o.training) {
       candidate.stepSeconds = static_cast<double>(m) * plan.iterationSeconds;
@@ -1109,7 +1130,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         if (entry.second.trainable) {
           earlierDown += entry.second.offloaded();
           down += entry.second.offloaded() / d2h + cluster.host.linkLatency;
-          add += hostSumSeconds(entry.second);
+          add += hostSumSeconds(entry.second, sums);
         }
       earlierDown *= static_cast<double>(m - 1);
       stepSeconds.insert(stepSeconds.begin(),
@@ -1132,7 +1153,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           return residentShare[chunkOf[i]] *
                  (dev0.weights.begin() + i)->second.offloaded();
         },
-        from, linkBusyThrough, updateUploads.seconds, lead);
+        from, linkBusyThrough, updateUploads.seconds, lead, sums);
     if (!u.timeline) {
       why = u.why;
       return std::nullopt;
@@ -1215,7 +1236,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
             streamShort = std::min(streamShort, atOnce - budget);
           continue;
         }
-        for (Tier tier : {Tier::Host, Tier::Nvme}) {
+        // (Over several micro-batches, with parameters and the optimizer
+        // on NVMe, the gradients' sums may be there too.)
+        for (auto [tier, sums] : {std::pair{Tier::Host, Tier::Host},
+                                  std::pair{Tier::Nvme, Tier::Host},
+                                  std::pair{Tier::Nvme, Tier::Nvme}}) {
           // Inference has no optimizer; with parameters on NVMe, neither is
           // it kept in host memory.
           if (!o.training && tier == Tier::Nvme)
@@ -1224,18 +1249,21 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
             continue;
           if (split && tier != Tier::Host)
             break;
+          if (sums == Tier::Nvme && !(from == Tier::Nvme && m > 1))
+            continue;
           std::string why;
           std::optional<Streamed> candidate =
-              priceStreamed(cp, chunkOf, kept, from, *plan, tier, why);
+              priceStreamed(cp, chunkOf, kept, from, *plan, tier, why, sums);
           if (!candidate) {
             if (streamError.empty())
               streamError = why;
             continue;
           }
           // The fastest chunk size of each placement and split.
-          std::optional<Streamed> &best = fastestOf[{
-              streamVariant(from, o.training ? tier : Tier::Device, split),
-              splitIndex}];
+          std::optional<Streamed> &best =
+              fastestOf[{streamVariant(from, o.training ? tier : Tier::Device,
+                                       split, sums),
+                         splitIndex}];
           if (best && candidate->stepSeconds >= best->stepSeconds)
             continue;
           candidate->size = size;
@@ -1244,6 +1272,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
           candidate->problem = cp;
           candidate->from = from;
           candidate->optimizer = tier;
+          candidate->sums = sums;
           candidate->plan = *plan; // (the next tier prices it too)
           best = std::move(candidate);
         }
@@ -1258,7 +1287,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // faster beyond the model's resolution (kStepTimesEqualWithin): on the
   // TP GPT of place-memory-parallel.test it was 0.08% faster for 11% more
   // bytes.
-  double fastest[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
+  double fastest[5] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
   for (auto &[key, s] : fastestOf)
     fastest[key.first] = std::min(fastest[key.first], s->stepSeconds);
   for (auto &[key, s] : fastestOf) {
@@ -1267,16 +1296,18 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     const StreamSplit *kept = s->split >= 0 ? &streamSplits[s->split] : nullptr;
     std::string why;
     auto price = [&](const lm::ChunkPlan &plan) {
-      std::optional<Streamed> priced = priceStreamed(
-          s->problem, s->chunkOf, kept, s->from, plan, s->optimizer, why);
+      std::optional<Streamed> priced =
+          priceStreamed(s->problem, s->chunkOf, kept, s->from, plan,
+                        s->optimizer, why, s->sums);
       return priced ? priced->stepSeconds : INFINITY;
     };
     const double toBeat = fastest[key.first] / kStepTimesEqualWithin;
     lm::ChunkPlan fewer = lm::carryFewer(s->problem, s->plan, toBeat, price);
     if (fewer.dropped.empty())
       continue;
-    std::optional<Streamed> cheaper = priceStreamed(
-        s->problem, s->chunkOf, kept, s->from, fewer, s->optimizer, why);
+    std::optional<Streamed> cheaper =
+        priceStreamed(s->problem, s->chunkOf, kept, s->from, fewer,
+                      s->optimizer, why, s->sums);
     if (!cheaper || cheaper->stepSeconds >= toBeat)
       continue;
     fastest[key.first] = cheaper->stepSeconds;
@@ -1293,19 +1324,25 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
     if (!best || s->stepSeconds < best->stepSeconds)
       best = std::move(s);
   }
-  const std::tuple<Tier, Tier, bool> streamedTiers[] = {{Tier::Host, Tier::Host, false},
-                                                        {Tier::Host, Tier::Nvme, false},
-                                                        {Tier::Nvme, Tier::Nvme, false},
-                                                        {Tier::Host, Tier::Host, true}};
-  for (auto [from, opt, split] : streamedTiers) {
+  // (Parameters, optimizer, split, and the sums of a step of several
+  // micro-batches.)
+  const std::tuple<Tier, Tier, bool, Tier> streamedTiers[] = {
+      {Tier::Host, Tier::Host, false, Tier::Host},
+      {Tier::Host, Tier::Nvme, false, Tier::Host},
+      {Tier::Nvme, Tier::Nvme, false, Tier::Host},
+      {Tier::Host, Tier::Host, true, Tier::Host},
+      {Tier::Nvme, Tier::Nvme, false, Tier::Nvme}};
+  for (auto [from, opt, split, sums] : streamedTiers) {
     if (!streamable)
       break;
     if (!o.training && from == Tier::Host && opt == Tier::Nvme)
       continue; // inference: one candidate per parameter tier
     if (split && streamSplits.empty())
       continue;
+    if (sums == Tier::Nvme && !(o.training && m > 1))
+      continue;
     const std::optional<Streamed> &s = bestStreamed[streamVariant(
-        from, o.training ? opt : Tier::Device, split)];
+        from, o.training ? opt : Tier::Device, split, sums)];
     // The split named and held: the fastest one's, or where none has a
     // schedule, the fewest weights kept.
     const StreamSplit *kept =
@@ -1315,9 +1352,12 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
                                             : "parameters streamed";
     c.name = !o.training ? params
              : split     ? streamedSplitName(*kept)
-                         : params + ", optimizer on the " + tierName(opt).str();
+             : sums == Tier::Nvme
+                 ? params + ", optimizer and gradient sums on the nvme"
+                 : params + ", optimizer on the " + tierName(opt).str();
     c.params = from;
     c.optimizer = o.training ? opt : Tier::Device;
+    c.sums = sums;
     if (kept)
       c.deviceOptimizerWeights = kept->kept;
     if (!s) {
@@ -1326,7 +1366,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       PlacementCandidate part;
       part.stepSeconds = INFINITY;
       streamedHoldings(part, from == Tier::Nvme, c.optimizer, smallestStaging,
-                       kept ? kept->keptBytes : 0);
+                       kept ? kept->keptBytes : 0, sums);
       std::string why = streamError;
       if (kept && budget > 0 && budget <= kept->keptBytes)
         why = shortfall(
@@ -1390,11 +1430,15 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       }
     // Split: the kept gradients and state move from the host to the device.
     streamedHoldings(part, nvmeParams, c.optimizer, staging,
-                     kept ? kept->keptBytes : 0);
+                     kept ? kept->keptBytes : 0, sums);
     if (kept)
       part.devicePeak += kept->keptBytes;
-    part.nvmeBytes = (c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0) +
-                     (nvmeParams ? uploaded + writtenBack + readBack : 0);
+    // (Sums on NVMe are read and written back by each micro-batch's adds.)
+    part.nvmeBytes =
+        (c.optimizer == Tier::Nvme ? 2 * dev0.optimizerBytes : 0) +
+        (nvmeParams ? uploaded + writtenBack + readBack : 0) +
+        (c.sums == Tier::Nvme ? 2 * static_cast<double>(m) * dev0.gradientBytes
+                              : 0);
     check(c, dev0, part);
     p.candidates.push_back(c);
   }
@@ -1440,13 +1484,14 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   if (const PlacementCandidate *c = p.best()) {
     if (c->params != Tier::Device) {
       const Streamed &s = *bestStreamed[streamVariant(
-          c->params, c->optimizer, !c->deviceOptimizerWeights.empty())];
+          c->params, c->optimizer, !c->deviceOptimizerWeights.empty(),
+          c->sums)];
       std::optional<Streamed> traced;
       if (o.training) {
         std::string why;
         traced = priceStreamed(s.problem, s.chunkOf,
                                s.split >= 0 ? &streamSplits[s.split] : nullptr,
-                               s.from, s.plan, s.optimizer, why);
+                               s.from, s.plan, s.optimizer, why, s.sums);
         if (!traced || !traced->update)
           return func.emitOpError("the chosen placement's update cannot be "
                                   "priced again: ")
@@ -2326,6 +2371,12 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
                         : c->optimizer;
         attrs.push_back(
             b.getNamedAttr("optimizer", b.getStringAttr(tierName(tier))));
+        // Streamed over several micro-batches: where the host keeps the
+        // gradient's sum (--loom-optimizer-step).
+        if (c->params != Tier::Device && p.microBatches > 1 &&
+            tier != Tier::Device)
+          attrs.push_back(
+              b.getNamedAttr("sums", b.getStringAttr(tierName(c->sums))));
         // ZeRO: the replicas this weight's state is divided over.
         if (double shards = p.stateShards.lookup(op); shards > 1)
           attrs.push_back(b.getNamedAttr(

@@ -180,6 +180,9 @@ struct PlacementCandidate {
   std::string name;      // e.g. "params device, optimizer host"
   std::string policy;    // the part of `name` naming its policy (policySuffix)
   Tier params = Tier::Device, optimizer = Tier::Device;
+  /// Streamed parameters over several micro-batches: where the gradients'
+  /// sums are kept (Host, or Nvme with everything else there).
+  Tier sums = Tier::Host;
   /// The weights whose gradients and optimizer state stay on the device
   /// when `optimizer` is not the device: whole tensors in first-use order
   /// per device.
