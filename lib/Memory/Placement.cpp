@@ -865,11 +865,11 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   const DeviceProgram &dev0 = devices.front();
   // Host memory keeps the gradients for the CPU's step (over several
   // micro-batches each micro-batch's gradients as they land, until the host
-  // has added them into their sums: landedGradientPeak; the sums are kept
-  // with the optimizer's state) and either the parameters or, streamed from
-  // NVMe, two chunks of staging; NVMe holds the optimizer state placed
-  // there and parameters streamed from it. `keptOnDevice`: the gradients
-  // and state a split keeps on the device.
+  // has added them into their sums: landedGradientPeak; the sums are in
+  // host memory too, unless `sums` puts them on NVMe) and either the
+  // parameters or, streamed from NVMe, two chunks of staging; NVMe holds
+  // the optimizer state placed there and parameters streamed from it.
+  // `keptOnDevice`: the gradients and state a split keeps on the device.
   // `sums`: where a step of several micro-batches keeps the gradients'
   // sums (host memory, or with everything else on NVMe, there).
   const double landing = m > 1 ? landedGradientPeak(dev0) : 0;
