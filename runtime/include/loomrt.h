@@ -266,6 +266,13 @@ typedef struct loomrt_tensor_info {
   int32_t sum_over_micro_batches; /* outputs: a weight's gradient, which a
                                  step of several micro-batches sums (16-bit
                                  floats in float32, rounded once); else 0 */
+  int32_t file_dtype;             /* weights with a file: the element type it
+                                     holds (a narrower float widened to `dtype`
+                                     at load: a 16-bit parameter's master copy);
+                                     else `dtype` */
+  int32_t on_nvme;                /* weights: 1 where memory placement puts it
+                                     on NVMe (held in the NVMe tier's file);
+                                     else 0 */
 } loomrt_tensor_info;
 
 /* Parses and validates ARTIFACT/manifest.json (format, version, backend,

@@ -730,6 +730,9 @@ loomrt_status loomrt_artifact_info(const loomrt_artifact *a, int32_t kind,
   info->offset = t.offset;
   info->batch_dim = t.batchDim;
   info->sum_over_micro_batches = t.sumOverMicroBatches;
+  info->file_dtype =
+      kind == LOOMRT_WEIGHT && !t.file.empty() ? t.fileDtype : t.dtype;
+  info->on_nvme = t.nvme;
   return ok();
 }
 

@@ -245,6 +245,14 @@ static void testShards(void) {
   printf("ok shards\n");
 }
 
+/* Writes `manifest` into the scratch directory and opens it there. */
+static loomrt_artifact *openManifest(const char *manifest, size_t bytes) {
+  writeBytes(path("manifest.json"), manifest, bytes);
+  loomrt_artifact *a = NULL;
+  CHECK(loomrt_artifact_open(dir, &a) == LOOMRT_OK);
+  return a;
+}
+
 /* An opened (not loaded) artifact: the micro-batch a call runs must be one
  * of the step's, and gathering an output needs a loaded artifact. */
 static void testArtifactState(void) {
@@ -256,9 +264,7 @@ static void testArtifactState(void) {
       " \"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\", \"shape\": "
       "[2],\n"
       "               \"local_shape\": [2], \"split\": [[]]}]}\n";
-  writeBytes(path("manifest.json"), manifest, sizeof(manifest) - 1);
-  loomrt_artifact *a = NULL;
-  CHECK(loomrt_artifact_open(dir, &a) == LOOMRT_OK);
+  loomrt_artifact *a = openManifest(manifest, sizeof(manifest) - 1);
   CHECK(loomrt_artifact_micro_batches(a) == 2);
   CHECK(loomrt_artifact_set_micro_batch(a, 1) == LOOMRT_OK);
   CHECK(loomrt_artifact_set_micro_batch(a, 2) == LOOMRT_ERR_INVALID);
@@ -275,6 +281,34 @@ static void testArtifactState(void) {
   loomrt_tensor_destroy(local);
   loomrt_artifact_close(a);
   printf("ok artifact state\n");
+}
+
+/* A weight's info says what its file holds and where placement puts it: a
+ * float32 master copy read from bfloat16 bytes, kept on NVMe. */
+static void testWeightInfo(void) {
+  static const char manifest[] =
+      "{\"format\": \"loom-artifact\", \"version\": 1, \"backend\": \"cpu\",\n"
+      " \"library\": \"program.so\", \"entry\": \"loom_entry\", \"grid\": "
+      "null, \"ranks\": 1, \"inputs\": [],\n"
+      " \"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\", \"shape\": "
+      "[2], "
+      "\"local_shape\": [2], \"split\": [[]]}],\n"
+      " \"weights\": [{\"name\": \"w.master\", \"role\": \"state\", "
+      "\"dtype\": \"float32\", \"shape\": [2], \"local_shape\": [2], "
+      "\"split\": [[]], \"file\": \"w.bin\", \"offset\": 0, "
+      "\"file_dtype\": \"bfloat16\", \"tier\": \"nvme\"},\n"
+      "  {\"name\": \"v\", \"role\": \"state\", \"dtype\": \"float32\", "
+      "\"shape\": [2], \"local_shape\": [2], \"split\": [[]]}]}\n";
+  loomrt_artifact *a = openManifest(manifest, sizeof(manifest) - 1);
+  loomrt_tensor_info info;
+  CHECK(loomrt_artifact_info(a, LOOMRT_WEIGHT, 0, &info) == LOOMRT_OK);
+  CHECK(info.dtype == LOOMRT_FLOAT32 && info.file_dtype == LOOMRT_BFLOAT16);
+  CHECK(info.on_nvme == 1);
+  CHECK(loomrt_artifact_info(a, LOOMRT_WEIGHT, 1, &info) == LOOMRT_OK);
+  CHECK(info.file == NULL && info.file_dtype == LOOMRT_FLOAT32);
+  CHECK(info.on_nvme == 0);
+  loomrt_artifact_close(a);
+  printf("ok weight info\n");
 }
 
 /* 16-bit floats sum in float32 and round once: 512 bfloat16 ones sum to
@@ -327,6 +361,7 @@ int main(int argc, char **argv) {
   testNpyRejects();
   testShards();
   testArtifactState();
+  testWeightInfo();
   testAccumulate();
   CHECK(loomrt_now_ns() >= t0);
   printf("all passed\n");
