@@ -472,15 +472,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   // down and the CPU adds it into the weight's sum, kept in `tier` (host
   // memory, or NVMe, where ZeRO-Infinity keeps gradients too): priced as
   // streaming the sum, as its Adam streams the state, and on NVMe as
-  // reading it and writing it back.
+  // reading it and writing it back, as the optimizer's state.
   auto hostSumSeconds = [&](const HeldWeight &h, Tier tier) {
-    double add = adamRate > 0 ? h.gradient() / adamRate : INFINITY;
-    if (tier == Tier::Nvme)
-      add =
-          std::max(add, nvmeRead > 0 && nvmeWrite > 0
-                            ? h.gradient() / nvmeRead + h.gradient() / nvmeWrite
-                            : INFINITY);
-    return add;
+    return hostUpdateSeconds(h.gradient(), tier);
   };
 
   // Gradients leave the device as they are produced; two tensors' worth of

@@ -19,10 +19,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <fstream>
-#include <sstream>
 
 using namespace loom::runtime;
 using json = nlohmann::json;
@@ -111,6 +112,9 @@ struct loomrt_artifact {
   std::string nvmeDir;
   void *nvme = nullptr;
   int64_t nvmeBytes = 0;
+  /// Each NVMe weight's slot in that mapping, by name (the step's and the
+  /// update's own weights have distinct names).
+  std::map<std::string, int64_t> nvmeSlots;
   std::vector<void *> pointers;
 };
 
@@ -285,8 +289,7 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
 }
 
 /// The weights of `stage` placed on NVMe: the step's, then the update's
-/// own (its optimizer state there), in the order their slots follow in
-/// the tier's file.
+/// own (its optimizer state there).
 std::vector<const TensorDesc *> nvmeWeights(const StageDesc &stage) {
   std::vector<const TensorDesc *> placed;
   for (const TensorDesc &t : stage.tensors[LOOMRT_WEIGHT])
@@ -305,8 +308,11 @@ std::vector<const TensorDesc *> nvmeWeights(const StageDesc &stage) {
 /// the program reads them and writes them back.
 loomrt_status mapNvmeTier(loomrt_artifact &a, const StageDesc &stage) {
   int64_t bytes = 0;
-  for (const TensorDesc *t : nvmeWeights(stage))
+  a.nvmeSlots.clear();
+  for (const TensorDesc *t : nvmeWeights(stage)) {
+    a.nvmeSlots[t->name] = bytes;
     bytes += tensorAllocBytes(numel(t->local) * loomrt_dtype_size(t->dtype));
+  }
   if (bytes == 0)
     return ok();
   std::string dir = a.nvmeDir.empty() ? a.dir : a.nvmeDir;
@@ -327,6 +333,13 @@ loomrt_status mapNvmeTier(loomrt_artifact &a, const StageDesc &stage) {
   a.nvme = p;
   a.nvmeBytes = bytes;
   return ok();
+}
+
+/// Where an NVMe-placed weight's bytes live (its slot in the tier's file,
+/// mapNvmeTier); null for any other.
+void *nvmeSlot(const loomrt_artifact &a, const TensorDesc &t) {
+  return t.nvme ? static_cast<char *>(a.nvme) + a.nvmeSlots.at(t.name)
+                : nullptr;
 }
 
 loomrt_status parseManifest(loomrt_artifact &a) {
@@ -808,8 +821,6 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
   a->handle = h;
   a->entryFn = reinterpret_cast<void (*)(void **)>(sym);
   a->pointers.clear();
-  // The next free byte of the NVMe tier's file (nvmeWeights' order).
-  int64_t nvmeAt = 0;
   for (int kind = 0; kind < 3; ++kind) {
     // The arenas go between the weights and the outputs, the device's
     // first (the entry's argument order). Mapped, not allocated: the pages
@@ -838,12 +849,9 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
     for (const TensorDesc &t : a->tensors[kind]) {
       loomrt_tensor *b = nullptr;
       // An NVMe-placed weight's bytes are its slot in the tier's file.
-      void *storage = t.nvme ? static_cast<char *>(a->nvme) + nvmeAt : nullptr;
-      if (loomrt_status s = makeTensor(t.dtype, t.local, &b, storage))
+      if (loomrt_status s = makeTensor(t.dtype, t.local, &b, nvmeSlot(*a, t)))
         return fail(s, format("%s '%s': %s", kindName(kind), t.name.c_str(),
                               loomrt_last_error()));
-      if (t.nvme)
-        nvmeAt += tensorAllocBytes(b->nbytes);
       a->buffers[kind].push_back(b);
       a->pointers.push_back(b->data);
     }
@@ -864,12 +872,9 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
         continue;
       }
       loomrt_tensor *b = nullptr;
-      void *storage = t.nvme ? static_cast<char *>(a->nvme) + nvmeAt : nullptr;
-      if (loomrt_status s = makeTensor(t.dtype, t.local, &b, storage))
+      if (loomrt_status s = makeTensor(t.dtype, t.local, &b, nvmeSlot(*a, t)))
         return fail(s, format("update weight '%s': %s", t.name.c_str(),
                               loomrt_last_error()));
-      if (t.nvme)
-        nvmeAt += tensorAllocBytes(b->nbytes);
       a->updateOwn.push_back(t);
       a->updateOwnBuffers.push_back(b);
       a->updatePointers.push_back(b->data);
