@@ -196,7 +196,7 @@ private:
     /// streamed weight the CPU updates (ZeRO-Offload's accumulation in host
     /// memory, as placement prices it). Each micro-batch's gradient goes
     /// down as the backward completes it, and the host adds it into the
-    /// sum, which lives in host memory or on NVMe (sumTier).
+    /// sum, which lives in host memory or on NVMe (sumPlace).
     bool hostSum = false;
   };
   /// A weight gradient's parts by the pipeline device computing them.
@@ -240,22 +240,39 @@ private:
   WeightOp newWeight(RankedTensorType type, WeightRole role, StringRef name,
                      StringAttr file, IntegerAttr offset,
                      TypeAttr fileType = nullptr);
+  /// Where memory placement's static plan puts a state: in `tier` (the
+  /// device's where null), at its `slot`-th tensor from the arena offset
+  /// the weight's `loom.placement` names `region` (none where it names
+  /// none). The slots of one region are tensors of one size, laid end to
+  /// end: the runtime puts the state at the region's offset plus `slot`
+  /// times its own bytes on the rank (loom-weights-to-arguments passes the
+  /// place on as `arena_offset` and `arena_slot`).
+  struct StatePlace {
+    StringAttr tier;
+    WeightOp weight;
+    StringRef region;
+    int64_t slot; // (0 where an initializer leaves it out)
+  };
   /// A state tensor named `name` of the target, stored in `layout`
   /// (annotated just before the return): zero-initialized, or loaded from
   /// `initial`'s bytes (widened where `type` is wider: a master copy).
-  /// Placed in `tier` where not null.
+  /// Placed as `place` says.
   Value state(StringRef name, RankedTensorType type, Value layout,
-              WeightOp initial = nullptr, StringAttr tier = nullptr);
-  /// The tier of a gradient's sum: for Gradient::hostSum placement's
-  /// `sums` (host memory by default, or NVMe, where ZeRO-Infinity keeps
-  /// gradients too), else the device's (null).
-  StringAttr sumTier(const Gradient &gradient) {
-    if (!gradient.hostSum)
-      return {};
-    auto placement =
-        gradient.weight->getAttrOfType<DictionaryAttr>(kPlacementAttr);
-    auto sums = placement ? placement.getAs<StringAttr>("sums") : nullptr;
-    return sums ? sums : b.getStringAttr("host");
+              WeightOp initial = nullptr, const StatePlace &place = {});
+  /// Where a gradient's sum is: for Gradient::hostSum in placement's
+  /// `sums` tier (host memory by default, or NVMe, where ZeRO-Infinity
+  /// keeps gradients too), else on the device; in either, at the plan's
+  /// `sum_offset`.
+  StatePlace sumPlace(const Gradient &gradient) {
+    StringAttr tier;
+    if (gradient.hostSum) {
+      auto placement =
+          gradient.weight->getAttrOfType<DictionaryAttr>(kPlacementAttr);
+      tier = placement ? placement.getAs<StringAttr>("sums") : nullptr;
+      if (!tier)
+        tier = b.getStringAttr("host");
+    }
+    return {tier, gradient.weight, "sum_offset"};
   }
   /// `v` as the update reads it: in `layout`, where there is one.
   Value inLayout(Value v, Value layout) {
@@ -372,7 +389,7 @@ WeightOp UpdateWriter::newWeight(RankedTensorType type, WeightRole role,
 }
 
 Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout,
-                          WeightOp initial, StringAttr tier) {
+                          WeightOp initial, const StatePlace &place) {
   TypeAttr fileType;
   if (initial) {
     fileType = initial.getFileTypeAttr();
@@ -384,9 +401,20 @@ Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout,
       type, WeightRole::state, name,
       initial ? initial.getFileAttr() : b.getStringAttr(""),
       initial ? initial.getOffsetAttr() : b.getI64IntegerAttr(0), fileType);
-  if (tier)
-    s->setAttr(kPlacementAttr,
-               b.getDictionaryAttr({b.getNamedAttr("tier", tier)}));
+  SmallVector<NamedAttribute> placement;
+  if (place.tier)
+    placement.push_back(b.getNamedAttr("tier", place.tier));
+  auto planned =
+      place.weight ? place.weight->getAttrOfType<DictionaryAttr>(kPlacementAttr)
+                   : nullptr;
+  if (auto offset =
+          planned ? planned.getAs<IntegerAttr>(place.region) : nullptr) {
+    placement.push_back(b.getNamedAttr("offset", offset));
+    placement.push_back(
+        b.getNamedAttr("slot", b.getI64IntegerAttr(place.slot)));
+  }
+  if (!placement.empty())
+    s->setAttr(kPlacementAttr, b.getDictionaryAttr(placement));
   if (!layout)
     return s;
   OpBuilder::InsertionGuard guard(b);
@@ -433,19 +461,24 @@ Value UpdateWriter::writeFormula(WeightOp w, RankedTensorType type,
   SmallVector<StringAttr, 2> names;
   for (StringRef suffix : stateSuffixes(config))
     names.push_back(b.getStringAttr(w.getName() + suffix));
+  // The moments follow a master copy in the planned state (WeightOffsets).
+  int64_t firstMoment = type != w.getType() ? 1 : 0;
+  auto moment = [&](int64_t k) {
+    return StatePlace{tier, w, "optimizer_offset", firstMoment + k};
+  };
   if (config.kind == OptimizerKind::sgd) {
     Value step = g;
     if (!names.empty()) { // momentum
       StringAttr name = names[0];
-      Value buffer = state(name, type, layout, nullptr, tier);
+      Value buffer = state(name, type, layout, nullptr, moment(0));
       step = add(mulScalar(buffer, config.momentum), g);
       updated.push_back({step, name});
     }
     return sub(weight, mulScalar(step, config.lr));
   }
   StringAttr mName = names[0], vName = names[1];
-  Value m = state(mName, type, layout, nullptr, tier),
-        v = state(vName, type, layout, nullptr, tier);
+  Value m = state(mName, type, layout, nullptr, moment(0)),
+        v = state(vName, type, layout, nullptr, moment(1));
   Value m1 = add(m, mulScalar(sub(g, m), 1.0 - config.beta1));
   Value v1 =
       add(mulScalar(v, config.beta2), mulScalar(mul(g, g), 1.0 - config.beta2));
@@ -499,7 +532,13 @@ void UpdateWriter::writeWeightUpdate(const Gradient &gradient, Value grad,
   if (mixed || (place.tier && place.residentParameter)) {
     updatedCopy = b.getStringAttr(w.getName() +
                                   (mixed ? kMasterSuffix : kHostCopySuffix));
-    weight = state(updatedCopy, mathType, layout, w, place.tier);
+    // (A master copy is part of the optimizer's state, in its tier; a
+    // parameter's host copy is in host memory, as placement prices it,
+    // even where the state is on NVMe.)
+    weight = mixed ? state(updatedCopy, mathType, layout, w,
+                           {place.tier, w, "optimizer_offset"})
+                   : state(updatedCopy, mathType, layout, w,
+                           {b.getStringAttr("host"), w, "copy_offset"});
     // An update function's copy of the weight, which only the update
     // writes, arrives in the step's layout all the same.
     if (target != func)
@@ -748,7 +787,7 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
     b.setLoc(w.getLoc());
     StringAttr name = b.getStringAttr(w.getName() + kAccumulatorSuffix);
     Value sum = state(name, updateType(w.getType()), gradient.sumLayout,
-                      WeightOp(), sumTier(gradient));
+                      WeightOp(), sumPlace(gradient));
     Value g = ret.getOperand(gradient.index);
     // A weight the last device holds a copy of: each device sums the part
     // it computes, with no transfer in the step; the update functions
@@ -811,15 +850,19 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
       WeightOp copy =
           newWeight(w.getType(), w.getRole(), w.getName(), w.getFileAttr(),
                     w.getOffsetAttr(), w.getFileTypeAttr());
-      // (A streamed weight's copy is its home copy, where the step's is.)
-      if (gradient->hostSum)
-        copy->setAttr(kPlacementAttr,
-                      b.getDictionaryAttr({b.getNamedAttr(
-                          "tier", b.getStringAttr(placedTier(w)))}));
+      // (It is the step's weight, where the step keeps it: a streamed
+      // weight's home copy.)
+      if (auto placement = w->getAttrOfType<DictionaryAttr>(kPlacementAttr)) {
+        SmallVector<NamedAttribute> where;
+        for (StringRef key : {"tier", "offset"})
+          if (Attribute value = placement.get(key))
+            where.push_back(b.getNamedAttr(key, value));
+        copy->setAttr(kPlacementAttr, b.getDictionaryAttr(where));
+      }
       StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);
       RankedTensorType sumType = updateType(w.getType());
       Value sum = state(sumName, sumType, here(gradient->sumLayout), WeightOp(),
-                        sumTier(*gradient));
+                        sumPlace(*gradient));
       Value whole = sum;
       if (gradient->lastDeviceCopy) {
         int64_t peer = isLast ? gradient->device : lastDevice;

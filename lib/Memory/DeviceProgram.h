@@ -345,7 +345,7 @@ ArrayAttr pipelineWeightOffsets(Builder &b, ArrayRef<StaticMemoryPlan> plans,
                                 Operation *weight);
 
 /// A weight's buffers as `loom.placement` entries (`offset`, `copy_offset`,
-/// `gradient_offset`, `optimizer_offset`), those it has.
+/// `gradient_offset`, `optimizer_offset`, `sum_offset`), those it has.
 void appendWeightOffsets(Builder &b, const WeightOffsets &at,
                          SmallVectorImpl<NamedAttribute> &attrs);
 

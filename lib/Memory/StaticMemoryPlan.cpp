@@ -28,6 +28,10 @@ namespace lm = ::loom::memory;
 
 namespace {
 
+/// The device's buffer of the sums over a step's micro-batches of the
+/// gradients of resident weights it does not update.
+constexpr llvm::StringLiteral kGradientAccumulation = "gradient_accumulation";
+
 /// What a buffer holds, so that its offset can be written where the IR
 /// names it.
 struct Owner {
@@ -36,6 +40,7 @@ struct Owner {
     Parameter,     // a weight's home copy
     ParameterCopy, // the host copy the CPU's update writes
     Gradient,
+    GradientSum, // over a step's calls (WeightOffsets::sum)
     OptimizerState,
     ChunkHome,      // `index`: the chunk's copy in its home tier
     ChunkCopy,      // `index`: the fetch (>= 0) or resident chunk (-1 - chunk)
@@ -60,6 +65,8 @@ int64_t WeightOffsets::*weightField(Owner::Kind kind) {
     return &WeightOffsets::parameterCopy;
   case Owner::Gradient:
     return &WeightOffsets::gradient;
+  case Owner::GradientSum:
+    return &WeightOffsets::sum;
   case Owner::OptimizerState:
     return &WeightOffsets::optimizer;
   default:
@@ -246,14 +253,26 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   // host memory, the state in the optimizer's tier, and the device stages
   // gradients on their way down.
   // The CPU's update overlaps the next iteration, so all live throughout.
+  // A step the runtime calls once per micro-batch sums each gradient over
+  // the calls (`.grad_sum`, --loom-optimizer-step): on the device where the
+  // device updates the weight (its gradient's buffer is the sum) or holds
+  // its parameters (the sums go down once a step; they share one buffer,
+  // `gradient_accumulation`, end to end in weight order), else in the
+  // `sums` tier, where the host adds each call's gradient into it.
+  const bool accumulates = p.microBatches > 1 || p.pipelineDevices > 1;
+  std::vector<std::pair<Operation *, double>> accumulatedOnDevice;
   if (training) {
     for (auto &[op, w] : dev.weights) {
       if (!w.trainable)
         continue;
       std::string name = weightName(op);
       if (c.optimizer == Tier::Device || c.deviceOptimizerWeights.contains(op)) {
-        whole(Tier::Device, {Owner::Gradient, op}, name + " gradient",
-              w.gradient());
+        if (accumulates)
+          whole(Tier::Device, {Owner::GradientSum, op}, name + " gradient sum",
+                w.gradient());
+        else
+          whole(Tier::Device, {Owner::Gradient, op}, name + " gradient",
+                w.gradient());
         whole(Tier::Device, {Owner::OptimizerState, op}, name + " state",
               w.state());
         continue;
@@ -264,18 +283,23 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
         if (w.offloadedParameterCopy() > 0)
           whole(Tier::Host, {Owner::ParameterCopy, op},
                 name + " parameter copy", w.offloadedParameterCopy());
+        if (accumulates)
+          accumulatedOnDevice.push_back({op, w.gradient()});
       } else if (p.microBatches == 1) {
         whole(Tier::Host, {Owner::Gradient, op}, name + " gradient",
+              w.gradient());
+      } else {
+        whole(c.sums, {Owner::GradientSum, op}, name + " gradient sum",
               w.gradient());
       }
       whole(c.optimizer, {Owner::OptimizerState, op}, name + " state",
             w.state());
     }
     // Streamed over several micro-batches, each micro-batch's gradient
-    // lands where the host adds it into its sum at once (the sum is the
-    // runtime's buffer): held through the next position only (within the
-    // call: the last backward's landing ends with it), so landings share
-    // the arena. (The IR holds one iteration: `singleIteration`.)
+    // lands where the host adds it into its sum at once: held through the
+    // next position only (within the call: the last backward's landing
+    // ends with it), so landings share the arena. (The IR holds one
+    // iteration: `singleIteration`.)
     if (c.params != Tier::Device && p.microBatches > 1 &&
         c.optimizer != Tier::Device)
       for (const LandedGradient &l : landedGradients(dev)) {
@@ -284,11 +308,11 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
             (dev.weights.begin() + l.weight)->second.offloaded(), l.at,
             std::min(l.at + 2, total));
       }
+    // (Resident parameters' gradients over several micro-batches leave as
+    // their sums, once a step; streamed ones' leave every micro-batch.)
     if (c.optimizer != Tier::Device) {
-      // (Streamed parameters' gradients leave every micro-batch; the host
-      // sums them.)
       if (p.microBatches > 1 && c.params == Tier::Device) {
-        scratch(Tier::Device, "gradient_accumulation", gradientStaging);
+        scratch(Tier::Device, kGradientAccumulation, gradientStaging);
       } else {
         scratch(Tier::Device, "gradient_staging_0", gradientStaging / 2);
         scratch(Tier::Device, "gradient_staging_1", gradientStaging / 2);
@@ -717,6 +741,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       case Owner::Parameter:
       case Owner::ParameterCopy:
       case Owner::Gradient:
+      case Owner::GradientSum:
       case Owner::OptimizerState:
         plan.weights[owner.op].*weightField(owner.kind) = offset;
         break;
@@ -740,16 +765,35 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
       }
     }
   }
+  // The device's sums of the weights it does not update, end to end.
+  if (!accumulatedOnDevice.empty()) {
+    const std::vector<TierArena::Scratch> &scratch =
+        plan.arena(Tier::Device).scratch;
+    auto at = llvm::find_if(scratch, [](const TierArena::Scratch &x) {
+      return x.id == kGradientAccumulation;
+    });
+    int64_t offset = at == scratch.end() ? -1 : at->offset;
+    for (auto [op, bytes] : accumulatedOnDevice) {
+      if (offset < 0)
+        break;
+      plan.weights[op].sum = offset;
+      offset += static_cast<int64_t>(bytes);
+    }
+  }
   // A streamed weight sits in its chunk, home and device copies alike, in
-  // first-use order (groupIntoChunks packs consecutive weights).
+  // first-use order (groupIntoChunks packs consecutive weights): the device
+  // copy holds whole weights, the home copy what this device holds of them
+  // (streamed in ZeRO-3 shards, its shard of each, chunkHomeBytes).
   if (c.params != Tier::Device) {
-    std::vector<int64_t> filled(chunkHome.size(), 0);
+    std::vector<int64_t> filled(chunkHome.size(), 0),
+        homeFilled(chunkHome.size(), 0);
     for (auto [i, entry] : llvm::enumerate(dev.weights)) {
       int chunk = p.chunkOf[i];
-      int64_t inChunk = filled[chunk];
+      plan.offsetInChunk.push_back(filled[chunk]);
+      plan.weights[entry.first].parameter =
+          chunkHome[chunk] + homeFilled[chunk];
       filled[chunk] += static_cast<int64_t>(entry.second.bytes);
-      plan.offsetInChunk.push_back(inChunk);
-      plan.weights[entry.first].parameter = chunkHome[chunk] + inChunk;
+      homeFilled[chunk] += static_cast<int64_t>(entry.second.held);
     }
   }
   return plan;
@@ -871,6 +915,7 @@ void mlir::loom::placement::appendWeightOffsets(
   offset("copy_offset", at.parameterCopy);
   offset("gradient_offset", at.gradient);
   offset("optimizer_offset", at.optimizer);
+  offset("sum_offset", at.sum);
 }
 
 DictionaryAttr mlir::loom::placement::arenasAttr(Builder &b,

@@ -516,8 +516,24 @@ struct ArenaBuffersPass
     : mlir::loom::impl::LoomArenaBuffersBase<ArenaBuffersPass> {
   using LoomArenaBuffersBase::LoomArenaBuffersBase;
 
+  /// Whether some function's weight argument has a place in `tier`'s arena
+  /// (loom-weights-to-arguments' `arena_offset`).
+  static bool holdsWeights(ModuleOp module, StringRef tier) {
+    for (auto f : module.getOps<func::FuncOp>())
+      for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+        auto weight = f.getArgAttrOfType<DictionaryAttr>(i, "loom.weight");
+        auto placed = weight ? weight.getAs<StringAttr>("tier") : nullptr;
+        if (weight && weight.get("arena_offset") &&
+            (placed ? placed.getValue() : StringRef("device")) == tier)
+          return true;
+      }
+    return false;
+  }
+  bool hostArenaHoldsWeights = false;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    hostArenaHoldsWeights = holdsWeights(module, "host");
     for (func::FuncOp func : entryFunctions(module, entry)) {
       // A plan of several pipeline devices has their arenas; a stage
       // function of a one-device pipeline reads the program's plan.
@@ -622,12 +638,14 @@ struct ArenaBuffersPass
              "expects";
 
     // The arenas follow the other arguments, the device's first; the host's
-    // only where something is spilled into it.
+    // only where something is spilled into it or a weight (of the step or
+    // its update, which the runtime gives the step's arenas) lives there.
     MLIRContext *ctx = &getContext();
     Builder attrs(ctx);
     Value arenas[2];
     for (Tier tier : {Tier::Device, Tier::Host}) {
-      if (tier == Tier::Host && llvm::none_of(*planned, [](const PlannedBuffer &p) {
+      if (tier == Tier::Host && !hostArenaHoldsWeights &&
+          llvm::none_of(*planned, [](const PlannedBuffer &p) {
             return p.tier == Tier::Host;
           }))
         continue;

@@ -86,6 +86,13 @@ struct WeightsToArgumentsPass
       // keeps NVMe's in a file).
       if (StringRef tier = placedTier(first); tier != "device")
         fields.push_back(builder.getNamedAttr("tier", builder.getStringAttr(tier)));
+      // Its place in that tier's arena, where the static memory plan gives
+      // one: the runtime keeps it there rather than in a buffer of its own.
+      if (auto [offset, slot] = arenaPlace(first); offset) {
+        fields.push_back(builder.getNamedAttr("arena_offset", offset));
+        if (slot)
+          fields.push_back(builder.getNamedAttr("arena_slot", slot));
+      }
       SmallVector<NamedAttribute> argAttrs = {
           builder.getNamedAttr("loom.weight", builder.getDictionaryAttr(fields)),
           builder.getNamedAttr("bufferization.writable", builder.getBoolAttr(false))};
@@ -109,9 +116,19 @@ struct WeightsToArgumentsPass
     return success();
   }
 
+  /// A weight's place in its tier's arena (`loom.placement`'s `offset`,
+  /// and for optimizer state its `slot` there, --loom-optimizer-step).
+  static std::pair<IntegerAttr, IntegerAttr> arenaPlace(WeightOp op) {
+    auto placement = op->getAttrOfType<DictionaryAttr>(kPlacementAttr);
+    if (!placement)
+      return {};
+    return {placement.getAs<IntegerAttr>("offset"),
+            placement.getAs<IntegerAttr>("slot")};
+  }
+
   /// Uses of one weight become one argument, loaded once: each must read it
   /// as the first does, in its type and its file's element type, and hold
-  /// it as the first does, in its role and placement's tier.
+  /// it as the first does, in its role and placement's tier and place.
   static LogicalResult checkReadAlike(ArrayRef<WeightOp> ops) {
     WeightOp first = ops.front();
     auto fileType = [](WeightOp w) {
@@ -137,6 +154,10 @@ struct WeightsToArgumentsPass
                << op.getName() << "' placed in " << placedTier(op)
                << " memory but another use reads it placed in "
                << placedTier(first) << " memory";
+      if (arenaPlace(op) != arenaPlace(first))
+        return op.emitOpError("reads weight '")
+               << op.getName()
+               << "' at another place in its arena than another use";
     }
     return success();
   }

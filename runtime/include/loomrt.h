@@ -270,10 +270,22 @@ typedef struct loomrt_tensor_info {
                                      holds (a narrower float widened to `dtype`
                                      at load: a 16-bit parameter's master copy);
                                      else `dtype` */
-  int32_t on_nvme;                /* weights: 1 where memory placement puts it
-                                     on NVMe (held in the NVMe tier's file);
-                                     else 0 */
+  int32_t tier;                   /* weights: where memory placement keeps
+                                     it, LOOMRT_TIER_* (NVMe's in the NVMe
+                                     tier's file); else LOOMRT_TIER_DEVICE */
+  int64_t arena_offset;           /* weights: its byte offset in its tier's
+                                     arena (the device's or the host's) or in
+                                     the NVMe tier's file, where the static
+                                     memory plan places it; else -1 (a
+                                     buffer of its own) */
 } loomrt_tensor_info;
+
+/* Memory placement's tiers (manifest "tier"). */
+enum {
+  LOOMRT_TIER_DEVICE = 0,
+  LOOMRT_TIER_HOST = 1,
+  LOOMRT_TIER_NVME = 2,
+};
 
 /* Parses and validates ARTIFACT/manifest.json (format, version, backend,
  * grid, ranks, every tensor's dtype/shape/split/local_shape). Does not look
@@ -312,9 +324,17 @@ LOOMRT_API loomrt_status loomrt_artifact_gather_output(
  * and the program places its planned buffers in. */
 LOOMRT_API int64_t loomrt_artifact_arena_bytes(const loomrt_artifact *a);
 /* Bytes of this rank's host arena (0 when the program has none): where the
- * plan's offloaded activations wait for the backward, passed right after
- * the device arena. */
+ * plan's offloaded activations wait for the backward, gradients land for
+ * the host's optimizer, and the weights and optimizer state the plan puts
+ * in host memory live; passed right after the device arena. */
 LOOMRT_API int64_t loomrt_artifact_host_arena_bytes(const loomrt_artifact *a);
+/* After load: bytes of this rank's weights, the step's and its update's own
+ * (the optimizer's state), that the static memory plan places ("arena_offset":
+ * in the device's or the host's arena, or in the NVMe tier's file) when
+ * `placed` is nonzero; else of those it does not (buffers of their own, or
+ * appended to the NVMe tier's file). */
+LOOMRT_API int64_t loomrt_artifact_weight_bytes(const loomrt_artifact *a,
+                                                int32_t placed);
 /* Before load: the directory the NVMe tier's file goes in (default: the
  * artifact's). Weights the manifest places on NVMe ("tier": "nvme": memory
  * placement's streamed parameters and optimizer state) are held in one

@@ -40,7 +40,14 @@ struct TensorDesc {
   /// (float16 or bfloat16 widened to float32 or float64 at load: a 16-bit
   /// parameter's master copy); else `dtype`.
   int32_t fileDtype = 0;
-  bool nvme = false; // weights only: placed on NVMe (file-backed at load)
+  /// Weights only: memory placement's tier (LOOMRT_TIER_*; NVMe's are
+  /// file-backed at load), and where in it the static memory plan keeps
+  /// the weight: an offset in the tier's arena (the device's or the
+  /// host's, as mapped at load) or in the NVMe tier's file; -1: a buffer of
+  /// its own.
+  int32_t tier = LOOMRT_TIER_DEVICE;
+  int64_t arenaOffset = -1;
+  bool onNvme() const { return tier == LOOMRT_TIER_NVME; }
   int64_t batchDim = -1; // inputs/outputs under micro-batching
   bool sumOverMicroBatches = false; // outputs: a gradient, summed
 };
@@ -69,6 +76,16 @@ struct StageDesc {
 const char *kindName(int kind) {
   static const char *names[] = {"inputs", "weights", "outputs"};
   return names[kind];
+}
+
+const char *tierName(int32_t tier) {
+  static const char *names[] = {"device", "host", "nvme"};
+  return names[tier];
+}
+
+/// A tensor's bytes on one rank.
+int64_t localBytes(const TensorDesc &t) {
+  return numel(t.local) * loomrt_dtype_size(t.dtype);
 }
 
 } // namespace
@@ -250,7 +267,15 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
     std::string tier = j["tier"].is_string() ? j["tier"].get<std::string>() : "";
     if (tier != "device" && tier != "host" && tier != "nvme")
       return bad("'tier' must be one of \"device\", \"host\", \"nvme\"");
-    t.nvme = tier == "nvme";
+    t.tier = tier == "nvme"   ? LOOMRT_TIER_NVME
+             : tier == "host" ? LOOMRT_TIER_HOST
+                              : LOOMRT_TIER_DEVICE;
+  }
+  if (j.contains("arena_offset")) {
+    if (kind != LOOMRT_WEIGHT || !j["arena_offset"].is_number_integer() ||
+        j["arena_offset"].get<int64_t>() < 0)
+      return bad("'arena_offset' must be a non-negative integer of a weight");
+    t.arenaOffset = j["arena_offset"].get<int64_t>();
   }
   if (kind == LOOMRT_WEIGHT) {
     // Optimizer state ("role": "state") may have no file: it starts at zero.
@@ -293,10 +318,10 @@ loomrt_status parseTensor(loomrt_artifact &a, const std::string &scope, int kind
 std::vector<const TensorDesc *> nvmeWeights(const StageDesc &stage) {
   std::vector<const TensorDesc *> placed;
   for (const TensorDesc &t : stage.tensors[LOOMRT_WEIGHT])
-    if (t.nvme)
+    if (t.onNvme())
       placed.push_back(&t);
   for (size_t i = 0; i < stage.updateWeights.size(); ++i)
-    if (stage.updateStepWeight[i] < 0 && stage.updateWeights[i].nvme)
+    if (stage.updateStepWeight[i] < 0 && stage.updateWeights[i].onNvme())
       placed.push_back(&stage.updateWeights[i]);
   return placed;
 }
@@ -307,11 +332,21 @@ std::vector<const TensorDesc *> nvmeWeights(const StageDesc &stage) {
 /// their bytes live on that file system and the kernel pages them in as
 /// the program reads them and writes them back.
 loomrt_status mapNvmeTier(loomrt_artifact &a, const StageDesc &stage) {
+  // The static memory plan's places first (its NVMe arena), then the
+  // weights it does not place, after them.
   int64_t bytes = 0;
   a.nvmeSlots.clear();
+  for (const TensorDesc *t : nvmeWeights(stage))
+    if (t->arenaOffset >= 0)
+      bytes = std::max(bytes, t->arenaOffset + localBytes(*t));
+  bytes = (bytes + 63) / 64 * 64;
   for (const TensorDesc *t : nvmeWeights(stage)) {
+    if (t->arenaOffset >= 0) {
+      a.nvmeSlots[t->name] = t->arenaOffset;
+      continue;
+    }
     a.nvmeSlots[t->name] = bytes;
-    bytes += tensorAllocBytes(numel(t->local) * loomrt_dtype_size(t->dtype));
+    bytes += tensorAllocBytes(localBytes(*t));
   }
   if (bytes == 0)
     return ok();
@@ -335,11 +370,16 @@ loomrt_status mapNvmeTier(loomrt_artifact &a, const StageDesc &stage) {
   return ok();
 }
 
-/// Where an NVMe-placed weight's bytes live (its slot in the tier's file,
-/// mapNvmeTier); null for any other.
-void *nvmeSlot(const loomrt_artifact &a, const TensorDesc &t) {
-  return t.nvme ? static_cast<char *>(a.nvme) + a.nvmeSlots.at(t.name)
-                : nullptr;
+/// Where a weight's bytes live when the runtime does not allocate them: an
+/// NVMe-placed weight's slot in the tier's file (mapNvmeTier), or the place
+/// the static memory plan gives it in the device's or the host's arena;
+/// null for any other.
+void *placedStorage(const loomrt_artifact &a, const TensorDesc &t) {
+  if (t.onNvme())
+    return static_cast<char *>(a.nvme) + a.nvmeSlots.at(t.name);
+  if (t.arenaOffset >= 0)
+    return static_cast<char *>(a.arena[t.tier]) + t.arenaOffset;
+  return nullptr;
 }
 
 loomrt_status parseManifest(loomrt_artifact &a) {
@@ -522,11 +562,75 @@ loomrt_status parseManifest(loomrt_artifact &a) {
             at.c_str(), i, t.name.c_str(), t.file.c_str(), (long long)t.offset,
             loomrt_dtype_name(t.fileDtype), same->file.c_str(),
             (long long)same->offset, loomrt_dtype_name(same->fileDtype)));
+      // (The same buffer, so in the same place.)
+      if (same != stage.tensors[LOOMRT_WEIGHT].end() &&
+          (same->tier != t.tier || same->arenaOffset != t.arenaOffset))
+        return bad(format("%sweights[%zu] ('%s') is the step's weight of that "
+                          "name, but placed in %s at %lld rather than in %s "
+                          "at %lld",
+                          at.c_str(), i, t.name.c_str(), tierName(t.tier),
+                          (long long)t.arenaOffset, tierName(same->tier),
+                          (long long)same->arenaOffset));
       stage.updateStepWeight.push_back(
           same == stage.tensors[LOOMRT_WEIGHT].end()
               ? -1
               : same - stage.tensors[LOOMRT_WEIGHT].begin());
       stage.updateWeights.push_back(std::move(t));
+    }
+    return ok();
+  };
+  // The weights the static memory plan places (the step's, then the
+  // update's own) lie inside their arenas (an NVMe file grows to hold
+  // them), and no two of a tier share a byte: each is a buffer that lives
+  // as long as the program is loaded.
+  auto checkArenaPlaces = [&](const std::string &scope,
+                              const StageDesc &stage) -> loomrt_status {
+    struct Placed {
+      int64_t begin, end;
+      std::string what;
+    };
+    std::vector<Placed> byTier[3];
+    const int64_t arenaBytes[2] = {stage.arenaBytes, stage.hostArenaBytes};
+    auto place = [&](const TensorDesc &t, const std::string &what) {
+      if (t.arenaOffset < 0)
+        return ok();
+      int64_t end = t.arenaOffset + localBytes(t);
+      if (t.tier != LOOMRT_TIER_NVME && end > arenaBytes[t.tier])
+        return bad(format("%s ('%s') lies at [%lld, %lld) of the %s arena, "
+                          "which has %lld bytes",
+                          what.c_str(), t.name.c_str(),
+                          (long long)t.arenaOffset, (long long)end,
+                          tierName(t.tier), (long long)arenaBytes[t.tier]));
+      byTier[t.tier].push_back(
+          {t.arenaOffset, end,
+           format("%s ('%s')", what.c_str(), t.name.c_str())});
+      return ok();
+    };
+    const std::vector<TensorDesc> &weights = stage.tensors[LOOMRT_WEIGHT];
+    for (size_t i = 0; i < weights.size(); ++i)
+      if (loomrt_status s =
+              place(weights[i], format("%sweights[%zu]", scope.c_str(), i)))
+        return s;
+    for (size_t i = 0; i < stage.updateWeights.size(); ++i)
+      if (stage.updateStepWeight[i] < 0)
+        if (loomrt_status s =
+                place(stage.updateWeights[i],
+                      format("%supdate.weights[%zu]", scope.c_str(), i)))
+          return s;
+    for (int tier = 0; tier < 3; ++tier) {
+      std::vector<Placed> &placed = byTier[tier];
+      std::sort(
+          placed.begin(), placed.end(),
+          [](const Placed &x, const Placed &y) { return x.begin < y.begin; });
+      for (size_t k = 1; k < placed.size(); ++k)
+        if (placed[k].begin < placed[k - 1].end)
+          return bad(format("%s at [%lld, %lld) and %s at [%lld, %lld) "
+                            "overlap in the %s arena",
+                            placed[k - 1].what.c_str(),
+                            (long long)placed[k - 1].begin,
+                            (long long)placed[k - 1].end,
+                            placed[k].what.c_str(), (long long)placed[k].begin,
+                            (long long)placed[k].end, tierName(tier)));
     }
     return ok();
   };
@@ -539,6 +643,8 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     for (int kind = 0; kind < 3; ++kind)
       whole.tensors[kind] = a.tensors[kind];
     if (loomrt_status s = parseUpdate(m, "", whole))
+      return s;
+    if (loomrt_status s = checkArenaPlaces("", whole))
       return s;
     a.stages.push_back(std::move(whole));
     return ok();
@@ -573,6 +679,8 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     if (loomrt_status s = parseArena(stages[k], scope, stage))
       return s;
     if (loomrt_status s = parseUpdate(stages[k], scope, stage))
+      return s;
+    if (loomrt_status s = checkArenaPlaces(scope, stage))
       return s;
     if (k > 0 &&
         stage.updateEntry.empty() != a.stages.front().updateEntry.empty())
@@ -710,6 +818,20 @@ int64_t loomrt_artifact_arena_bytes(const loomrt_artifact *a) {
 int64_t loomrt_artifact_host_arena_bytes(const loomrt_artifact *a) {
   return a ? a->arenaBytes[1] : 0;
 }
+int64_t loomrt_artifact_weight_bytes(const loomrt_artifact *a, int32_t placed) {
+  if (!a || !a->handle)
+    return 0;
+  int64_t bytes = 0;
+  auto count = [&](const TensorDesc &t) {
+    if ((t.arenaOffset >= 0) == (placed != 0))
+      bytes += localBytes(t);
+  };
+  for (const TensorDesc &t : a->tensors[LOOMRT_WEIGHT])
+    count(t);
+  for (const TensorDesc &t : a->updateOwn)
+    count(t);
+  return bytes;
+}
 int64_t loomrt_artifact_nvme_bytes(const loomrt_artifact *a) {
   return a ? a->nvmeBytes : 0;
 }
@@ -745,7 +867,8 @@ loomrt_status loomrt_artifact_info(const loomrt_artifact *a, int32_t kind,
   info->sum_over_micro_batches = t.sumOverMicroBatches;
   info->file_dtype =
       kind == LOOMRT_WEIGHT && !t.file.empty() ? t.fileDtype : t.dtype;
-  info->on_nvme = t.nvme;
+  info->tier = kind == LOOMRT_WEIGHT ? t.tier : LOOMRT_TIER_DEVICE;
+  info->arena_offset = kind == LOOMRT_WEIGHT ? t.arenaOffset : -1;
   return ok();
 }
 
@@ -821,26 +944,30 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
   a->handle = h;
   a->entryFn = reinterpret_cast<void (*)(void **)>(sym);
   a->pointers.clear();
+  // The arenas, mapped before the weights the plan places in them. Mapped,
+  // not allocated: the pages of a training plan's arena the forward never
+  // touches cost nothing.
+  const int64_t stageArenas[2] = {stage.arenaBytes, stage.hostArenaBytes};
+  for (int k = 0; k < 2; ++k) {
+    if (stageArenas[k] <= 0)
+      continue;
+    void *p = mmap(nullptr, (size_t)stageArenas[k], PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      return fail(LOOMRT_ERR_NOMEM,
+                  format("cannot map the %lld-byte %s arena of the static "
+                         "memory plan: %s",
+                         (long long)stageArenas[k], tierName(k),
+                         strerror(errno)));
+    a->arena[k] = p;
+    a->arenaBytes[k] = stageArenas[k];
+  }
   for (int kind = 0; kind < 3; ++kind) {
     // The arenas go between the weights and the outputs, the device's
-    // first (the entry's argument order). Mapped, not allocated: the pages
-    // of a training plan's arena the forward never touches cost nothing.
-    const int64_t stageArenas[2] = {stage.arenaBytes, stage.hostArenaBytes};
-    for (int k = 0; k < 2 && kind == LOOMRT_OUTPUT; ++k) {
-      if (stageArenas[k] <= 0)
-        continue;
-      void *p = mmap(nullptr, (size_t)stageArenas[k], PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED)
-        return fail(LOOMRT_ERR_NOMEM,
-                    format("cannot map the %lld-byte %s arena of the static "
-                           "memory plan: %s",
-                           (long long)stageArenas[k], k ? "host" : "device",
-                           strerror(errno)));
-      a->arena[k] = p;
-      a->arenaBytes[k] = stageArenas[k];
-      a->pointers.push_back(p);
-    }
+    // first (the entry's argument order).
+    for (int k = 0; k < 2 && kind == LOOMRT_OUTPUT; ++k)
+      if (a->arena[k])
+        a->pointers.push_back(a->arena[k]);
     if (kind == LOOMRT_OUTPUT && stage.takesMicroBatch)
       a->pointers.push_back(&a->microBatchIndex);
     if (kind == LOOMRT_WEIGHT)
@@ -848,8 +975,8 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
         return s;
     for (const TensorDesc &t : a->tensors[kind]) {
       loomrt_tensor *b = nullptr;
-      // An NVMe-placed weight's bytes are its slot in the tier's file.
-      if (loomrt_status s = makeTensor(t.dtype, t.local, &b, nvmeSlot(*a, t)))
+      if (loomrt_status s =
+              makeTensor(t.dtype, t.local, &b, placedStorage(*a, t)))
         return fail(s, format("%s '%s': %s", kindName(kind), t.name.c_str(),
                               loomrt_last_error()));
       a->buffers[kind].push_back(b);
@@ -872,7 +999,8 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
         continue;
       }
       loomrt_tensor *b = nullptr;
-      if (loomrt_status s = makeTensor(t.dtype, t.local, &b, nvmeSlot(*a, t)))
+      if (loomrt_status s =
+              makeTensor(t.dtype, t.local, &b, placedStorage(*a, t)))
         return fail(s, format("update weight '%s': %s", t.name.c_str(),
                               loomrt_last_error()));
       a->updateOwn.push_back(t);

@@ -284,7 +284,8 @@ static void testArtifactState(void) {
 }
 
 /* A weight's info says what its file holds and where placement puts it: a
- * float32 master copy read from bfloat16 bytes, kept on NVMe. */
+ * float32 master copy read from bfloat16 bytes, kept on NVMe at the plan's
+ * offset there; a moment in its own buffer. */
 static void testWeightInfo(void) {
   static const char manifest[] =
       "{\"format\": \"loom-artifact\", \"version\": 1, \"backend\": \"cpu\",\n"
@@ -296,19 +297,84 @@ static void testWeightInfo(void) {
       " \"weights\": [{\"name\": \"w.master\", \"role\": \"state\", "
       "\"dtype\": \"float32\", \"shape\": [2], \"local_shape\": [2], "
       "\"split\": [[]], \"file\": \"w.bin\", \"offset\": 0, "
-      "\"file_dtype\": \"bfloat16\", \"tier\": \"nvme\"},\n"
+      "\"file_dtype\": \"bfloat16\", \"tier\": \"nvme\", "
+      "\"arena_offset\": 256},\n"
       "  {\"name\": \"v\", \"role\": \"state\", \"dtype\": \"float32\", "
       "\"shape\": [2], \"local_shape\": [2], \"split\": [[]]}]}\n";
   loomrt_artifact *a = openManifest(manifest, sizeof(manifest) - 1);
   loomrt_tensor_info info;
   CHECK(loomrt_artifact_info(a, LOOMRT_WEIGHT, 0, &info) == LOOMRT_OK);
   CHECK(info.dtype == LOOMRT_FLOAT32 && info.file_dtype == LOOMRT_BFLOAT16);
-  CHECK(info.on_nvme == 1);
+  CHECK(info.tier == LOOMRT_TIER_NVME && info.arena_offset == 256);
   CHECK(loomrt_artifact_info(a, LOOMRT_WEIGHT, 1, &info) == LOOMRT_OK);
   CHECK(info.file == NULL && info.file_dtype == LOOMRT_FLOAT32);
-  CHECK(info.on_nvme == 0);
+  CHECK(info.tier == LOOMRT_TIER_DEVICE && info.arena_offset == -1);
   loomrt_artifact_close(a);
   printf("ok weight info\n");
+}
+
+/* A manifest of one output and `weights`, with `arenas` (its arena sizes)
+ * before its outputs, in `out`; its length. */
+static size_t arenaManifest(char *out, size_t cap, const char *weights,
+                            const char *arenas) {
+  int n = snprintf(
+      out, cap,
+      "{\"format\": \"loom-artifact\", \"version\": 1, \"backend\": "
+      "\"cpu\", \"library\": \"program.so\", \"entry\": \"loom_entry\", "
+      "\"grid\": null, \"ranks\": 1, \"inputs\": [], %s\"outputs\": "
+      "[{\"name\": \"y\", \"dtype\": \"float32\", \"shape\": [2], "
+      "\"local_shape\": [2], \"split\": [[]]}], \"weights\": [%s]}\n",
+      arenas, weights);
+  CHECK(n > 0 && (size_t)n < cap);
+  return (size_t)n;
+}
+
+/* Opening such a manifest fails, saying `why`. */
+static void refuseArenaPlaces(const char *weights, const char *arenas,
+                              const char *why) {
+  char manifest[2048];
+  writeBytes(path("manifest.json"), manifest,
+             arenaManifest(manifest, sizeof manifest, weights, arenas));
+  loomrt_artifact *a = NULL;
+  CHECK(loomrt_artifact_open(dir, &a) == LOOMRT_ERR_INVALID && a == NULL);
+  if (!strstr(loomrt_last_error(), why)) {
+    fprintf(stderr, "expected '%s' in: %s\n", why, loomrt_last_error());
+    CHECK(0);
+  }
+}
+
+/* The static memory plan's places: inside their arena, and no two weights
+ * of a tier sharing a byte (each lives as long as the program is loaded). */
+static void testArenaPlaces(void) {
+#define STATE(name, tier, at)                                                  \
+  "{\"name\": \"" name "\", \"role\": \"state\", \"dtype\": \"float32\", "     \
+  "\"shape\": [4], \"local_shape\": [4], \"split\": [[]], \"tier\": \"" tier   \
+  "\", \"arena_offset\": " at "}"
+  const char *arenas = "\"arena_bytes\": 64, \"host_arena_bytes\": 32, ";
+  /* Sixteen bytes each: side by side in both arenas, at one offset in two
+   * tiers, and one on NVMe past any arena's end. */
+  char manifest[2048];
+  size_t n = arenaManifest(
+      manifest, sizeof manifest,
+      STATE("a", "device", "0") ", " STATE("b", "device", "16") ", " STATE(
+          "c", "host", "16") ", " STATE("d", "host",
+                                        "0") ", " STATE("e", "nvme", "4096"),
+      arenas);
+  loomrt_artifact_close(openManifest(manifest, n));
+  refuseArenaPlaces(STATE("a", "host", "0") ", " STATE("b", "host", "8"),
+                    arenas,
+                    "weights[0] ('a') at [0, 16) and weights[1] ('b') at [8, "
+                    "24) overlap in the host arena");
+  refuseArenaPlaces(STATE("a", "host", "24"), arenas,
+                    "weights[0] ('a') lies at [24, 40) of the host arena, "
+                    "which has 32 bytes");
+  refuseArenaPlaces(STATE("a", "host", "0"), "",
+                    "weights[0] ('a') lies at [0, 16) of the host arena, "
+                    "which has 0 bytes");
+  refuseArenaPlaces(STATE("a", "device", "-16"), arenas,
+                    "'arena_offset' must be a non-negative integer");
+#undef STATE
+  printf("ok arena places\n");
 }
 
 /* 16-bit floats sum in float32 and round once: 512 bfloat16 ones sum to
@@ -362,6 +428,7 @@ int main(int argc, char **argv) {
   testShards();
   testArtifactState();
   testWeightInfo();
+  testArenaPlaces();
   testAccumulate();
   CHECK(loomrt_now_ns() >= t0);
   printf("all passed\n");

@@ -11,9 +11,9 @@
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: {loom.name = "a.momentum_buffer", loom.updates = "a.momentum_buffer"}, tensor<4x4xf32> {loom.name = "a.host_copy", loom.updates = "a.host_copy"}, tensor<4x4xf32> {loom.name = "a", loom.updates = "a"}, tensor<4x4xf32> {loom.name = "b.momentum_buffer", loom.updates = "b.momentum_buffer"}, tensor<4x4xf32> {loom.name = "b", loom.updates = "b"})
-// CHECK: %[[HOSTA:.+]] = loom.weight state "a.host_copy" from "m.bin"[0] {loom.placement = {tier = "host"}}
-// CHECK-NEXT: %[[BUFA:.+]] = loom.weight state "a.momentum_buffer" from ""[0] {loom.placement = {tier = "host"}}
-// CHECK-NEXT: %[[BUFB:.+]] = loom.weight state "b.momentum_buffer" from ""[0] : tensor<4x4xf32>
+// CHECK: %[[HOSTA:.+]] = loom.weight state "a.host_copy" from "m.bin"[0] {loom.placement = {offset = 128 : i64, slot = 0 : i64, tier = "host"}}
+// CHECK-NEXT: %[[BUFA:.+]] = loom.weight state "a.momentum_buffer" from ""[0] {loom.placement = {offset = {{[0-9]+}} : i64, slot = 0 : i64, tier = "host"}}
+// CHECK-NEXT: %[[BUFB:.+]] = loom.weight state "b.momentum_buffer" from ""[0] {loom.placement = {offset = 128 : i64, slot = 0 : i64}} : tensor<4x4xf32>
 // The gradient of `a` (x^T times the gradient of h) is the last one made.
 // CHECK: loom.matmul %{{.+}}, %arg1 : tensor<4x2xf32>, tensor<2x4xf32>
 // CHECK: %[[GA:.+]] = loom.matmul %{{.+}}, %{{.+}} : tensor<4x2xf32>, tensor<2x4xf32>
@@ -68,7 +68,7 @@ module attributes {loom.memory_plan = {chunk_budget_bytes = 64.0 : f64, chunk_si
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: {loom.name = "a.momentum_buffer", loom.updates = "a.momentum_buffer"}, tensor<4x4xf32> {loom.name = "a", loom.updates = "a"}, tensor<4x4xf32> {loom.name = "a.host_copy", loom.updates = "a.host_copy"})
-// CHECK: %[[HOSTA:.+]] = loom.weight state "a.host_copy" from "m.bin"[0] {loom.placement = {tier = "host"}}
+// CHECK: %[[HOSTA:.+]] = loom.weight state "a.host_copy" from "m.bin"[0] {loom.placement = {offset = 128 : i64, slot = 0 : i64, tier = "host"}}
 // CHECK: %[[NEWA:.+]] = loom.binary sub %[[HOSTA]], %{{.+}} {loom.on_host}
 // CHECK-NEXT: %[[UP:.+]] = loom.reload %[[HOSTA]] : tensor<4x4xf32>
 // CHECK-NEXT: return %{{.+}}, %{{.+}}, %[[UP]], %[[NEWA]] :

@@ -31,7 +31,10 @@
 // where a step's time is the slowest rank's time for that step (each step
 // starts after a barrier), and, when the artifact places weights on NVMe,
 //   loom-run: NVMe tier: B bytes per rank, file-backed in DIR
-// (--nvme-dir, default the artifact's directory).
+// (--nvme-dir, default the artifact's directory), and, when the static
+// memory plan places weights or optimizer state (in its arenas or on NVMe),
+//   loom-run: weights and optimizer state: P bytes per rank at the static
+//   memory plan's places, Q elsewhere
 //
 // The program allocates its temporaries with malloc and frees them every
 // call. loom-run keeps freed memory in the process (as a training
@@ -558,6 +561,10 @@ int main(int argc, char **argv) {
     if (int64_t nvme = loomrt_artifact_nvme_bytes(a))
       printf("loom-run: NVMe tier: %lld bytes per rank, file-backed in %s\n",
              (long long)nvme, o.nvmeDir.empty() ? o.artifact.c_str() : o.nvmeDir.c_str());
+    if (int64_t placed = loomrt_artifact_weight_bytes(a, 1))
+      printf("loom-run: weights and optimizer state: %lld bytes per rank at "
+             "the static memory plan's places, %lld elsewhere\n",
+             (long long)placed, (long long)loomrt_artifact_weight_bytes(a, 0));
     fflush(stdout);
   }
 

@@ -123,9 +123,16 @@ struct TierArena {
 /// the device when the weight's optimizer is, in host memory otherwise; the
 /// optimizer state is in the optimizer's tier. A resident parameter whose
 /// update runs off the device also has a copy in host memory, which the
-/// CPU updates and the device's copy is refreshed from.
+/// CPU updates and the device's copy is refreshed from. A step the runtime
+/// calls once per micro-batch (several of them, or a pipeline's) sums the
+/// gradient over the calls: on the device where the device updates the
+/// weight or holds its parameters, else in the `sums` tier (host or NVMe).
+/// The optimizer state holds, in order, a 16-bit weight's float32 master
+/// copy and the optimizer's moments, each the size of the master copy
+/// (--loom-optimizer-step places them by slot).
 struct WeightOffsets {
-  int64_t parameter = -1, parameterCopy = -1, gradient = -1, optimizer = -1;
+  int64_t parameter = -1, parameterCopy = -1, gradient = -1, optimizer = -1,
+          sum = -1;
 };
 
 /// An op's result buffers, per result (-1: none): the device buffer its

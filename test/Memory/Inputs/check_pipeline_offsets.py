@@ -121,7 +121,7 @@ for n, line in ((n, piece) for n, whole in enumerate(text.splitlines(), 1) for p
     w = re.search(r"loom.placement = \{", line)
     if w and "loom.weight" in line:
         placement = balanced(line, w.end() - 1, "{", "}")
-        fields = dict(re.findall(r"(optimizer|tier) = \"(\w+)\"", placement))
+        fields = dict(re.findall(r"(optimizer|tier|sums) = \"(\w+)\"", placement))
         q = re.search(r"pipeline_offsets = \[", placement)
         assert q, "%s: a weight without pipeline_offsets" % what
         for entry in top_level_dicts(balanced(placement, q.end() - 1, "[", "]")):
@@ -129,7 +129,8 @@ for n, line in ((n, piece) for n, whole in enumerate(text.splitlines(), 1) for p
             assert device < devices, "%s: pipeline device %d of %d" % (what, device, devices)
             tiers = {"offset": fields.get("tier", "device"), "copy_offset": "host",
                      "gradient_offset": "device" if fields.get("optimizer", "device") == "device" else "host",
-                     "optimizer_offset": fields.get("optimizer", "device")}
+                     "optimizer_offset": fields.get("optimizer", "device"),
+                     "sum_offset": fields.get("sums", "device")}
             for key, at in re.findall(r"(\w+) = (\d+) : i64", entry):
                 if key in tiers:
                     check_slot(device, tiers[key], int(at), "%s %s" % (what, key))
