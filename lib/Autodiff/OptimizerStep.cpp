@@ -259,6 +259,33 @@ private:
   /// Placed as `place` says.
   Value state(StringRef name, RankedTensorType type, Value layout,
               WeightOp initial = nullptr, const StatePlace &place = {});
+  /// `w`'s planned buffer `region` (a `loom.placement` offset key) as a
+  /// place of another weight: `offset`, or, in a pipelined plan,
+  /// `pipeline_offsets = [{device, offset}...]` for each pipeline device
+  /// whose plan has it (loom-weights-to-arguments takes its function's).
+  /// Nothing where the plan gives none.
+  void appendPlannedOffset(WeightOp w, StringRef region,
+                           SmallVectorImpl<NamedAttribute> &placement) {
+    auto planned = w->getAttrOfType<DictionaryAttr>(kPlacementAttr);
+    if (!planned)
+      return;
+    if (Attribute offset = planned.getAs<IntegerAttr>(region)) {
+      placement.push_back(b.getNamedAttr("offset", offset));
+      return;
+    }
+    auto onDevices = planned.getAs<ArrayAttr>("pipeline_offsets");
+    if (!onDevices)
+      return;
+    SmallVector<Attribute> places;
+    for (auto entry : onDevices.getAsRange<DictionaryAttr>())
+      if (Attribute offset = entry.getAs<IntegerAttr>(region))
+        places.push_back(
+            b.getDictionaryAttr({b.getNamedAttr("device", entry.get("device")),
+                                 b.getNamedAttr("offset", offset)}));
+    if (!places.empty())
+      placement.push_back(
+          b.getNamedAttr("pipeline_offsets", b.getArrayAttr(places)));
+  }
   /// Where a gradient's sum is: for Gradient::hostSum in placement's
   /// `sums` tier (host memory by default, or NVMe, where ZeRO-Infinity
   /// keeps gradients too), else on the device; in either, at the plan's
@@ -404,14 +431,12 @@ Value UpdateWriter::state(StringRef name, RankedTensorType type, Value layout,
   SmallVector<NamedAttribute> placement;
   if (place.tier)
     placement.push_back(b.getNamedAttr("tier", place.tier));
-  auto planned =
-      place.weight ? place.weight->getAttrOfType<DictionaryAttr>(kPlacementAttr)
-                   : nullptr;
-  if (auto offset =
-          planned ? planned.getAs<IntegerAttr>(place.region) : nullptr) {
-    placement.push_back(b.getNamedAttr("offset", offset));
-    placement.push_back(
-        b.getNamedAttr("slot", b.getI64IntegerAttr(place.slot)));
+  if (place.weight) {
+    size_t before = placement.size();
+    appendPlannedOffset(place.weight, place.region, placement);
+    if (placement.size() > before)
+      placement.push_back(
+          b.getNamedAttr("slot", b.getI64IntegerAttr(place.slot)));
   }
   if (!placement.empty())
     s->setAttr(kPlacementAttr, b.getDictionaryAttr(placement));
@@ -854,9 +879,9 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
       // weight's home copy.)
       if (auto placement = w->getAttrOfType<DictionaryAttr>(kPlacementAttr)) {
         SmallVector<NamedAttribute> where;
-        for (StringRef key : {"tier", "offset"})
-          if (Attribute value = placement.get(key))
-            where.push_back(b.getNamedAttr(key, value));
+        if (Attribute tier = placement.get("tier"))
+          where.push_back(b.getNamedAttr("tier", tier));
+        appendPlannedOffset(w, "offset", where);
         copy->setAttr(kPlacementAttr, b.getDictionaryAttr(where));
       }
       StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);

@@ -262,6 +262,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
   if (o.precision != "ir")
     forced = ::loom::parsePrecision(o.precision);
   const int64_t P = e.pipelineDevices, m = e.microBatches;
+  // Whether the step sums each gradient over the runtime's calls (several
+  // micro-batches, or a pipeline's, even of one).
+  const bool accumulates = e.accumulatesGradients();
   // The chunk schedule follows one device's pass of forward and backward
   // steps, so parameters are streamed in one-device programs (not over a
   // pipeline); a step of several micro-batches repeats the pass, each
@@ -479,9 +482,10 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
 
   // Gradients leave the device as they are produced; two tensors' worth of
   // staging covers one being written while another is copied out. Over
-  // several micro-batches resident parameters' gradients accumulate on the
-  // device first; streamed ones' (`params` off the device) leave every
-  // micro-batch and the host sums them (--loom-optimizer-step).
+  // several micro-batches (or a pipeline's calls) resident parameters'
+  // gradients accumulate on the device first; streamed ones' (`params` off
+  // the device) leave every micro-batch and the host sums them
+  // (--loom-optimizer-step).
   auto stagingOf = [&](const DeviceProgram &dev,
                        const llvm::DenseSet<Operation *> &kept,
                        Tier params = Tier::Device) {
@@ -492,7 +496,7 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       staging = std::max(staging, 2 * w.offloaded());
       accumulated += w.gradient();
     }
-    return m > 1 && params == Tier::Device ? accumulated : staging;
+    return accumulates && params == Tier::Device ? accumulated : staging;
   };
 
   // The offloaded update as a pipeline overlapping a device's steps
@@ -566,9 +570,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
             : (barrier || offloaded ? static_cast<int>(stepSeconds.size()) - 1
                                     : -1);
     // The gradients leave through the staging the device holds for them
-    // (stagingOf); over several micro-batches resident parameters' gradients
-    // accumulate there first.
-    if (m == 1 || params != Tier::Device)
+    // (stagingOf); over several micro-batches (or a pipeline's calls)
+    // resident parameters' gradients accumulate there first.
+    if (!accumulates || params != Tier::Device)
       up.stagingBytes = stagingOf(dev, kept, params);
     // An updated shard is all-gathered as far as it is uploaded: whole for
     // resident parameters, not at all for a streamed chunk not left on the
@@ -792,8 +796,9 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
       std::vector<double> stagingFrom(t + 1, 0);
       for (size_t i = t; i-- > 0;) {
         const HeldWeight &w = *trainable[i].second;
-        stagingFrom[i] = m > 1 ? stagingFrom[i + 1] + w.gradient()
-                               : std::max(stagingFrom[i + 1], 2 * w.offloaded());
+        stagingFrom[i] = accumulates
+                             ? stagingFrom[i + 1] + w.gradient()
+                             : std::max(stagingFrom[i + 1], 2 * w.offloaded());
       }
       double room = p.deviceBytes - dev.otherBytes - dev.parameterBytes -
                     dev.gatherBuffer();

@@ -259,7 +259,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
   // its parameters (the sums go down once a step; they share one buffer,
   // `gradient_accumulation`, end to end in weight order), else in the
   // `sums` tier, where the host adds each call's gradient into it.
-  const bool accumulates = p.microBatches > 1 || p.pipelineDevices > 1;
+  const bool accumulates = p.accumulatesGradients();
   std::vector<std::pair<Operation *, double>> accumulatedOnDevice;
   if (training) {
     for (auto &[op, w] : dev.weights) {
@@ -308,10 +308,10 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
             (dev.weights.begin() + l.weight)->second.offloaded(), l.at,
             std::min(l.at + 2, total));
       }
-    // (Resident parameters' gradients over several micro-batches leave as
-    // their sums, once a step; streamed ones' leave every micro-batch.)
+    // (Resident parameters' gradients over a step's calls leave as their
+    // sums, once a step; streamed ones' leave every micro-batch.)
     if (c.optimizer != Tier::Device) {
-      if (p.microBatches > 1 && c.params == Tier::Device) {
+      if (accumulates && c.params == Tier::Device) {
         scratch(Tier::Device, kGradientAccumulation, gradientStaging);
       } else {
         scratch(Tier::Device, "gradient_staging_0", gradientStaging / 2);

@@ -516,10 +516,13 @@ struct ArenaBuffersPass
     : mlir::loom::impl::LoomArenaBuffersBase<ArenaBuffersPass> {
   using LoomArenaBuffersBase::LoomArenaBuffersBase;
 
-  /// Whether some function's weight argument has a place in `tier`'s arena
+  /// Whether a weight argument of some function that runs with `func` (on
+  /// its pipeline device: itself, its update) has a place in `tier`'s arena
   /// (loom-weights-to-arguments' `arena_offset`).
-  static bool holdsWeights(ModuleOp module, StringRef tier) {
-    for (auto f : module.getOps<func::FuncOp>())
+  static bool holdsWeights(ModuleOp module, func::FuncOp func, StringRef tier) {
+    for (auto f : module.getOps<func::FuncOp>()) {
+      if (pipelineStageOf(f) != pipelineStageOf(func))
+        continue;
       for (unsigned i = 0; i < f.getNumArguments(); ++i) {
         auto weight = f.getArgAttrOfType<DictionaryAttr>(i, "loom.weight");
         auto placed = weight ? weight.getAs<StringAttr>("tier") : nullptr;
@@ -527,13 +530,12 @@ struct ArenaBuffersPass
             (placed ? placed.getValue() : StringRef("device")) == tier)
           return true;
       }
+    }
     return false;
   }
-  bool hostArenaHoldsWeights = false;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    hostArenaHoldsWeights = holdsWeights(module, "host");
     for (func::FuncOp func : entryFunctions(module, entry)) {
       // A plan of several pipeline devices has their arenas; a stage
       // function of a one-device pipeline reads the program's plan.
@@ -644,11 +646,17 @@ struct ArenaBuffersPass
     Builder attrs(ctx);
     Value arenas[2];
     for (Tier tier : {Tier::Device, Tier::Host}) {
-      if (tier == Tier::Host && !hostArenaHoldsWeights &&
+      if (tier == Tier::Host &&
+          !holdsWeights(func->getParentOfType<ModuleOp>(), func, "host") &&
           llvm::none_of(*planned, [](const PlannedBuffer &p) {
             return p.tier == Tier::Host;
           }))
         continue;
+      if (bytes[static_cast<int>(tier)] < 0)
+        return func.emitOpError("places buffers or weights in the ")
+               << tierName(tier) << " arena, but the module's "
+               << kMemoryPlanAttr << " gives no " << tierName(tier)
+               << " arena size";
       unsigned index = func.getNumArguments();
       auto arenaType =
           MemRefType::get({bytes[static_cast<int>(tier)]}, IntegerType::get(ctx, 8));

@@ -61,7 +61,7 @@ struct WeightsToArgumentsPass
       weights[{op.getName(), op.getFile(), op.getOffset()}].push_back(op);
     });
     for (auto &[key, ops] : weights)
-      if (failed(checkReadAlike(ops)))
+      if (failed(checkReadAlike(ops, pipelineStageOf(func))))
         return failure();
     Builder builder(&getContext());
     // The runtime owns every buffer it passes in (inputs are reused across
@@ -88,7 +88,8 @@ struct WeightsToArgumentsPass
         fields.push_back(builder.getNamedAttr("tier", builder.getStringAttr(tier)));
       // Its place in that tier's arena, where the static memory plan gives
       // one: the runtime keeps it there rather than in a buffer of its own.
-      if (auto [offset, slot] = arenaPlace(first); offset) {
+      if (auto [offset, slot] = arenaPlace(first, pipelineStageOf(func));
+          offset) {
         fields.push_back(builder.getNamedAttr("arena_offset", offset));
         if (slot)
           fields.push_back(builder.getNamedAttr("arena_slot", slot));
@@ -117,19 +118,32 @@ struct WeightsToArgumentsPass
   }
 
   /// A weight's place in its tier's arena (`loom.placement`'s `offset`,
-  /// and for optimizer state its `slot` there, --loom-optimizer-step).
-  static std::pair<IntegerAttr, IntegerAttr> arenaPlace(WeightOp op) {
+  /// or in a pipeline stage function of pipeline device `device` that
+  /// device's entry of its `pipeline_offsets`; and for optimizer state its
+  /// `slot` there, --loom-optimizer-step).
+  static std::pair<IntegerAttr, IntegerAttr>
+  arenaPlace(WeightOp op, std::optional<int64_t> device) {
     auto placement = op->getAttrOfType<DictionaryAttr>(kPlacementAttr);
     if (!placement)
       return {};
-    return {placement.getAs<IntegerAttr>("offset"),
-            placement.getAs<IntegerAttr>("slot")};
+    auto slot = placement.getAs<IntegerAttr>("slot");
+    if (auto offset = placement.getAs<IntegerAttr>("offset"))
+      return {offset, slot};
+    auto onDevices = placement.getAs<ArrayAttr>("pipeline_offsets");
+    if (!onDevices || !device)
+      return {};
+    for (auto entry : onDevices.getAsRange<DictionaryAttr>())
+      if (auto d = entry.getAs<IntegerAttr>("device");
+          d && d.getInt() == *device)
+        return {entry.getAs<IntegerAttr>("offset"), slot};
+    return {};
   }
 
   /// Uses of one weight become one argument, loaded once: each must read it
   /// as the first does, in its type and its file's element type, and hold
   /// it as the first does, in its role and placement's tier and place.
-  static LogicalResult checkReadAlike(ArrayRef<WeightOp> ops) {
+  static LogicalResult checkReadAlike(ArrayRef<WeightOp> ops,
+                                      std::optional<int64_t> device) {
     WeightOp first = ops.front();
     auto fileType = [](WeightOp w) {
       TypeAttr t = w.getFileTypeAttr();
@@ -154,7 +168,7 @@ struct WeightsToArgumentsPass
                << op.getName() << "' placed in " << placedTier(op)
                << " memory but another use reads it placed in "
                << placedTier(first) << " memory";
-      if (arenaPlace(op) != arenaPlace(first))
+      if (arenaPlace(op, device) != arenaPlace(first, device))
         return op.emitOpError("reads weight '")
                << op.getName()
                << "' at another place in its arena than another use";

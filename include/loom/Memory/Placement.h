@@ -225,6 +225,11 @@ struct PlacementCandidate {
 struct MemoryPlacement {
   std::string clusterName;
   int64_t devices = 1, pipelineDevices = 1, dataParallel = 1, microBatches = 1;
+  /// Whether a training step sums each gradient over the runtime's calls
+  /// (Estimate::accumulatesGradients).
+  bool accumulatesGradients() const {
+    return microBatches > 1 || pipelineDevices > 1;
+  }
   int zeroStage = 0; // of the chosen placement
   double deviceBytes = 0, hostBytes = 0, nvmeBytes = 0; // capacities, per device
   // Model state of the fullest device, before ZeRO.
