@@ -30,7 +30,8 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     ["loom-opt", "loom-translate", "loom", "loom-onnx-fuzz-replay",
-     "loom-trace-fuzz-replay", "loom-cost-fuzz-replay", "loom-run"], tool_dirs)
+     "loom-trace-fuzz-replay", "loom-cost-fuzz-replay", "loom-manifest-fuzz-replay",
+     "loom-run"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.loom_tools_dir, append_path=True)
 

@@ -83,9 +83,10 @@ const char *tierName(int32_t tier) {
   return names[tier];
 }
 
-/// A tensor's bytes on one rank.
+/// A tensor's bytes on one rank (-1 past int64_t).
 int64_t localBytes(const TensorDesc &t) {
-  return numel(t.local) * loomrt_dtype_size(t.dtype);
+  int64_t n = numel(t.local), size = loomrt_dtype_size(t.dtype);
+  return n < 0 || (size > 0 && n > INT64_MAX / size) ? -1 : n * size;
 }
 
 } // namespace
@@ -594,7 +595,13 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     auto place = [&](const TensorDesc &t, const std::string &what) {
       if (t.arenaOffset < 0)
         return ok();
-      int64_t end = t.arenaOffset + localBytes(t);
+      // (Bounded so that the NVMe file's size, and any sum of places, stays
+      // an int64_t.)
+      const int64_t bytes = localBytes(t), limit = int64_t(1) << 62;
+      if (bytes < 0 || bytes > limit || t.arenaOffset > limit - bytes)
+        return bad(format("%s ('%s') lies at %lld, past any arena",
+                          what.c_str(), t.name.c_str(), (long long)t.arenaOffset));
+      int64_t end = t.arenaOffset + bytes;
       if (t.tier != LOOMRT_TIER_NVME && end > arenaBytes[t.tier])
         return bad(format("%s ('%s') lies at [%lld, %lld) of the %s arena, "
                           "which has %lld bytes",
