@@ -130,8 +130,12 @@ def main():
     cmd = ["loom-run", args.artifact, "--inputs", args.inputs,
            "--outputs", ",".join(paths), "--quiet", "--steps", str(args.steps), "--warmup", "0"]
     if args.ranks:
-        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
-               str(args.ranks)] + cmd + ([] if args.gathered else ["--every-rank"])
+        # (Open MPI's session directory in our own output, not lit's shared
+        # TMPDIR, where another test's job ending can remove it under us.)
+        session = os.path.join(args.out, "ompi")
+        os.makedirs(session, exist_ok=True)
+        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "orte_tmpdir_base",
+               session, "-np", str(args.ranks)] + cmd + ([] if args.gathered else ["--every-rank"])
     subprocess.run(cmd, check=True)
 
     ranks = [f".rank{r}" for r in range(args.ranks)] if args.ranks and not args.gathered else [""]

@@ -238,8 +238,12 @@ def run_case(outdir, name, case):
         with open(os.path.join(d, n + ".pb"), "wb") as f:
             f.write(to_proto(n, t, code).SerializeToString())
     names = ["y"] + ([n + ".grad" for n in shapes] if "keep-gradients=true" in flags else [])
-    mpirun = (["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(dp)]
-              if dp > 1 else [])
+    # (Open MPI's session directory in the case's own directory, not lit's
+    # shared TMPDIR, where another test's job ending can remove it under us.)
+    session = os.path.join(os.path.abspath(d), "ompi")
+    os.makedirs(session, exist_ok=True)
+    mpirun = (["mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "orte_tmpdir_base",
+               session, "-np", str(dp)] if dp > 1 else [])
     commands = [["loom-opt", "model.mlir", f"--loom-place-memory={place} table=none",
                  "-o", "model.mlir"]] if place else []
     commands += [

@@ -28,7 +28,12 @@ def run(artifact, inputs, out, ranks, steps):
     if steps:
         cmd += ["--steps", str(steps), "--warmup", "0"]
     if ranks:
-        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)] + cmd
+        # (Open MPI's session directory in our own output, not lit's shared
+        # TMPDIR, where another test's job ending can remove it under us.)
+        session = os.path.join(out, "ompi")
+        os.makedirs(session, exist_ok=True)
+        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "orte_tmpdir_base",
+               session, "-np", str(ranks)] + cmd
     subprocess.run(cmd, check=True)
     return names, [np.load(f) for f in files]
 
