@@ -95,7 +95,7 @@ struct HeldWeight {
   WeightFacts facts;
 
   /// Its gradient as the device keeps it (ZeRO-2 shards it; a step of
-  /// several micro-batches keeps their sum).
+  /// several micro-batches, or a pipeline's, keeps their sum).
   double gradient() const { return bytes / gradientShards * gradientWidening; }
   /// Its Adam state as the device keeps it (ZeRO-1 shards it).
   double state() const {

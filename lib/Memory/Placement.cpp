@@ -362,15 +362,17 @@ static FailureOr<MemoryPlacement> evaluate(ModuleOp module, func::FuncOp func,
         // and the parameter itself (3) over the replicas its gradient is
         // reduced over: the data-parallel axes, not an expert axis that
         // already splits it.
+        // ZeRO keeps whole what it cannot divide into even shards
+        // (ZeroShards.h), and the program holds it so: its state, gradient
+        // and parameters alike.
         double replicas = static_cast<double>(h.facts.replicas);
-        h.stateShards = zero >= 1 ? replicas : 1;
-        h.gradientShards = zero >= 2 ? replicas : 1;
-        // ZeRO-3 keeps whole what it cannot store in even shards
-        // (ZeroShards.h), and the program holds it so.
         ::loom::SplitDims layout;
-        bool shardable = zero >= 3 && replicas > 1 && h.trainable &&
-                         zeroShardLayout(w, h.facts, layout).empty();
-        h.held = shardable ? h.bytes / replicas : h.bytes;
+        bool even = zero >= 1 && replicas > 1 &&
+                    zeroShardLayout(w, h.facts, layout).empty();
+        h.stateShards = even ? replicas : 1;
+        h.gradientShards = even && zero >= 2 ? replicas : 1;
+        h.held =
+            even && zero >= 3 && h.trainable ? h.bytes / replicas : h.bytes;
       }
     dev.steps.push_back(std::move(s));
   });
@@ -2406,9 +2408,10 @@ FailureOr<MemoryPlacement> mlir::loom::placeMemory(ModuleOp module,
       for (const DeviceProgram &dev : p.programs->devices)
         for (const auto &[op, w] : dev.weights)
           factsOf.try_emplace(op, &w.facts);
+      // (Those it keeps whole are named in the report.)
       SmallVector<Operation *> sharded;
       for (Operation *op : p.weights)
-        if (p.stateShards.lookup(op) > 1)
+        if (const WeightFacts *f = factsOf.lookup(op); f && f->replicas > 1)
           sharded.push_back(op);
       auto facts = [&](Operation *op) { return factsOf.lookup(op); };
       ZeroShardsWritten z = p.zeroStage >= 3 ? writeZeroShards(func, sharded, facts)

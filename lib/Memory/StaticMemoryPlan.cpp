@@ -285,7 +285,7 @@ FailureOr<StaticMemoryPlan> mlir::loom::placement::planStaticMemory(
                 name + " parameter copy", w.offloadedParameterCopy());
         if (accumulates)
           accumulatedOnDevice.push_back({op, w.gradient()});
-      } else if (p.microBatches == 1) {
+      } else if (!accumulates) {
         whole(Tier::Host, {Owner::Gradient, op}, name + " gradient",
               w.gradient());
       } else {

@@ -520,8 +520,10 @@ struct ArenaBuffersPass
   /// its pipeline device: itself, its update) has a place in `tier`'s arena
   /// (loom-weights-to-arguments' `arena_offset`).
   static bool holdsWeights(ModuleOp module, func::FuncOp func, StringRef tier) {
+    // (A one-device pipeline's stage function is stage 0, its update has
+    // no stage.)
     for (auto f : module.getOps<func::FuncOp>()) {
-      if (pipelineStageOf(f) != pipelineStageOf(func))
+      if (pipelineStageOf(f).value_or(0) != pipelineStageOf(func).value_or(0))
         continue;
       for (unsigned i = 0; i < f.getNumArguments(); ++i) {
         auto weight = f.getArgAttrOfType<DictionaryAttr>(i, "loom.weight");
@@ -554,7 +556,9 @@ struct ArenaBuffersPass
           source.microBatches = count.getInt();
         }
       }
-      if (func.isExternal() || !hasPlacedBuffers(func, source))
+      if (func.isExternal() || (!hasPlacedBuffers(func, source) &&
+                                !holdsWeights(module, func, "device") &&
+                                !holdsWeights(module, func, "host")))
         continue;
       DictionaryAttr arenas = planArenas(module, source.pipelineDevice);
       std::optional<int64_t> bytes = arenaBytes(arenas);
@@ -647,10 +651,10 @@ struct ArenaBuffersPass
     Value arenas[2];
     for (Tier tier : {Tier::Device, Tier::Host}) {
       if (tier == Tier::Host &&
-          !holdsWeights(func->getParentOfType<ModuleOp>(), func, "host") &&
-          llvm::none_of(*planned, [](const PlannedBuffer &p) {
-            return p.tier == Tier::Host;
-          }))
+          llvm::none_of(
+              *planned,
+              [](const PlannedBuffer &p) { return p.tier == Tier::Host; }) &&
+          !holdsWeights(func->getParentOfType<ModuleOp>(), func, "host"))
         continue;
       if (bytes[static_cast<int>(tier)] < 0)
         return func.emitOpError("places buffers or weights in the ")

@@ -601,6 +601,13 @@ loomrt_status parseManifest(loomrt_artifact &a) {
       if (bytes < 0 || bytes > limit || t.arenaOffset > limit - bytes)
         return bad(format("%s ('%s') lies at %lld, past any arena",
                           what.c_str(), t.name.c_str(), (long long)t.arenaOffset));
+      if (int64_t size = loomrt_dtype_size(t.dtype);
+          size <= 0 || t.arenaOffset % size != 0)
+        return bad(format("%s ('%s') lies at %lld, not a multiple of its %s "
+                          "elements' size",
+                          what.c_str(), t.name.c_str(),
+                          (long long)t.arenaOffset,
+                          loomrt_dtype_name(t.dtype)));
       int64_t end = t.arenaOffset + bytes;
       if (t.tier != LOOMRT_TIER_NVME && end > arenaBytes[t.tier])
         return bad(format("%s ('%s') lies at [%lld, %lld) of the %s arena, "

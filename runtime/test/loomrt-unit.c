@@ -373,6 +373,9 @@ static void testArenaPlaces(void) {
                     "which has 0 bytes");
   refuseArenaPlaces(STATE("a", "device", "-16"), arenas,
                     "'arena_offset' must be a non-negative integer");
+  refuseArenaPlaces(STATE("a", "device", "2"), arenas,
+                    "weights[0] ('a') lies at 2, not a multiple of its "
+                    "float32 elements' size");
   /* (An NVMe place has no arena size to check, but its end must be an
    * int64_t: the tier's file is sized by it.) */
   refuseArenaPlaces(STATE("a", "nvme", "9223372036854775800"), arenas,

@@ -33,11 +33,12 @@ namespace mlir::loom {
 /// simpler plan or placement among such.
 constexpr double kStepTimesEqualWithin = 1.005;
 
-/// Adam's state per parameter, in bytes: two fp32 moments, plus an fp32
-/// master copy when the parameter is stored in fewer than 4 bytes. The
-/// estimator, the search and memory placement all count it this way.
+/// Adam's state per parameter, in bytes: two moments in the type the
+/// update runs in, the parameter's own (fp32 or fp64), plus an fp32 master
+/// copy when the parameter is stored in fewer than 4 bytes. The estimator,
+/// the search and memory placement all count it this way.
 inline double adamStateBytesPerParameter(double elementBytes) {
-  return elementBytes < 4 ? 12.0 : 8.0;
+  return elementBytes < 4 ? 12.0 : 2 * elementBytes;
 }
 
 /// A parameter's gradient as a training step holds it, in bytes per

@@ -107,7 +107,10 @@ struct TierArena {
   /// the first position the tier's capacity is exceeded, if any.
   int64_t replayPeak = 0, reads = 0, reserved = 0;
   std::optional<::loom::memory::TierOverflow> overflow;
-  /// Buffers no op or weight owns (staging, ZeRO-3's gathered weights).
+  /// Buffers no op or weight owns (staging, ZeRO-3's gathered weights), or
+  /// several weights share (`gradient_accumulation`: the sums of the
+  /// resident weights the device does not update, each at its
+  /// WeightOffsets::sum).
   struct Scratch {
     std::string id;
     int64_t offset = 0, bytes = 0;
@@ -120,16 +123,18 @@ struct TierArena {
 
 /// Where a weight's buffers start, each in its tier's arena (-1: none).
 /// The parameter's home copy is in its placement tier; the gradient is on
-/// the device when the weight's optimizer is, in host memory otherwise; the
-/// optimizer state is in the optimizer's tier. A resident parameter whose
+/// the device when the weight's optimizer is, in host memory otherwise
+/// (none where its sum takes its place, below); the optimizer state is in
+/// the optimizer's tier. A resident parameter whose
 /// update runs off the device also has a copy in host memory, which the
 /// CPU updates and the device's copy is refreshed from. A step the runtime
 /// calls once per micro-batch (several of them, or a pipeline's) sums the
 /// gradient over the calls: on the device where the device updates the
 /// weight or holds its parameters, else in the `sums` tier (host or NVMe).
 /// The optimizer state holds, in order, a 16-bit weight's float32 master
-/// copy and the optimizer's moments, each the size of the master copy
-/// (--loom-optimizer-step places them by slot).
+/// copy and the optimizer's moments, each the size of the master copy (of
+/// the weight itself where there is none; --loom-optimizer-step places
+/// them by slot).
 struct WeightOffsets {
   int64_t parameter = -1, parameterCopy = -1, gradient = -1, optimizer = -1,
           sum = -1;
