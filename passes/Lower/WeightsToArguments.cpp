@@ -13,6 +13,7 @@
 
 #include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/ShardValues.h"
+#include "loom/Memory/StaticMemoryPlanIR.h"
 
 #include "llvm/ADT/MapVector.h"
 
@@ -129,14 +130,14 @@ struct WeightsToArgumentsPass
     auto slot = placement.getAs<IntegerAttr>("slot");
     if (auto offset = placement.getAs<IntegerAttr>("offset"))
       return {offset, slot};
-    auto onDevices = placement.getAs<ArrayAttr>("pipeline_offsets");
-    if (!onDevices || !device)
+    DictionaryAttr here =
+        device ? offsetsOnDevice({},
+                                 placement.getAs<ArrayAttr>("pipeline_offsets"),
+                                 *device)
+               : nullptr;
+    if (!here)
       return {};
-    for (auto entry : onDevices.getAsRange<DictionaryAttr>())
-      if (auto d = entry.getAs<IntegerAttr>("device");
-          d && d.getInt() == *device)
-        return {entry.getAs<IntegerAttr>("offset"), slot};
-    return {};
+    return {here.getAs<IntegerAttr>("offset"), slot};
   }
 
   /// Uses of one weight become one argument, loaded once: each must read it
