@@ -28,8 +28,8 @@ namespace lm = ::loom::memory;
 
 namespace {
 
-/// The device's buffer of the sums over a step's micro-batches of the
-/// gradients of resident weights it does not update.
+/// The device's buffer of the sums over a step's calls (its micro-batches,
+/// or a pipeline's) of the gradients of resident weights it does not update.
 constexpr llvm::StringLiteral kGradientAccumulation = "gradient_accumulation";
 
 /// What a buffer holds, so that its offset can be written where the IR
