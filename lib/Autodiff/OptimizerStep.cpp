@@ -882,7 +882,8 @@ void UpdateWriter::writeAccumulated(ArrayRef<Gradient> gradients,
         if (Attribute tier = placement.get("tier"))
           where.push_back(b.getNamedAttr("tier", tier));
         appendPlannedOffset(w, "offset", where);
-        copy->setAttr(kPlacementAttr, b.getDictionaryAttr(where));
+        if (!where.empty())
+          copy->setAttr(kPlacementAttr, b.getDictionaryAttr(where));
       }
       StringAttr sumName = b.getStringAttr(w.getName() + kAccumulatorSuffix);
       RankedTensorType sumType = updateType(w.getType());
