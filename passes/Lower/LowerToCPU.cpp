@@ -1,4 +1,5 @@
-//===- LowerToCPU.cpp - the loom-lower-to-cpu pipeline ---------------------===//
+//===- LowerToCPU.cpp - the loom-lower-to-cpu pipeline
+//---------------------===//
 //
 // loom IR, planned or not, to the LLVM dialect:
 //   1. a pipelined entry splits into one function per stage; weights become
@@ -8,7 +9,8 @@
 //      shard-partition, now still in loom ops plus shard collectives;
 //      stage boundaries become shard.send / shard.recv; a static memory
 //      plan's buffers move into one arena the runtime passes in;
-//   3. loom -> linalg/tensor/arith/math;
+//   3. loom -> linalg/tensor/arith/math; transposed operands and sums
+//      folded into the contractions that read or make them;
 //   4. collectives: ours (all-gather, reduce-scatter, all-to-all) to loomrt
 //      calls, then upstream convert-shard-to-mpi for all-reduce and indices;
 //   5. updated weights written back into their arguments; bufferization
@@ -45,6 +47,7 @@ void mlir::loom::buildPartitionPipeline(OpPassManager &pm,
 void mlir::loom::buildPartitionedToLLVMPipeline(
     OpPassManager &pm, const LowerToCPUOptions &options) {
   pm.addPass(createLoomToLinalg());
+  pm.addPass(createLoomFoldIntoContractions());
   pm.addPass(createLoomCollectivesToRuntime());
   addUpstream(pm, "convert-shard-to-mpi,canonicalize,"
                   "func.func(linalg-fuse-elementwise-ops)");

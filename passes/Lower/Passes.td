@@ -292,6 +292,48 @@ def LoomCollectivesToRuntime
   ];
 }
 
+def LoomFoldIntoContractions
+    : Pass<"loom-fold-into-contractions", "::mlir::ModuleOp"> {
+  let summary = "Read transposed operands through a contraction's maps, and add into its accumulator";
+  let description = [{
+    Runs on linalg on tensors, just after loom-to-linalg. Two rewrites keep
+    temporaries the static memory plan does not hold out of the step:
+
+    - A `linalg.matmul` or `linalg.batch_matmul` operand that is a
+      `linalg.transpose` of the last two dims is read through the
+      contraction's indexing maps instead (as a GEMM's transpose flags
+      would), so the transpose is not materialized. The backward's
+      `dX = dY W^T` otherwise copies each weight transposed, a weight-sized
+      buffer outside the arena.
+    - An elementwise `x + C` where `C` is a contraction into a zero-filled
+      init read only there (through a private buffer loom-arena-buffers
+      gave it, at most) and `x` is defined before the contraction becomes
+      the contraction accumulating into `x`, at the contraction's position
+      (Megatron's gradient-accumulation fusion): each call's weight
+      gradient is added into its sum (`.grad_sum`) as it is computed,
+      with no gradient buffer beside the sum, as memory placement prices
+      it. The sum is rounded in another order (the sum first, then each
+      product), within a few ulps of the two-step result.
+
+    Contractions whose result types differ from the sum's (a 16-bit
+    gradient widened before the add) are left alone.
+
+    Before:
+    ```mlir
+    %t = linalg.transpose ins(%w : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) permutation = [1, 0]
+    %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+    %g = linalg.matmul ins(%dy, %t : tensor<2x8xf32>, tensor<8x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+    %s = linalg.generic {...} ins(%sum, %g : ...) outs(%e3 : ...) { addf }
+    ```
+    After:
+    ```mlir
+    %s = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+           ins(%dy, %w : tensor<2x8xf32>, tensor<4x8xf32>) outs(%sum : tensor<2x4xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def LoomStridedCopiesToLinalg
     : Pass<"loom-strided-copies-to-linalg", "::mlir::ModuleOp"> {
   let summary = "Turn memref.copy between non-contiguous buffers into linalg.copy";

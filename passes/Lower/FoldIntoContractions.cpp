@@ -1,0 +1,178 @@
+//===- FoldIntoContractions.cpp - transposes and sums into contractions ---===//
+//
+// Implements --loom-fold-into-contractions (Passes.td). Upstream linalg
+// rewrites a transposed matmul into a transpose and a matmul
+// (populateTransposeMatmulPatterns), not back; and it has no rewrite of an
+// add after a contraction into the contraction's accumulator. Both matter
+// to the static memory plan: the plan holds neither a transposed copy of a
+// weight nor a weight gradient beside its sum, so each is memory the step
+// would allocate outside its arenas.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Passes/Lower.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_LOOMFOLDINTOCONTRACTIONS
+#include "passes/Lower/Passes.h.inc"
+} // namespace mlir::loom
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+
+/// The contractions rewritten here: both accept indexing maps that
+/// transpose an operand's last two dims, and accumulate into their init.
+bool isContraction(Operation *op) {
+  return isa_and_nonnull<linalg::MatmulOp, linalg::BatchMatmulOp>(op);
+}
+
+/// Whether `t` swaps its operand's last two dims and keeps the others.
+bool swapsLastTwo(linalg::TransposeOp t) {
+  ArrayRef<int64_t> perm = t.getPermutation();
+  size_t rank = perm.size();
+  if (rank < 2)
+    return false;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (perm[d] != static_cast<int64_t>(d))
+      return false;
+  return perm[rank - 2] == static_cast<int64_t>(rank - 1) &&
+         perm[rank - 1] == static_cast<int64_t>(rank - 2);
+}
+
+/// `map` with its last two results swapped.
+AffineMap swapLastTwoResults(AffineMap map) {
+  SmallVector<AffineExpr> results(map.getResults());
+  std::swap(results[results.size() - 2], results.back());
+  return AffineMap::get(map.getNumDims(), map.getNumSymbols(), results,
+                        map.getContext());
+}
+
+/// Reads each transposed input of `op` through its indexing map. Returns
+/// the transposes it stopped reading.
+SmallVector<linalg::TransposeOp> foldTransposedInputs(linalg::LinalgOp op) {
+  SmallVector<linalg::TransposeOp> folded;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto t = input->get().getDefiningOp<linalg::TransposeOp>();
+    if (!t || !swapsLastTwo(t))
+      continue;
+    unsigned i = input->getOperandNumber();
+    maps[i] = swapLastTwoResults(maps[i]);
+    input->set(t.getInput());
+    folded.push_back(t);
+  }
+  if (!folded.empty()) {
+    Builder b(op.getContext());
+    op->setAttr("indexing_maps", b.getAffineMapArrayAttr(maps));
+  }
+  return folded;
+}
+
+/// Whether `g` is an elementwise add of its two inputs (identity maps, all
+/// parallel): the inputs' positions as {first, second} when so.
+bool isPlainAdd(linalg::GenericOp g) {
+  if (g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
+      g->getNumResults() != 1 || g.getNumParallelLoops() != g.getNumLoops() ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block &body = g.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto add = dyn_cast<arith::AddFOp>(body.front());
+  auto yield = dyn_cast<linalg::YieldOp>(body.back());
+  if (!add || !yield || yield->getOperand(0) != add.getResult())
+    return false;
+  Value a = add.getLhs(), b = add.getRhs();
+  return (a == body.getArgument(0) && b == body.getArgument(1)) ||
+         (a == body.getArgument(1) && b == body.getArgument(0));
+}
+
+/// The contraction `v` is the result of, where nothing else reads it and
+/// its init is a zero fill nothing else reads: directly, or through the
+/// private buffer loom-arena-buffers gives a backward reader of planned
+/// bytes (a materialization into an `alloc_tensor`, read only here).
+/// Adding it into another value is then the contraction accumulating into
+/// that value. `through` gets the materialization where there is one.
+linalg::LinalgOp zeroInitContraction(Value v, Operation *&through) {
+  through = nullptr;
+  if (auto own = v.getDefiningOp<bufferization::MaterializeInDestinationOp>()) {
+    if (!own->hasOneUse() ||
+        !own.getDest().getDefiningOp<bufferization::AllocTensorOp>())
+      return nullptr;
+    through = own;
+    v = own.getSource();
+  }
+  Operation *def = v.getDefiningOp();
+  if (!isContraction(def) || !v.hasOneUse())
+    return nullptr;
+  auto op = cast<linalg::LinalgOp>(def);
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill->hasOneUse() ||
+      !matchPattern(fill.value(), m_AnyZeroFloat()))
+    return nullptr;
+  return op;
+}
+
+struct FoldIntoContractionsPass
+    : mlir::loom::impl::LoomFoldIntoContractionsBase<FoldIntoContractionsPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](func::FuncOp func) {
+      foldTransposes(func);
+      accumulateIntoInits(func);
+    });
+  }
+
+  void foldTransposes(func::FuncOp func) {
+    SmallVector<linalg::TransposeOp> unread;
+    func.walk([&](Operation *op) {
+      if (isContraction(op))
+        llvm::append_range(unread,
+                           foldTransposedInputs(cast<linalg::LinalgOp>(op)));
+    });
+    // (A transpose some other op still reads stays for it.)
+    for (linalg::TransposeOp t : unread)
+      if (t->use_empty())
+        t.erase();
+  }
+
+  void accumulateIntoInits(func::FuncOp func) {
+    DominanceInfo dominance(func);
+    SmallVector<linalg::GenericOp> adds;
+    func.walk([&](linalg::GenericOp g) {
+      if (isPlainAdd(g))
+        adds.push_back(g);
+    });
+    for (linalg::GenericOp add : adds) {
+      for (unsigned k = 0; k < 2; ++k) {
+        Value product = add.getDpsInputOperand(k)->get();
+        Value into = add.getDpsInputOperand(1 - k)->get();
+        Operation *through = nullptr;
+        linalg::LinalgOp c = zeroInitContraction(product, through);
+        // The contraction stays where it is, where the plan has its
+        // operands live; the value it accumulates into must exist there.
+        if (!c || into.getType() != add->getResult(0).getType() ||
+            into.getType() != c->getResult(0).getType() ||
+            !dominance.properlyDominates(into, c))
+          continue;
+        Operation *fill = c.getDpsInitOperand(0)->get().getDefiningOp();
+        c.getDpsInitOperand(0)->set(into);
+        add->getResult(0).replaceAllUsesWith(c->getResult(0));
+        add.erase();
+        if (through)
+          through->erase();
+        fill->erase();
+        break;
+      }
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,173 @@
+// RUN: loom-opt %s --loom-fold-into-contractions --split-input-file --allow-unregistered-dialect --mlir-print-local-scope | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The backward's dX = dY W^T reads W through the matmul's maps; the
+// transpose goes.
+// CHECK-LABEL: func @transposed_rhs
+// CHECK-SAME: (%[[DY:.+]]: tensor<2x8xf32>, %[[W:.+]]: tensor<4x8xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%[[DY]], %[[W]] : tensor<2x8xf32>, tensor<4x8xf32>)
+func.func @transposed_rhs(%dy: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<8x4xf32>
+  %t = linalg.transpose ins(%w : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %r = linalg.matmul ins(%dy, %t : tensor<2x8xf32>, tensor<8x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+// The weight gradient dW = X^T dY, added into its sum: the matmul reads X
+// through its maps and accumulates into the sum where it stood, through
+// the private buffer loom-arena-buffers gave it; no fill, no add.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @gradient_into_sum
+// CHECK-SAME: (%[[SUM:[^:]+]]: tensor<4x8xf32>, %[[X:[^:]+]]: tensor<2x4xf32>, %[[DY:[^:]+]]: tensor<2x8xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[R:.+]] = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%[[X]], %[[DY]] : tensor<2x4xf32>, tensor<2x8xf32>) outs(%[[SUM]] : tensor<4x8xf32>)
+// CHECK-NOT: materialize_in_destination
+// CHECK: %[[L:.+]] = "test.later"
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]], %[[L]]
+func.func @gradient_into_sum(%sum: tensor<4x8xf32>, %x: tensor<2x4xf32>, %dy: tensor<2x8xf32>) -> (tensor<4x8xf32>, i1) {
+  %e = tensor.empty() : tensor<4x2xf32>
+  %t = linalg.transpose ins(%x : tensor<2x4xf32>) outs(%e : tensor<4x2xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %g = linalg.matmul ins(%t, %dy : tensor<4x2xf32>, tensor<2x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = bufferization.alloc_tensor() : tensor<4x8xf32>
+  %own = bufferization.materialize_in_destination %g in %a : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %later = "test.later"() : () -> i1
+  %e3 = tensor.empty() : tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum, %own : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e3 : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %v = arith.addf %q, %p : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %s, %later : tensor<4x8xf32>, i1
+}
+
+// -----
+
+// A batched contraction: its operand's last two dims transposed, and the
+// sum added in first position.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func @batched
+// CHECK-SAME: (%[[SUM:[^:]+]]: tensor<3x2x4xf32>, %[[A:[^:]+]]: tensor<3x2x5xf32>, %[[B:[^:]+]]: tensor<3x4x5xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[R:.+]] = linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>] ins(%[[A]], %[[B]] : tensor<3x2x5xf32>, tensor<3x4x5xf32>) outs(%[[SUM]] : tensor<3x2x4xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @batched(%sum: tensor<3x2x4xf32>, %a: tensor<3x2x5xf32>, %b: tensor<3x4x5xf32>) -> tensor<3x2x4xf32> {
+  %e = tensor.empty() : tensor<3x5x4xf32>
+  %t = linalg.transpose ins(%b : tensor<3x4x5xf32>) outs(%e : tensor<3x5x4xf32>) permutation = [0, 2, 1]
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<3x2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
+  %g = linalg.batch_matmul ins(%a, %t : tensor<3x2x5xf32>, tensor<3x5x4xf32>) outs(%z : tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
+  %e3 = tensor.empty() : tensor<3x2x4xf32>
+  %s = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sum, %g : tensor<3x2x4xf32>, tensor<3x2x4xf32>) outs(%e3 : tensor<3x2x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %v = arith.addf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<3x2x4xf32>
+  return %s : tensor<3x2x4xf32>
+}
+
+// -----
+
+// Left alone: a transpose another op reads too stays for it (the matmul
+// still folds it); a gradient also returned (keep-gradients); a sum made
+// after the matmul; an add of a matmul into a nonzero init; a multiply; a
+// transpose of other dims.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @kept
+// CHECK: %[[T:.+]] = linalg.transpose
+// CHECK: linalg.matmul indexing_maps
+// CHECK: linalg.generic
+// CHECK: return %[[T]],
+func.func @kept(%sum: tensor<2x4xf32>, %dy: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %e = tensor.empty() : tensor<8x4xf32>
+  %t = linalg.transpose ins(%w : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %g = linalg.matmul ins(%dy, %t : tensor<2x8xf32>, tensor<8x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum, %g : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %v = arith.addf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<2x4xf32>
+  return %t, %g, %s : tensor<8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func @sum_after
+// CHECK: linalg.fill
+// CHECK: linalg.matmul
+// CHECK: "test.sum"
+// CHECK: linalg.generic
+func.func @sum_after(%dy: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %g = linalg.matmul ins(%dy, %w : tensor<2x8xf32>, tensor<8x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %sum = "test.sum"() : () -> tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum, %g : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %v = arith.addf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func @nonzero_init
+// CHECK: linalg.fill
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+func.func @nonzero_init(%sum: tensor<2x4xf32>, %dy: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  %one = arith.constant 1.0 : f32
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z = linalg.fill ins(%one : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %g = linalg.matmul ins(%dy, %w : tensor<2x8xf32>, tensor<8x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum, %g : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %v = arith.addf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func @multiply
+// CHECK: linalg.fill
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+// CHECK: arith.mulf
+func.func @multiply(%sum: tensor<2x4xf32>, %dy: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %g = linalg.matmul ins(%dy, %w : tensor<2x8xf32>, tensor<8x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum, %g : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %v = arith.mulf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func @other_dims
+// CHECK: linalg.transpose
+// CHECK: linalg.batch_matmul ins
+func.func @other_dims(%a: tensor<3x2x5xf32>, %b: tensor<5x3x4xf32>) -> tensor<3x2x4xf32> {
+  %e = tensor.empty() : tensor<3x5x4xf32>
+  %t = linalg.transpose ins(%b : tensor<5x3x4xf32>) outs(%e : tensor<3x5x4xf32>) permutation = [1, 0, 2]
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<3x2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
+  %g = linalg.batch_matmul ins(%a, %t : tensor<3x2x5xf32>, tensor<3x5x4xf32>) outs(%z : tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
+  return %g : tensor<3x2x4xf32>
+}
