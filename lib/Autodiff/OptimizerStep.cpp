@@ -101,8 +101,6 @@ struct UpdatePlace {
   /// The optimizer state's tier off the device ("host" or "nvme"), where
   /// the CPU updates the weight; null where the device does.
   StringAttr tier;
-  /// The gradient's host buffer in the host arena, where planned.
-  IntegerAttr gradientOffset;
   /// Whether the device holds the parameter between steps (then the CPU
   /// updates a host copy of it and the device's is refreshed from that);
   /// else the CPU updates its home copy, which the next step fetches.
@@ -114,8 +112,7 @@ UpdatePlace updatePlace(WeightOp w) {
   auto optimizer = placement ? placement.getAs<StringAttr>("optimizer") : nullptr;
   if (!optimizer || optimizer.getValue() == "device")
     return {};
-  return {optimizer, placement.getAs<IntegerAttr>("gradient_offset"),
-          placedTier(w) == "device"};
+  return {optimizer, placedTier(w) == "device"};
 }
 
 /// The device copies of streamed weights still live where the step returns,
@@ -285,6 +282,25 @@ private:
     if (!places.empty())
       placement.push_back(
           b.getNamedAttr("pipeline_offsets", b.getArrayAttr(places)));
+  }
+  /// `w`'s planned buffer `region` where the target runs: the plan's
+  /// offset, or in a pipelined plan that of the target's pipeline device
+  /// (an update function's; null for the step, whose stages are split
+  /// later).
+  IntegerAttr plannedOffsetHere(WeightOp w, StringRef region) {
+    auto planned = w->getAttrOfType<DictionaryAttr>(kPlacementAttr);
+    if (!planned)
+      return {};
+    if (auto offset = planned.getAs<IntegerAttr>(region))
+      return offset;
+    auto onDevices = planned.getAs<ArrayAttr>("pipeline_offsets");
+    auto device = target->getAttrOfType<IntegerAttr>(kPipelineStageAttr);
+    if (!onDevices || !device)
+      return {};
+    for (auto entry : onDevices.getAsRange<DictionaryAttr>())
+      if (entry.get("device") == device)
+        return entry.getAs<IntegerAttr>(region);
+    return {};
   }
   /// Where a gradient's sum is: for Gradient::hostSum in placement's
   /// `sums` tier (host memory by default, or NVMe, where ZeRO-Infinity
@@ -579,15 +595,15 @@ void UpdateWriter::writeWeightUpdate(const Gradient &gradient, Value grad,
   }
   Value g;
   if (place.tier && !gradient.hostSum) {
-    // In the step the copy down is issued as soon as the backward
-    // completes the gradient, as the update pipeline prices it, into its
-    // planned host buffer; an update function's, of the sum, has none.
-    // (A sum the host keeps is read where it is.)
+    // Into its planned host buffer: in the step as soon as the backward
+    // completes the gradient, as the update pipeline prices it; in an
+    // update function, the sum's once a step. (A sum the host keeps is
+    // read where it is.)
     OpBuilder::InsertionGuard guard(b);
     if (target == func)
       b.setInsertionPointAfterValue(grad);
     g = SpillOp::create(b, inLayout(grad, layout),
-                        target == func ? place.gradientOffset : IntegerAttr());
+                        plannedOffsetHere(w, "gradient_offset"));
   } else {
     g = inLayout(grad, layout);
   }
@@ -753,7 +769,8 @@ void UpdateWriter::addIntoSum(const Gradient &gradient, Value sum, Value g,
   OpBuilder::InsertionGuard guard(b);
   if (gradient.hostSum) {
     b.setInsertionPointAfterValue(g);
-    g = SpillOp::create(b, g, updatePlace(gradient.weight).gradientOffset);
+    g = SpillOp::create(b, g,
+                        plannedOffsetHere(gradient.weight, "gradient_offset"));
   }
   Type element = cast<RankedTensorType>(sum.getType()).getElementType();
   Value wide = castTo(g, element);

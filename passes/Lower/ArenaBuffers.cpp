@@ -46,6 +46,8 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include <array>
 
 namespace mlir::loom {
@@ -81,6 +83,16 @@ struct PlannedBuffer {
   /// False when a partitioned program reads an earlier buffer over its
   /// bytes while it lives: it gets a private allocation.
   bool inArena = true;
+};
+
+/// A weight kept at its place in an arena (loom-weights-to-arguments'
+/// `arena_offset`, and `arena_slot` tensors of its size after it).
+struct WeightPlace {
+  std::string name;
+  Tier tier;
+  int64_t begin, end;
+  /// False on NVMe, whose arena is a file, not an entry argument.
+  bool inArena;
 };
 
 /// Where a function's values are planned: `loom.offsets` in a program of
@@ -516,24 +528,47 @@ struct ArenaBuffersPass
     : mlir::loom::impl::LoomArenaBuffersBase<ArenaBuffersPass> {
   using LoomArenaBuffersBase::LoomArenaBuffersBase;
 
-  /// Whether a weight argument of some function that runs with `func` (on
-  /// its pipeline device: itself, its update) has a place in `tier`'s arena
-  /// (loom-weights-to-arguments' `arena_offset`).
-  static bool holdsWeights(ModuleOp module, func::FuncOp func, StringRef tier) {
+  /// The weights at places in the arenas of `func`'s device: the weight
+  /// arguments with an `arena_offset` (loom-weights-to-arguments) of every
+  /// function that runs there (itself, its update; the runtime gives them
+  /// the same arenas). They live throughout.
+  static SmallVector<WeightPlace> weightPlaces(ModuleOp module,
+                                               func::FuncOp func) {
     // (A one-device pipeline's stage function is stage 0, its update has
     // no stage.)
+    SmallVector<WeightPlace> places;
+    llvm::StringSet<> seen;
     for (auto f : module.getOps<func::FuncOp>()) {
       if (pipelineStageOf(f).value_or(0) != pipelineStageOf(func).value_or(0))
         continue;
       for (unsigned i = 0; i < f.getNumArguments(); ++i) {
         auto weight = f.getArgAttrOfType<DictionaryAttr>(i, "loom.weight");
-        auto placed = weight ? weight.getAs<StringAttr>("tier") : nullptr;
-        if (weight && weight.get("arena_offset") &&
-            (placed ? placed.getValue() : StringRef("device")) == tier)
-          return true;
+        auto offset =
+            weight ? weight.getAs<IntegerAttr>("arena_offset") : nullptr;
+        auto name = weight ? weight.getAs<StringAttr>("name") : nullptr;
+        std::optional<int64_t> bytes =
+            staticTensorBytes(f.getArgumentTypes()[i]);
+        if (!offset || !name || !bytes || !seen.insert(name.getValue()).second)
+          continue;
+        auto slot = weight.getAs<IntegerAttr>("arena_slot");
+        auto tier = weight.getAs<StringAttr>("tier");
+        int64_t begin = offset.getInt() + (slot ? slot.getInt() : 0) * *bytes;
+        places.push_back(
+            {name.getValue().str(),
+             tier && tier.getValue() == "host" ? Tier::Host : Tier::Device,
+             begin, begin + *bytes,
+             !tier || tier.getValue() == "device" ||
+                 tier.getValue() == "host"});
       }
     }
-    return false;
+    return places;
+  }
+
+  /// Whether some weight in `places` lives in `tier`'s arena.
+  static bool holdsWeights(ArrayRef<WeightPlace> places, Tier tier) {
+    return llvm::any_of(places, [&](const WeightPlace &w) {
+      return w.inArena && w.tier == tier;
+    });
   }
 
   void runOnOperation() override {
@@ -556,9 +591,12 @@ struct ArenaBuffersPass
           source.microBatches = count.getInt();
         }
       }
-      if (func.isExternal() || (!hasPlacedBuffers(func, source) &&
-                                !holdsWeights(module, func, "device") &&
-                                !holdsWeights(module, func, "host")))
+      if (func.isExternal())
+        continue;
+      SmallVector<WeightPlace> weights = weightPlaces(module, func);
+      if (!hasPlacedBuffers(func, source) &&
+          !holdsWeights(weights, Tier::Device) &&
+          !holdsWeights(weights, Tier::Host))
         continue;
       DictionaryAttr arenas = planArenas(module, source.pipelineDevice);
       std::optional<int64_t> bytes = arenaBytes(arenas);
@@ -574,7 +612,7 @@ struct ArenaBuffersPass
       }
       std::array<int64_t, 2> sizes = {*bytes,
                                       arenaBytes(arenas, "host").value_or(-1)};
-      if (failed(convert(func, source, arenas, sizes,
+      if (failed(convert(func, source, arenas, sizes, weights,
                          !module.getOps<shard::GridOp>().empty())))
         return signalPassFailure();
     }
@@ -582,7 +620,7 @@ struct ArenaBuffersPass
 
   LogicalResult convert(func::FuncOp func, const OffsetSource &source,
                         DictionaryAttr arenaAttrs, std::array<int64_t, 2> bytes,
-                        bool partitioned) {
+                        ArrayRef<WeightPlace> weights, bool partitioned) {
     SmallVector<Operation *> privateReaders;
     bool trainingStep = func->hasAttr(kDifferentiatedAttr);
     FailureOr<std::vector<PlannedBuffer>> planned =
@@ -590,6 +628,25 @@ struct ArenaBuffersPass
                        trainingStep ? &privateReaders : nullptr);
     if (failed(planned))
       return failure();
+
+    // Weights at their places live throughout: nothing planned in the
+    // function may share a byte with one, partitioned or not (unlike two
+    // buffers' lifetimes, this does not depend on where the program reads).
+    for (const PlannedBuffer &p : *planned)
+      for (auto [k, offset] : llvm::enumerate(p.offsets))
+        for (const WeightPlace &w : weights)
+          if (w.inArena && w.tier == p.tier && offset < w.end &&
+              w.begin < offset + p.bytes) {
+            std::string inMicroBatch =
+                p.offsets.size() > 1 ? " in micro-batch " + std::to_string(k)
+                                     : "";
+            return p.owner->emitOpError()
+                   << p.what << " is planned at bytes [" << offset << ", "
+                   << offset + p.bytes << ") of the " << tierName(p.tier)
+                   << " arena" << inMicroBatch << ", where weight '" << w.name
+                   << "' lives throughout, at [" << w.begin << ", " << w.end
+                   << ")";
+          }
 
     // Two buffers sharing a byte must not be live together. In the program
     // the plan was made for that is the plan's own check, and a failure
@@ -654,7 +711,7 @@ struct ArenaBuffersPass
           llvm::none_of(
               *planned,
               [](const PlannedBuffer &p) { return p.tier == Tier::Host; }) &&
-          !holdsWeights(func->getParentOfType<ModuleOp>(), func, "host"))
+          !holdsWeights(weights, Tier::Host))
         continue;
       if (bytes[static_cast<int>(tier)] < 0)
         return func.emitOpError("places buffers or weights in the ")

@@ -185,3 +185,22 @@ module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}, h
 // CHECK:      %[[H:.*]] = bufferization.materialize_in_destination %{{.*}} in
 // CHECK-NOT:  loom.reload
 // CHECK:      loom.binary add %[[H]],
+
+// -----
+
+// A weight kept at its place lives throughout: a spill into its bytes (an
+// update function's sum sent to the host, say) is refused, naming it, even
+// where the function itself never reads the weight; here the second
+// moment, slot 1 of its region, at [320, 384).
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}, host = {bytes = 512 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %y = loom.unary relu %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    // expected-error @+1 {{the spilled activation's host copy is planned at bytes [352, 416) of the host arena, where weight 'w.exp_avg_sq' lives throughout, at [320, 384)}}
+    %h = loom.spill %y at 352 : tensor<2x8xf32>
+    %b = loom.reload %h at 64 : tensor<2x8xf32>
+    return %b : tensor<2x8xf32>
+  }
+  func.func @main_update(%m: tensor<2x8xf32> {loom.weight = {arena_offset = 256 : i64, arena_slot = 1 : i64, file = "", name = "w.exp_avg_sq", offset = 0 : i64, role = "state", tier = "host"}}) -> tensor<2x8xf32> {
+    return %m : tensor<2x8xf32>
+  }
+}
