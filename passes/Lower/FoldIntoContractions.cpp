@@ -12,10 +12,12 @@
 
 #include "loom/Passes/Lower.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
+
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::loom {
 #define GEN_PASS_DEF_LOOMFOLDINTOCONTRACTIONS
@@ -54,18 +56,42 @@ AffineMap swapLastTwoResults(AffineMap map) {
                         map.getContext());
 }
 
-/// Reads each transposed input of `op` through its indexing map. Returns
-/// the transposes it stopped reading.
-SmallVector<linalg::TransposeOp> foldTransposedInputs(linalg::LinalgOp op) {
-  SmallVector<linalg::TransposeOp> folded;
+/// Whether `c` merges only dims before its source's last two, which it
+/// keeps: it then commutes with a transpose of those two.
+bool keepsLastTwo(tensor::CollapseShapeOp c) {
+  SmallVector<ReassociationIndices> groups = c.getReassociationIndices();
+  int64_t rank = c.getSrcType().getRank();
+  return groups.size() >= 2 &&
+         groups.back() == ReassociationIndices{rank - 1} &&
+         groups[groups.size() - 2] == ReassociationIndices{rank - 2};
+}
+
+/// Reads each transposed input of `op` through its indexing map: a
+/// transpose of the last two dims, or (a batched operand the lowering
+/// collapses to rank 3) such a transpose collapsed over its leading dims,
+/// whose operand is then collapsed instead. Returns the ops it stopped
+/// reading.
+SmallVector<Operation *> foldTransposedInputs(linalg::LinalgOp op) {
+  SmallVector<Operation *> folded;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (OpOperand *input : op.getDpsInputOperands()) {
-    auto t = input->get().getDefiningOp<linalg::TransposeOp>();
+    Value v = input->get();
+    auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+    if (collapse && keepsLastTwo(collapse))
+      v = collapse.getSrc();
+    auto t = v.getDefiningOp<linalg::TransposeOp>();
     if (!t || !swapsLastTwo(t))
       continue;
+    Value read = t.getInput();
+    if (v != input->get()) {
+      OpBuilder b(op);
+      read = tensor::CollapseShapeOp::create(
+          b, collapse.getLoc(), read, collapse.getReassociationIndices());
+      folded.push_back(collapse);
+    }
     unsigned i = input->getOperandNumber();
     maps[i] = swapLastTwoResults(maps[i]);
-    input->set(t.getInput());
+    input->set(read);
     folded.push_back(t);
   }
   if (!folded.empty()) {
@@ -96,20 +122,11 @@ bool isPlainAdd(linalg::GenericOp g) {
 }
 
 /// The contraction `v` is the result of, where nothing else reads it and
-/// its init is a zero fill nothing else reads: directly, or through the
-/// private buffer loom-arena-buffers gives a backward reader of planned
-/// bytes (a materialization into an `alloc_tensor`, read only here).
-/// Adding it into another value is then the contraction accumulating into
-/// that value. `through` gets the materialization where there is one.
-linalg::LinalgOp zeroInitContraction(Value v, Operation *&through) {
-  through = nullptr;
-  if (auto own = v.getDefiningOp<bufferization::MaterializeInDestinationOp>()) {
-    if (!own->hasOneUse() ||
-        !own.getDest().getDefiningOp<bufferization::AllocTensorOp>())
-      return nullptr;
-    through = own;
-    v = own.getSource();
-  }
+/// its init is a zero fill nothing else reads: adding it into another
+/// value is then the contraction accumulating into that value. (A
+/// contraction is never one of loom-arena-buffers' private readers, which
+/// would put a copy between: it ends its operands' reads itself.)
+linalg::LinalgOp zeroInitContraction(Value v) {
   Operation *def = v.getDefiningOp();
   if (!isContraction(def) || !v.hasOneUse())
     return nullptr;
@@ -131,16 +148,16 @@ struct FoldIntoContractionsPass
   }
 
   void foldTransposes(func::FuncOp func) {
-    SmallVector<linalg::TransposeOp> unread;
+    llvm::SetVector<Operation *> unread;
     func.walk([&](Operation *op) {
       if (isContraction(op))
-        llvm::append_range(unread,
-                           foldTransposedInputs(cast<linalg::LinalgOp>(op)));
+        unread.insert_range(foldTransposedInputs(cast<linalg::LinalgOp>(op)));
     });
-    // (A transpose some other op still reads stays for it.)
-    for (linalg::TransposeOp t : unread)
-      if (t->use_empty())
-        t.erase();
+    // (A transpose some other op still reads stays for it; a collapse
+    // before its transpose.)
+    for (Operation *op : unread)
+      if (op->use_empty())
+        op->erase();
   }
 
   void accumulateIntoInits(func::FuncOp func) {
@@ -154,8 +171,7 @@ struct FoldIntoContractionsPass
       for (unsigned k = 0; k < 2; ++k) {
         Value product = add.getDpsInputOperand(k)->get();
         Value into = add.getDpsInputOperand(1 - k)->get();
-        Operation *through = nullptr;
-        linalg::LinalgOp c = zeroInitContraction(product, through);
+        linalg::LinalgOp c = zeroInitContraction(product);
         // The contraction stays where it is, where the plan has its
         // operands live; the value it accumulates into must exist there.
         if (!c || into.getType() != add->getResult(0).getType() ||
@@ -166,8 +182,6 @@ struct FoldIntoContractionsPass
         c.getDpsInitOperand(0)->set(into);
         add->getResult(0).replaceAllUsesWith(c->getResult(0));
         add.erase();
-        if (through)
-          through->erase();
         fill->erase();
         break;
       }

@@ -245,7 +245,10 @@ def LoomArenaBuffers : Pass<"loom-arena-buffers", "::mlir::ModuleOp"> {
     Values without an offset, weights and the lowering's temporaries stay
     in buffers of their own. A module without a static memory plan is left
     unchanged. Fails, naming the op, when a planned buffer does not lie
-    inside the arena or its offset is not a multiple of its element size.
+    inside the arena, its offset is not a multiple of its element size, or
+    it shares a byte with a weight kept at its place in that arena
+    (`arena_offset`, loom-weights-to-arguments) by any function of the
+    device: weights live throughout.
 
     Before:
     ```mlir
@@ -300,14 +303,14 @@ def LoomFoldIntoContractions
     temporaries the static memory plan does not hold out of the step:
 
     - A `linalg.matmul` or `linalg.batch_matmul` operand that is a
-      `linalg.transpose` of the last two dims is read through the
-      contraction's indexing maps instead (as a GEMM's transpose flags
-      would), so the transpose is not materialized. The backward's
-      `dX = dY W^T` otherwise copies each weight transposed, a weight-sized
-      buffer outside the arena.
+      `linalg.transpose` of the last two dims (or such a transpose
+      collapsed over its leading dims, as the lowering batches a matmul) is
+      read through the contraction's indexing maps instead (as a GEMM's
+      transpose flags would), so the transpose is not materialized. The
+      backward's `dX = dY W^T` otherwise copies each weight transposed, and
+      `dW = X^T dY` each activation, buffers outside the arena.
     - An elementwise `x + C` where `C` is a contraction into a zero-filled
-      init read only there (through a private buffer loom-arena-buffers
-      gave it, at most) and `x` is defined before the contraction becomes
+      init read only there and `x` is defined before the contraction becomes
       the contraction accumulating into `x`, at the contraction's position
       (Megatron's gradient-accumulation fusion): each call's weight
       gradient is added into its sum (`.grad_sum`) as it is computed,
