@@ -283,6 +283,11 @@ private:
       placement.push_back(
           b.getNamedAttr("pipeline_offsets", b.getArrayAttr(places)));
   }
+  /// Has the op computing a device-updated weight's gradient `g` in a
+  /// step of one call and one device compute it in the plan's buffer for
+  /// it (`gradient_offset`), as --loom-autodiff places the activations'
+  /// gradients: loom-arena-buffers then writes it there.
+  void placeGradient(const Gradient &gradient, Value g);
   /// `w`'s planned buffer `region` where the target runs: the plan's
   /// offset, or in a pipelined plan that of the target's pipeline device
   /// (an update function's; null for the step, whose stages are split
@@ -646,9 +651,27 @@ void UpdateWriter::writeInStep(ArrayRef<Gradient> gradients) {
   Operation *ret = func.getBody().front().getTerminator();
   if (config.kind != OptimizerKind::sgd)
     writeStepCount();
-  for (const Gradient &gradient : gradients)
+  for (const Gradient &gradient : gradients) {
+    placeGradient(gradient, ret->getOperand(gradient.index));
     writeWeightUpdate(gradient, ret->getOperand(gradient.index),
                       WeightOp(gradient.weight).getResult());
+  }
+}
+
+void UpdateWriter::placeGradient(const Gradient &gradient, Value g) {
+  // (Partitioned, the op makes a partial or whole gradient that a
+  // collective then reduces, or scatters to a ZeRO shard the size of the
+  // plan's buffer: only its result would be the planned value.)
+  WeightOp w = gradient.weight;
+  IntegerAttr offset = plannedOffsetHere(w, "gradient_offset");
+  Operation *def = g.getDefiningOp();
+  if (grid || updatePlace(w).tier || !offset || !def ||
+      !isa<LoomDialect>(def->getDialect()) || isa<WeightOp>(def) ||
+      def->getNumResults() != 1 || def->hasAttr(kOffsetsAttr))
+    return;
+  def->setAttr(kOffsetsAttr,
+               b.getDictionaryAttr({b.getNamedAttr(
+                   "forward", b.getDenseI64ArrayAttr({offset.getInt()}))}));
 }
 
 UpdateWriter::DeviceParts UpdateWriter::partsByDevice(Value g,

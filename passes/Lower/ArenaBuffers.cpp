@@ -29,7 +29,11 @@
 // planned bytes (any unplanned loom op that does, which in practice is the
 // backward's) get private buffers the same way, so that their reads stay
 // where they are and their results are not views the closure would have to
-// follow to the end of the step.
+// follow to the end of the step. Not where the reads may move: a matmul
+// computes into a fresh buffer where it stands, a transpose only matmuls
+// read is read through them (loom-fold-into-contractions), and bytes
+// nothing planned later overwrites (a weight's gradient) keep their value
+// to the end of the call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -229,6 +233,28 @@ Value arenaTensor(OpBuilder &b, Location loc, Value arena, Type type,
 /// elementwise fusion cannot fold into a later reader.
 bool endsReads(Operation *op) { return isa<MatmulOp, ReduceOp>(op); }
 
+/// Whether `op` is a transpose of its operand's last two dims that only
+/// matmuls read: loom-fold-into-contractions has them read its operand
+/// through their indexing maps, so its operand's bytes are read where the
+/// matmuls run (the backward's `X^T dY`), and it needs no buffer of its
+/// own. (Where a lowering collapses it with another dim first, it is
+/// materialized after all, at its own position: earlier than the reads
+/// the closure counts, which is safe.)
+bool readThroughByContractions(Operation *op) {
+  auto t = dyn_cast<TransposeOp>(op);
+  if (!t)
+    return false;
+  ArrayRef<int64_t> perm = t.getPermutation();
+  int64_t rank = static_cast<int64_t>(perm.size());
+  if (rank < 2 || perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
+    return false;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (perm[d] != d)
+      return false;
+  return llvm::all_of(t->getUsers(),
+                      [](Operation *user) { return isa<MatmulOp>(user); });
+}
+
 /// The arena place a movement op carries, if it has one.
 std::optional<int64_t> movementOffset(Operation *op) {
   if (auto fetch = dyn_cast<FetchOp>(op))
@@ -237,6 +263,29 @@ std::optional<int64_t> movementOffset(Operation *op) {
     return spill.getOffset();
   if (auto reload = dyn_cast<ReloadOp>(op))
     return reload.getOffset();
+  return std::nullopt;
+}
+
+/// Whether byte ranges [a, a + aBytes) and [b, b + bBytes) share a byte.
+bool overlaps(int64_t a, int64_t aBytes, int64_t b, int64_t bBytes) {
+  return a < b + bBytes && b < a + aBytes;
+}
+
+/// `p`'s place in micro-batch `k` (its only one where it has one).
+int64_t offsetIn(const PlannedBuffer &p, int64_t k) {
+  return p.offsets[std::min<size_t>(k, p.offsets.size() - 1)];
+}
+
+/// The first micro-batch in which `x` and `w` share a byte of one tier
+/// (a buffer with one offset has it in every micro-batch).
+std::optional<int64_t> clashIn(const PlannedBuffer &x, const PlannedBuffer &w) {
+  if (x.tier != w.tier)
+    return std::nullopt;
+  int64_t calls =
+      static_cast<int64_t>(std::max(x.offsets.size(), w.offsets.size()));
+  for (int64_t k = 0; k < calls; ++k)
+    if (overlaps(offsetIn(x, k), x.bytes, offsetIn(w, k), w.bytes))
+      return k;
   return std::nullopt;
 }
 
@@ -360,10 +409,19 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
   for (const PlannedBuffer &p : planned)
     placed.insert(p.value);
   // The closure follows an unplanned result only where it may still hold
-  // planned bytes: everywhere, or (privateReaders) through views.
+  // planned bytes: everywhere, or (privateReaders) through views, and
+  // through readers of bytes nothing planned later in the function
+  // overwrites (a buffer kept to the end, such as a weight's gradient),
+  // whose reads may move as late as fusion likes.
   llvm::DenseSet<Operation *> followed;
   if (privateReaders) {
     llvm::DenseSet<Value> holdsPlanned(placed.begin(), placed.end());
+    llvm::DenseSet<Value> keptToEnd;
+    for (const PlannedBuffer &p : planned)
+      if (llvm::none_of(planned, [&](const PlannedBuffer &q) {
+            return &q != &p && q.defined >= p.defined && clashIn(p, q);
+          }))
+        keptToEnd.insert(p.value);
     for (Operation &op : body) {
       if (op.getNumResults() == 0 || llvm::any_of(op.getResults(), [&](Value r) {
             return placed.contains(r);
@@ -373,6 +431,19 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
         continue;
       if (endsReads(&op))
         continue;
+      if (readThroughByContractions(&op)) {
+        followed.insert(&op);
+        holdsPlanned.insert(op.getResult(0));
+        continue;
+      }
+      if (llvm::all_of(op.getOperands(), [&](Value v) {
+            return !holdsPlanned.contains(v) || keptToEnd.contains(v);
+          })) {
+        followed.insert(&op);
+        holdsPlanned.insert(op.getResults().begin(), op.getResults().end());
+        keptToEnd.insert(op.getResults().begin(), op.getResults().end());
+        continue;
+      }
       auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
       if (!mayShareOperandBytes(&op) && op.getNumResults() == 1 && type &&
           type.hasStaticShape()) {
@@ -423,29 +494,6 @@ bool hasPlacedBuffers(func::FuncOp func, const OffsetSource &source) {
                : WalkResult::advance();
   });
   return found.wasInterrupted();
-}
-
-/// Whether byte ranges [a, a + aBytes) and [b, b + bBytes) share a byte.
-bool overlaps(int64_t a, int64_t aBytes, int64_t b, int64_t bBytes) {
-  return a < b + bBytes && b < a + aBytes;
-}
-
-/// `p`'s place in micro-batch `k` (its only one where it has one).
-int64_t offsetIn(const PlannedBuffer &p, int64_t k) {
-  return p.offsets[std::min<size_t>(k, p.offsets.size() - 1)];
-}
-
-/// The first micro-batch in which `x` and `w` share a byte of one tier
-/// (a buffer with one offset has it in every micro-batch).
-std::optional<int64_t> clashIn(const PlannedBuffer &x, const PlannedBuffer &w) {
-  if (x.tier != w.tier)
-    return std::nullopt;
-  int64_t calls =
-      static_cast<int64_t>(std::max(x.offsets.size(), w.offsets.size()));
-  for (int64_t k = 0; k < calls; ++k)
-    if (overlaps(offsetIn(x, k), x.bytes, offsetIn(w, k), w.bytes))
-      return k;
-  return std::nullopt;
 }
 
 /// The places of the buffers whose micro-batches' places differ, as one

@@ -14,8 +14,10 @@
 // CHECK: %[[HOSTA:.+]] = loom.weight state "a.host_copy" from "m.bin"[0] {loom.placement = {offset = 128 : i64, slot = 0 : i64, tier = "host"}}
 // CHECK-NEXT: %[[BUFA:.+]] = loom.weight state "a.momentum_buffer" from ""[0] {loom.placement = {offset = {{[0-9]+}} : i64, slot = 0 : i64, tier = "host"}}
 // CHECK-NEXT: %[[BUFB:.+]] = loom.weight state "b.momentum_buffer" from ""[0] {loom.placement = {offset = 128 : i64, slot = 0 : i64}} : tensor<4x4xf32>
-// The gradient of `a` (x^T times the gradient of h) is the last one made.
-// CHECK: loom.matmul %{{.+}}, %arg1 : tensor<4x2xf32>, tensor<2x4xf32>
+// The gradient of `b` is computed in its planned device buffer (the
+// step's own, in a step of one call); that of `a` (x^T times the gradient
+// of h) is the last one made.
+// CHECK: loom.matmul %{{.+}}, %arg1 {loom.offsets = {forward = array<i64: 64>}} : tensor<4x2xf32>, tensor<2x4xf32>
 // CHECK: %[[GA:.+]] = loom.matmul %{{.+}}, %{{.+}} : tensor<4x2xf32>, tensor<2x4xf32>
 // CHECK-NEXT: %[[DOWN:.+]] = loom.spill %[[GA]] at 64 : tensor<4x4xf32>
 // CHECK-NEXT: loom.constant {loom.on_host}

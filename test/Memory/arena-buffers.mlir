@@ -204,3 +204,29 @@ module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}, h
     return %m : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// A training step's readers of planned bytes get private buffers, so that
+// fusion moves none of their reads past a later buffer's write: here the
+// exp of %a, whose bytes %b takes later. Not a transpose only matmuls read
+// (they read its operand through their maps, loom-fold-into-contractions,
+// and compute where they stand), nor a reader of bytes nothing planned
+// later takes (%k's, kept to the end).
+// CHECK-LABEL: func.func @main(%arg0: tensor<2x8xf32>, %arg1: memref<1024xi8> {loom.arena = "device"}) -> (tensor<8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) attributes {loom.differentiated}
+// CHECK:      bufferization.alloc_tensor
+// CHECK-NEXT: loom.unary exp
+// CHECK-NOT:  bufferization.alloc_tensor
+// CHECK:      return
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 1024 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> (tensor<8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) attributes {loom.differentiated} {
+    %a = loom.unary relu %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    %e = loom.unary exp %a : tensor<2x8xf32>
+    %t = loom.transpose %a {permutation = array<i64: 1, 0>} : tensor<2x8xf32>
+    %g = loom.matmul %t, %e : tensor<8x2xf32>, tensor<2x8xf32>
+    %b = loom.unary exp %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    %k = loom.unary relu %b {loom.offsets = {forward = array<i64: 512>}} : tensor<2x8xf32>
+    %r = loom.unary exp %k : tensor<2x8xf32>
+    return %g, %b, %r : tensor<8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+  }
+}
