@@ -11,7 +11,8 @@ are not counted.
     bench/step_allocations.py STEP.mlir [--without loom-fold-into-contractions]
 
 `--without PASS` drops one of our passes from the pipeline, to measure
-what it saves.
+what it saves. PASSES mirrors passes/Lower/LowerToCPU.cpp's steps up to
+bufferization; change both together.
 """
 import argparse
 import re
@@ -62,7 +63,11 @@ def main():
             n = 1
             for d in filter(None, m.group(1).split("x")):
                 n *= int(d)
-            size = n * ELEMENT_BYTES.get(m.group(2), 4)
+            if m.group(2) not in ELEMENT_BYTES:
+                sys.exit(f"step_allocations.py: @{func} allocates "
+                         f"{m.group(2)} elements, of a size this script "
+                         "does not know")
+            size = n * ELEMENT_BYTES[m.group(2)]
             f = per[func]
             f[0] += 1
             f[1] += size

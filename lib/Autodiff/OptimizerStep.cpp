@@ -661,13 +661,21 @@ void UpdateWriter::writeInStep(ArrayRef<Gradient> gradients) {
 void UpdateWriter::placeGradient(const Gradient &gradient, Value g) {
   // (Partitioned, the op makes a partial or whole gradient that a
   // collective then reduces, or scatters to a ZeRO shard the size of the
-  // plan's buffer: only its result would be the planned value.)
+  // plan's buffer: only its result would be the planned value. One device
+  // holds the weight's gradient whole, in the weight's type: the plan's
+  // buffer's size, which loom-arena-buffers does not check. A gradient
+  // several uses share, which --loom-autodiff leaves unplanned for an
+  // activation, is fine here: the buffer lives through the step.)
   WeightOp w = gradient.weight;
   IntegerAttr offset = plannedOffsetHere(w, "gradient_offset");
   Operation *def = g.getDefiningOp();
   if (grid || updatePlace(w).tier || !offset || !def ||
-      !isa<LoomDialect>(def->getDialect()) || isa<WeightOp>(def) ||
-      def->getNumResults() != 1 || def->hasAttr(kOffsetsAttr))
+      g.getType() != w.getType() || !isa<LoomDialect>(def->getDialect()) ||
+      def->getNumResults() != 1 || def->hasAttr(kOffsetsAttr) ||
+      // (Movement ops carry their own places; a view would only be copied
+      // into the buffer, its producer computing elsewhere.)
+      isa<WeightOp, FetchOp, SpillOp, ReloadOp>(def) ||
+      mayShareOperandBytes(def))
     return;
   def->setAttr(kOffsetsAttr,
                b.getDictionaryAttr({b.getNamedAttr(

@@ -95,8 +95,9 @@ struct WeightPlace {
   std::string name;
   Tier tier;
   int64_t begin, end;
-  /// False on NVMe, whose arena is a file, not an entry argument.
-  bool inArena;
+  /// False on NVMe, whose arena is a file the runtime maps, not an entry
+  /// argument.
+  bool inArenaArgument;
 };
 
 /// Where a function's values are planned: `loom.offsets` in a program of
@@ -239,11 +240,9 @@ bool endsReads(Operation *op) { return isa<MatmulOp, ReduceOp>(op); }
 /// matmuls run (the backward's `X^T dY`), and it needs no buffer of its
 /// own. (Where a lowering collapses it with another dim first, it is
 /// materialized after all, at its own position: earlier than the reads
-/// the closure counts, which is safe.)
-bool readThroughByContractions(Operation *op) {
-  auto t = dyn_cast<TransposeOp>(op);
-  if (!t)
-    return false;
+/// the closure counts, which is safe.) The caller checks that nothing
+/// planned is written before the last matmul.
+bool readThroughByContractions(TransposeOp t) {
   ArrayRef<int64_t> perm = t.getPermutation();
   int64_t rank = static_cast<int64_t>(perm.size());
   if (rank < 2 || perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
@@ -251,8 +250,9 @@ bool readThroughByContractions(Operation *op) {
   for (int64_t d = 0; d + 2 < rank; ++d)
     if (perm[d] != d)
       return false;
-  return llvm::all_of(t->getUsers(),
-                      [](Operation *user) { return isa<MatmulOp>(user); });
+  return !t->use_empty() && llvm::all_of(t->getUsers(), [](Operation *user) {
+    return isa<MatmulOp>(user);
+  });
 }
 
 /// The arena place a movement op carries, if it has one.
@@ -416,6 +416,10 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
   llvm::DenseSet<Operation *> followed;
   if (privateReaders) {
     llvm::DenseSet<Value> holdsPlanned(placed.begin(), placed.end());
+    SmallVector<int64_t> definedAt;
+    for (const PlannedBuffer &p : planned)
+      definedAt.push_back(p.defined);
+    llvm::sort(definedAt);
     llvm::DenseSet<Value> keptToEnd;
     for (const PlannedBuffer &p : planned)
       if (llvm::none_of(planned, [&](const PlannedBuffer &q) {
@@ -431,10 +435,20 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
         continue;
       if (endsReads(&op))
         continue;
-      if (readThroughByContractions(&op)) {
-        followed.insert(&op);
-        holdsPlanned.insert(op.getResult(0));
-        continue;
+      // A transpose read through by its matmuls: where no planned buffer
+      // is written from it to the last of them, which would otherwise
+      // have to wait for those reads.
+      if (auto t = dyn_cast<TransposeOp>(op);
+          t && readThroughByContractions(t)) {
+        int64_t from = position[&op], to = from;
+        for (Operation *user : t->getUsers())
+          to = std::max(to, position.lookup(user));
+        auto written = llvm::upper_bound(definedAt, from);
+        if (written == definedAt.end() || *written >= to) {
+          followed.insert(&op);
+          holdsPlanned.insert(op.getResult(0));
+          continue;
+        }
       }
       if (llvm::all_of(op.getOperands(), [&](Value v) {
             return !holdsPlanned.contains(v) || keptToEnd.contains(v);
@@ -615,7 +629,7 @@ struct ArenaBuffersPass
   /// Whether some weight in `places` lives in `tier`'s arena.
   static bool holdsWeights(ArrayRef<WeightPlace> places, Tier tier) {
     return llvm::any_of(places, [&](const WeightPlace &w) {
-      return w.inArena && w.tier == tier;
+      return w.inArenaArgument && w.tier == tier;
     });
   }
 
@@ -683,8 +697,8 @@ struct ArenaBuffersPass
     for (const PlannedBuffer &p : *planned)
       for (auto [k, offset] : llvm::enumerate(p.offsets))
         for (const WeightPlace &w : weights)
-          if (w.inArena && w.tier == p.tier && offset < w.end &&
-              w.begin < offset + p.bytes) {
+          if (w.inArenaArgument && w.tier == p.tier &&
+              overlaps(offset, p.bytes, w.begin, w.end - w.begin)) {
             std::string inMicroBatch =
                 p.offsets.size() > 1 ? " in micro-batch " + std::to_string(k)
                                      : "";

@@ -2,11 +2,12 @@
 //
 // Implements --loom-fold-into-contractions (Passes.td). Upstream linalg
 // rewrites a transposed matmul into a transpose and a matmul
-// (populateTransposeMatmulPatterns), not back; and it has no rewrite of an
-// add after a contraction into the contraction's accumulator. Both matter
-// to the static memory plan: the plan holds neither a transposed copy of a
-// weight nor a weight gradient beside its sum, so each is memory the step
-// would allocate outside its arenas.
+// (populateTransposeMatmulPatterns), not back; its add-into-accumulator
+// rewrite (populateFoldAddIntoDestPatterns) matches `linalg.add` only, not
+// the `linalg.generic` our lowering makes of `loom.binary add`. Both
+// matter to the static memory plan: the plan holds neither a transposed
+// copy of a weight or activation nor a weight gradient beside its sum, so
+// each is memory the step would allocate outside its arenas.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,16 +149,23 @@ struct FoldIntoContractionsPass
   }
 
   void foldTransposes(func::FuncOp func) {
-    llvm::SetVector<Operation *> unread;
+    llvm::SetVector<Operation *> found;
     func.walk([&](Operation *op) {
       if (isContraction(op))
-        unread.insert_range(foldTransposedInputs(cast<linalg::LinalgOp>(op)));
+        found.insert_range(foldTransposedInputs(cast<linalg::LinalgOp>(op)));
     });
-    // (A transpose some other op still reads stays for it; a collapse
-    // before its transpose.)
-    for (Operation *op : unread)
-      if (op->use_empty())
-        op->erase();
+    SmallVector<Operation *> unread(found.begin(), found.end());
+    // (A transpose some other op still reads stays for it. A collapse
+    // may come after its transpose in the list: erase until none goes.)
+    for (bool erased = true; erased;) {
+      erased = false;
+      for (Operation *&op : unread)
+        if (op && op->use_empty()) {
+          op->erase();
+          op = nullptr;
+          erased = true;
+        }
+    }
   }
 
   void accumulateIntoInits(func::FuncOp func) {
@@ -173,8 +181,12 @@ struct FoldIntoContractionsPass
         Value into = add.getDpsInputOperand(1 - k)->get();
         linalg::LinalgOp c = zeroInitContraction(product);
         // The contraction stays where it is, where the plan has its
-        // operands live; the value it accumulates into must exist there.
-        if (!c || into.getType() != add->getResult(0).getType() ||
+        // operands live. It accumulates only into an argument (a weight's
+        // sum, written back into it): a value the step computes may be
+        // planned, and a contraction into it then copies into the add's
+        // place rather than computing there.
+        if (!c || !isa<BlockArgument>(into) ||
+            into.getType() != add->getResult(0).getType() ||
             into.getType() != c->getResult(0).getType() ||
             !dominance.properlyDominates(into, c))
           continue;

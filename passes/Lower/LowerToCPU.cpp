@@ -1,5 +1,4 @@
-//===- LowerToCPU.cpp - the loom-lower-to-cpu pipeline
-//---------------------===//
+//===- LowerToCPU.cpp - the loom-lower-to-cpu pipeline --------------------===//
 //
 // loom IR, planned or not, to the LLVM dialect:
 //   1. a pipelined entry splits into one function per stage; weights become

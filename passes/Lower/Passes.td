@@ -310,13 +310,16 @@ def LoomFoldIntoContractions
       backward's `dX = dY W^T` otherwise copies each weight transposed, and
       `dW = X^T dY` each activation, buffers outside the arena.
     - An elementwise `x + C` where `C` is a contraction into a zero-filled
-      init read only there and `x` is defined before the contraction becomes
-      the contraction accumulating into `x`, at the contraction's position
+      init read only there and `x` is a function argument becomes the
+      contraction accumulating into `x`, at the contraction's position
       (Megatron's gradient-accumulation fusion): each call's weight
-      gradient is added into its sum (`.grad_sum`) as it is computed,
-      with no gradient buffer beside the sum, as memory placement prices
-      it. The sum is rounded in another order (the sum first, then each
-      product), within a few ulps of the two-step result.
+      gradient is added into its sum (`.grad_sum`, an argument the step
+      writes back) as it is computed, with no gradient buffer beside the
+      sum, as memory placement prices it. The sum is rounded in another
+      order (the sum first, then each product, as a GEMM with beta = 1
+      does). A value the step computes is left alone: it may be planned,
+      and a contraction into it would copy into the add's place rather
+      than compute there.
 
     Contractions whose result types differ from the sum's (a 16-bit
     gradient widened before the add) are left alone.

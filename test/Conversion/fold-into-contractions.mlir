@@ -77,6 +77,23 @@ func.func @batched(%sum: tensor<3x2x4xf32>, %a: tensor<3x2x5xf32>, %b: tensor<3x
 
 // -----
 
+// A batched matmul's left operand transposed (attention's dV = P^T dO).
+// CHECK-LABEL: func @batched_lhs
+// CHECK-SAME: (%[[P:[^:]+]]: tensor<3x4x2xf32>, %[[DO:[^:]+]]: tensor<3x4x5xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>] ins(%[[P]], %[[DO]] : tensor<3x4x2xf32>, tensor<3x4x5xf32>)
+func.func @batched_lhs(%p: tensor<3x4x2xf32>, %do: tensor<3x4x5xf32>) -> tensor<3x2x5xf32> {
+  %e = tensor.empty() : tensor<3x2x4xf32>
+  %t = linalg.transpose ins(%p : tensor<3x4x2xf32>) outs(%e : tensor<3x2x4xf32>) permutation = [0, 2, 1]
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<3x2x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<3x2x5xf32>) -> tensor<3x2x5xf32>
+  %g = linalg.batch_matmul ins(%t, %do : tensor<3x2x4xf32>, tensor<3x4x5xf32>) outs(%z : tensor<3x2x5xf32>) -> tensor<3x2x5xf32>
+  return %g : tensor<3x2x5xf32>
+}
+
+// -----
+
 // Attention's backward: a 4-D batched matmul, which the lowering collapses
 // to rank 3, of a transposed operand. Its operand is collapsed instead,
 // and read through the maps; one transpose that two matmuls read goes once.
@@ -102,9 +119,10 @@ func.func @collapsed(%q: tensor<2x3x4x5xf32>, %k: tensor<2x3x6x5xf32>) -> (tenso
 // -----
 
 // Left alone: a transpose another op reads too stays for it (the matmul
-// still folds it); a gradient also returned (keep-gradients); a sum made
+// still folds it); a gradient also returned (keep-gradients); a sum the
+// step computes; a broadcast add; a fill two matmuls share; a sum made
 // after the matmul; an add of a matmul into a nonzero init; a multiply; a
-// transpose of other dims.
+// collapse merging a transposed dim; a transpose of other dims.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func @kept
 // CHECK: %[[T:.+]] = linalg.transpose
@@ -124,6 +142,64 @@ func.func @kept(%sum: tensor<2x4xf32>, %dy: tensor<2x8xf32>, %w: tensor<4x8xf32>
     linalg.yield %v : f32
   } -> tensor<2x4xf32>
   return %t, %g, %s : tensor<8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// A sum the step computes may be planned: left alone.
+// CHECK-LABEL: func @sum_computed
+// CHECK: linalg.fill
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+func.func @sum_computed(%dy: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  %sum = "test.sum"() : () -> tensor<2x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %g = linalg.matmul ins(%dy, %w : tensor<2x8xf32>, tensor<8x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum, %g : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %v = arith.addf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}
+
+// A broadcast add (a bias) is no accumulation into the matmul's result.
+// CHECK-LABEL: func @broadcast
+// CHECK: linalg.fill
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @broadcast(%bias: tensor<4xf32>, %dy: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %g = linalg.matmul ins(%dy, %w : tensor<2x8xf32>, tensor<8x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [#row, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%bias, %g : tensor<4xf32>, tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %v = arith.addf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}
+
+// A zero fill two matmuls share stays theirs.
+// CHECK-LABEL: func @shared_fill
+// CHECK: linalg.fill
+// CHECK: linalg.matmul
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+func.func @shared_fill(%sum: tensor<2x4xf32>, %dy: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %g = linalg.matmul ins(%dy, %w : tensor<2x8xf32>, tensor<8x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %h = linalg.matmul ins(%dy, %w : tensor<2x8xf32>, tensor<8x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%sum, %g : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %v = arith.addf %p, %q : f32
+    linalg.yield %v : f32
+  } -> tensor<2x4xf32>
+  return %s, %h : tensor<2x4xf32>, tensor<2x4xf32>
 }
 
 // CHECK-LABEL: func @sum_after
@@ -178,6 +254,23 @@ func.func @multiply(%sum: tensor<2x4xf32>, %dy: tensor<2x8xf32>, %w: tensor<8x4x
     linalg.yield %v : f32
   } -> tensor<2x4xf32>
   return %s : tensor<2x4xf32>
+}
+
+// A collapse that merges a transposed dim does not commute with it.
+// CHECK-LABEL: func @merged_dims
+// CHECK: linalg.transpose
+// CHECK: tensor.collapse_shape
+// CHECK: linalg.matmul ins
+func.func @merged_dims(%a: tensor<2x6xf32>, %b: tensor<3x4x2xf32>) -> tensor<2x2xf32> {
+  %e = tensor.empty() : tensor<3x2x4xf32>
+  %t = linalg.transpose ins(%b : tensor<3x4x2xf32>) outs(%e : tensor<3x2x4xf32>) permutation = [0, 2, 1]
+  %c = tensor.collapse_shape %t [[0, 1], [2]] : tensor<3x2x4xf32> into tensor<6x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %g = linalg.matmul ins(%a, %c : tensor<2x6xf32>, tensor<6x4xf32>) outs(%z : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %r = tensor.extract_slice %g[0, 0] [2, 2] [1, 1] : tensor<2x4xf32> to tensor<2x2xf32>
+  return %r : tensor<2x2xf32>
 }
 
 // CHECK-LABEL: func @other_dims

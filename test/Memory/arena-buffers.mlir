@@ -230,3 +230,21 @@ module attributes {loom.memory_plan = {arenas = {device = {bytes = 1024 : i64}}}
     return %g, %b, %r : tensor<8x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
   }
 }
+
+// -----
+
+// A transpose read through by a matmul that runs after a planned buffer
+// takes its operand's bytes (%b over %a) gets a private buffer where it
+// stands after all: following it would have %a read after %b's write.
+// CHECK-LABEL: func.func @main
+// CHECK:      bufferization.alloc_tensor
+// CHECK-NEXT: loom.transpose
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 1024 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>, %y: tensor<2x8xf32>) -> (tensor<8x8xf32>, tensor<2x8xf32>) attributes {loom.differentiated} {
+    %a = loom.unary relu %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    %t = loom.transpose %a {permutation = array<i64: 1, 0>} : tensor<2x8xf32>
+    %b = loom.unary exp %x {loom.offsets = {forward = array<i64: 0>}} : tensor<2x8xf32>
+    %g = loom.matmul %t, %y : tensor<8x2xf32>, tensor<2x8xf32>
+    return %g, %b : tensor<8x8xf32>, tensor<2x8xf32>
+  }
+}
