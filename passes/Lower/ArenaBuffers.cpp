@@ -53,6 +53,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <array>
+#include <map>
 
 namespace mlir::loom {
 #define GEN_PASS_DEF_LOOMARENABUFFERS
@@ -289,6 +290,81 @@ std::optional<int64_t> clashIn(const PlannedBuffer &x, const PlannedBuffer &w) {
   return std::nullopt;
 }
 
+/// Disjoint byte ranges [begin, end), merged as they are added.
+class ByteRanges {
+public:
+  bool overlaps(int64_t begin, int64_t end) const {
+    auto next = ranges.upper_bound(begin);
+    if (next != ranges.begin() && std::prev(next)->second > begin)
+      return true;
+    return next != ranges.end() && next->first < end;
+  }
+  void add(int64_t begin, int64_t end) {
+    auto next = ranges.upper_bound(begin);
+    if (next != ranges.begin() && std::prev(next)->second >= begin) {
+      --next;
+      begin = next->first;
+      end = std::max(end, next->second);
+      next = ranges.erase(next);
+    }
+    while (next != ranges.end() && next->first <= end) {
+      end = std::max(end, next->second);
+      next = ranges.erase(next);
+    }
+    ranges[begin] = end;
+  }
+
+private:
+  std::map<int64_t, int64_t> ranges; // begin -> end
+};
+
+/// The planned values whose bytes no buffer defined at or after them
+/// shares (in any micro-batch): they keep their value to the end of the
+/// call. A sweep from the last definition back, per tier and micro-batch.
+llvm::DenseSet<Value> keptToEndOf(ArrayRef<PlannedBuffer> planned) {
+  size_t calls = 1;
+  for (const PlannedBuffer &p : planned)
+    calls = std::max(calls, p.offsets.size());
+  SmallVector<const PlannedBuffer *> byDefinition;
+  for (const PlannedBuffer &p : planned)
+    byDefinition.push_back(&p);
+  llvm::stable_sort(byDefinition,
+                    [](const PlannedBuffer *a, const PlannedBuffer *b) {
+                      return a->defined > b->defined;
+                    });
+  std::vector<ByteRanges> later(2 * calls); // by tier, then micro-batch
+  auto ranges = [&](const PlannedBuffer &p, size_t k) -> ByteRanges & {
+    return later[static_cast<size_t>(p.tier) * calls + k];
+  };
+  llvm::DenseSet<Value> kept;
+  for (size_t i = 0; i < byDefinition.size();) {
+    // Buffers defined together (one op's results) count as later for
+    // one another.
+    size_t j = i;
+    while (j < byDefinition.size() &&
+           byDefinition[j]->defined == byDefinition[i]->defined)
+      ++j;
+    for (size_t a = i; a < j; ++a) {
+      const PlannedBuffer &p = *byDefinition[a];
+      bool shared = false;
+      for (size_t k = 0; k < calls && !shared; ++k)
+        shared =
+            ranges(p, k).overlaps(offsetIn(p, k), offsetIn(p, k) + p.bytes);
+      for (size_t b = i; b < j && !shared; ++b)
+        shared = b != a && clashIn(p, *byDefinition[b]).has_value();
+      if (!shared)
+        kept.insert(p.value);
+    }
+    for (size_t a = i; a < j; ++a)
+      for (size_t k = 0; k < calls; ++k)
+        ranges(*byDefinition[a], k)
+            .add(offsetIn(*byDefinition[a], k),
+                 offsetIn(*byDefinition[a], k) + byDefinition[a]->bytes);
+    i = j;
+  }
+  return kept;
+}
+
 /// The planned buffers of `func` (their places as `source` reads them,
 /// ZeRO-3's gather slots from `arenas`), with the positions they are live
 /// over in the program as it is now (partitioning may have rewritten it since
@@ -420,12 +496,7 @@ collectPlanned(func::FuncOp func, const OffsetSource &source,
     for (const PlannedBuffer &p : planned)
       definedAt.push_back(p.defined);
     llvm::sort(definedAt);
-    llvm::DenseSet<Value> keptToEnd;
-    for (const PlannedBuffer &p : planned)
-      if (llvm::none_of(planned, [&](const PlannedBuffer &q) {
-            return &q != &p && q.defined >= p.defined && clashIn(p, q);
-          }))
-        keptToEnd.insert(p.value);
+    llvm::DenseSet<Value> keptToEnd = keptToEndOf(planned);
     for (Operation &op : body) {
       if (op.getNumResults() == 0 || llvm::any_of(op.getResults(), [&](Value r) {
             return placed.contains(r);
