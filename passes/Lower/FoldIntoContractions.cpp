@@ -102,8 +102,8 @@ SmallVector<Operation *> foldTransposedInputs(linalg::LinalgOp op) {
   return folded;
 }
 
-/// Whether `g` is an elementwise add of its two inputs (identity maps, all
-/// parallel): the inputs' positions as {first, second} when so.
+/// Whether `g` is an elementwise add of its two inputs, in either order
+/// (identity maps, all parallel).
 bool isPlainAdd(linalg::GenericOp g) {
   if (g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
       g->getNumResults() != 1 || g.getNumParallelLoops() != g.getNumLoops() ||
