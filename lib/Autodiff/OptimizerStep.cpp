@@ -298,14 +298,13 @@ private:
       return {};
     if (auto offset = planned.getAs<IntegerAttr>(region))
       return offset;
-    auto onDevices = planned.getAs<ArrayAttr>("pipeline_offsets");
     auto device = target->getAttrOfType<IntegerAttr>(kPipelineStageAttr);
-    if (!onDevices || !device)
-      return {};
-    for (auto entry : onDevices.getAsRange<DictionaryAttr>())
-      if (entry.get("device") == device)
-        return entry.getAs<IntegerAttr>(region);
-    return {};
+    DictionaryAttr here =
+        device
+            ? offsetsOnDevice({}, planned.getAs<ArrayAttr>("pipeline_offsets"),
+                              device.getInt())
+            : nullptr;
+    return here ? here.getAs<IntegerAttr>(region) : IntegerAttr();
   }
   /// Where a gradient's sum is: for Gradient::hostSum in placement's
   /// `sums` tier (host memory by default, or NVMe, where ZeRO-Infinity

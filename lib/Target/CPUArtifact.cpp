@@ -171,16 +171,10 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
     (*record)["role"] = weight.getAs<StringAttr>("role").getValue();
     if (auto tier = weight.getAs<StringAttr>("tier"))
       (*record)["tier"] = tier.getValue();
-    // Its place in its tier's arena (loom-weights-to-arguments): a slot is
-    // a tensor of its own size on this rank, laid after the slots before it.
-    if (auto offset = weight.getAs<IntegerAttr>("arena_offset")) {
-      auto slot = weight.getAs<IntegerAttr>("arena_slot");
-      auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
-      int64_t bytes = type.getNumElements() *
-                      llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-      (*record)["arena_offset"] =
-          offset.getInt() + (slot ? slot.getInt() : 0) * bytes;
-    }
+    // Its place in its tier's arena (loom-weights-to-arguments), on this
+    // rank.
+    if (auto place = weightArenaBytes(weight, func.getArgumentTypes()[i]))
+      (*record)["arena_offset"] = place->first;
     // Optimizer state without a file starts at zero (the runtime fills it).
     SmallString<256> file(weight.getAs<StringAttr>("file").getValue());
     if (!file.empty()) {

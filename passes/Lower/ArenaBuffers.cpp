@@ -244,16 +244,9 @@ bool endsReads(Operation *op) { return isa<MatmulOp, ReduceOp>(op); }
 /// the closure counts, which is safe.) The caller checks that nothing
 /// planned is written before the last matmul.
 bool readThroughByContractions(TransposeOp t) {
-  ArrayRef<int64_t> perm = t.getPermutation();
-  int64_t rank = static_cast<int64_t>(perm.size());
-  if (rank < 2 || perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
-    return false;
-  for (int64_t d = 0; d + 2 < rank; ++d)
-    if (perm[d] != d)
-      return false;
-  return !t->use_empty() && llvm::all_of(t->getUsers(), [](Operation *user) {
-    return isa<MatmulOp>(user);
-  });
+  return swapsLastTwoDims(t.getPermutation()) && !t->use_empty() &&
+         llvm::all_of(t->getUsers(),
+                      [](Operation *user) { return isa<MatmulOp>(user); });
 }
 
 /// The arena place a movement op carries, if it has one.
@@ -676,20 +669,15 @@ struct ArenaBuffersPass
         continue;
       for (unsigned i = 0; i < f.getNumArguments(); ++i) {
         auto weight = f.getArgAttrOfType<DictionaryAttr>(i, "loom.weight");
-        auto offset =
-            weight ? weight.getAs<IntegerAttr>("arena_offset") : nullptr;
         auto name = weight ? weight.getAs<StringAttr>("name") : nullptr;
-        std::optional<int64_t> bytes =
-            staticTensorBytes(f.getArgumentTypes()[i]);
-        if (!offset || !name || !bytes || !seen.insert(name.getValue()).second)
+        auto place = weightArenaBytes(weight, f.getArgumentTypes()[i]);
+        if (!place || !name || !seen.insert(name.getValue()).second)
           continue;
-        auto slot = weight.getAs<IntegerAttr>("arena_slot");
         auto tier = weight.getAs<StringAttr>("tier");
-        int64_t begin = offset.getInt() + (slot ? slot.getInt() : 0) * *bytes;
         places.push_back(
             {name.getValue().str(),
              tier && tier.getValue() == "host" ? Tier::Host : Tier::Device,
-             begin, begin + *bytes,
+             place->first, place->second,
              !tier || tier.getValue() == "device" ||
                  tier.getValue() == "host"});
       }

@@ -36,19 +36,6 @@ bool isContraction(Operation *op) {
   return isa_and_nonnull<linalg::MatmulOp, linalg::BatchMatmulOp>(op);
 }
 
-/// Whether `t` swaps its operand's last two dims and keeps the others.
-bool swapsLastTwo(linalg::TransposeOp t) {
-  ArrayRef<int64_t> perm = t.getPermutation();
-  size_t rank = perm.size();
-  if (rank < 2)
-    return false;
-  for (size_t d = 0; d + 2 < rank; ++d)
-    if (perm[d] != static_cast<int64_t>(d))
-      return false;
-  return perm[rank - 2] == static_cast<int64_t>(rank - 1) &&
-         perm[rank - 1] == static_cast<int64_t>(rank - 2);
-}
-
 /// `map` with its last two results swapped.
 AffineMap swapLastTwoResults(AffineMap map) {
   SmallVector<AffineExpr> results(map.getResults());
@@ -81,7 +68,7 @@ SmallVector<Operation *> foldTransposedInputs(linalg::LinalgOp op) {
     if (collapse && keepsLastTwo(collapse))
       v = collapse.getSrc();
     auto t = v.getDefiningOp<linalg::TransposeOp>();
-    if (!t || !swapsLastTwo(t))
+    if (!t || !swapsLastTwoDims(t.getPermutation()))
       continue;
     Value read = t.getInput();
     if (v != input->get()) {
@@ -202,3 +189,13 @@ struct FoldIntoContractionsPass
 };
 
 } // namespace
+
+bool mlir::loom::swapsLastTwoDims(ArrayRef<int64_t> perm) {
+  int64_t rank = static_cast<int64_t>(perm.size());
+  if (rank < 2 || perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
+    return false;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (perm[d] != d)
+      return false;
+  return true;
+}

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 #include <optional>
 #include <string>
@@ -76,6 +77,26 @@ planArenas(ModuleOp module,
 /// (the manifest's `micro_batch_places`).
 inline constexpr llvm::StringLiteral kMicroBatchPlacesAttr =
     "loom.micro_batch_places";
+
+/// Where a weight argument lies in its tier's arena, as bytes [begin,
+/// end): `weight` is its `loom.weight` dictionary, `type` its type on the
+/// rank. loom-weights-to-arguments gives it `arena_offset`, the start of
+/// one of the weight's planned buffers, and `arena_slot`, how many tensors
+/// of its own size lie before it there. None where it has no place or no
+/// static size.
+inline std::optional<std::pair<int64_t, int64_t>>
+weightArenaBytes(DictionaryAttr weight, Type type) {
+  auto offset = weight ? weight.getAs<IntegerAttr>("arena_offset") : nullptr;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!offset || !tensor || !tensor.hasStaticShape() ||
+      !tensor.getElementType().isIntOrFloat())
+    return std::nullopt;
+  int64_t bytes =
+      tensor.getNumElements() * ((tensor.getElementTypeBitWidth() + 7) / 8);
+  auto slot = weight.getAs<IntegerAttr>("arena_slot");
+  int64_t begin = offset.getInt() + (slot ? slot.getInt() : 0) * bytes;
+  return std::make_pair(begin, begin + bytes);
+}
 
 /// The bytes of `tier`'s arena ("device", "host", "nvme") in `arenas`, if
 /// it has one.

@@ -53,6 +53,12 @@ SmallVector<func::FuncOp> programFunctions(ModuleOp module, StringRef entry);
 /// function runs on (its kPipelineStageAttr); none for a whole program.
 std::optional<int64_t> pipelineStageOf(func::FuncOp func);
 
+/// Whether a transpose's `permutation` swaps its last two dims and keeps
+/// the others: a matmul reads such a transpose's operand through its
+/// indexing maps (loom-fold-into-contractions), so loom-arena-buffers
+/// counts its reads there.
+bool swapsLastTwoDims(llvm::ArrayRef<int64_t> permutation);
+
 /// For each result of `func` marked `loom.updates` (a weight's update,
 /// --loom-optimizer-step), by result number, the argument
 /// loom-weights-to-arguments made of that weight. An error on `func`,
