@@ -437,6 +437,7 @@ LogicalResult mlir::loom::writeCPUArtifact(ModuleOp module,
                                            const CPUArtifactOptions &options) {
   LowerToCPUOptions lowerOptions;
   lowerOptions.entry = options.entry;
+  lowerOptions.allowExcessPrecision = options.allowExcessPrecision;
   PassManager partition(module.getContext());
   buildPartitionPipeline(partition, lowerOptions);
   if (failed(partition.run(module)))

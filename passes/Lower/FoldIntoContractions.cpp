@@ -89,21 +89,30 @@ SmallVector<Operation *> foldTransposedInputs(linalg::LinalgOp op) {
   return folded;
 }
 
-/// Whether `g` is an elementwise add of its two inputs, in either order
-/// (identity maps, all parallel).
-bool isPlainAdd(linalg::GenericOp g) {
-  if (g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
+/// The one op `g` computes, of type `Op`, where `g` is elementwise over
+/// `inputs` inputs (identity maps, all parallel, one result) and yields
+/// that op's result; null otherwise.
+template <typename Op>
+Op elementwiseBody(linalg::GenericOp g, unsigned inputs) {
+  if (g.getNumDpsInputs() != inputs || g.getNumDpsInits() != 1 ||
       g->getNumResults() != 1 || g.getNumParallelLoops() != g.getNumLoops() ||
       !llvm::all_of(g.getIndexingMapsArray(),
                     [](AffineMap m) { return m.isIdentity(); }))
+    return nullptr;
+  Block &body = g.getRegion().front();
+  auto op = dyn_cast<Op>(body.front());
+  if (body.getOperations().size() != 2 || !op ||
+      body.back().getOperand(0) != op->getResult(0))
+    return nullptr;
+  return op;
+}
+
+/// Whether `g` is an elementwise add of its two inputs, in either order.
+bool isPlainAdd(linalg::GenericOp g) {
+  auto add = elementwiseBody<arith::AddFOp>(g, 2);
+  if (!add)
     return false;
   Block &body = g.getRegion().front();
-  if (body.getOperations().size() != 2)
-    return false;
-  auto add = dyn_cast<arith::AddFOp>(body.front());
-  auto yield = dyn_cast<linalg::YieldOp>(body.back());
-  if (!add || !yield || yield->getOperand(0) != add.getResult())
-    return false;
   Value a = add.getLhs(), b = add.getRhs();
   return (a == body.getArgument(0) && b == body.getArgument(1)) ||
          (a == body.getArgument(1) && b == body.getArgument(0));
@@ -126,13 +135,62 @@ linalg::LinalgOp zeroInitContraction(Value v) {
   return op;
 }
 
+/// The input of `v`'s defining op where that is an elementwise float
+/// conversion of kind `Cast` (arith::ExtFOp or arith::TruncFOp) and
+/// nothing else, as convertFloatElements and loom.cast's lowering write it.
+template <typename Cast> Value floatConversionInput(Value v) {
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  Cast cast = g ? elementwiseBody<Cast>(g, 1) : nullptr;
+  if (!cast || cast->getOperand(0) != g.getRegion().front().getArgument(0))
+    return nullptr;
+  return g.getDpsInputOperand(0)->get();
+}
+
+/// Whether `v` is a contraction's result, or a reshape of one (the
+/// lowering collapses a batched matmul's rows and expands them back).
+bool isContractionResult(Value v) {
+  while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+      v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return isContraction(v.getDefiningOp());
+}
+
 struct FoldIntoContractionsPass
     : mlir::loom::impl::LoomFoldIntoContractionsBase<FoldIntoContractionsPass> {
+  using LoomFoldIntoContractionsBase::LoomFoldIntoContractionsBase;
+
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp func) {
+      if (allowExcessPrecision)
+        readAccumulatorsUnrounded(func);
       foldTransposes(func);
       accumulateIntoInits(func);
     });
+  }
+
+  /// `widen(round(C))`, C a contraction's wide accumulator and the widened
+  /// type C's, reads C itself: one rounding fewer, and no narrow copy
+  /// (and, once nothing else reads it, no rounding) in between.
+  void readAccumulatorsUnrounded(func::FuncOp func) {
+    struct RoundTrip {
+      Operation *widen, *round;
+      Value wide;
+    };
+    SmallVector<RoundTrip> found;
+    func.walk([&](linalg::GenericOp g) {
+      Value rounded = floatConversionInput<arith::ExtFOp>(g->getResult(0));
+      Value wide =
+          rounded ? floatConversionInput<arith::TruncFOp>(rounded) : Value();
+      if (wide && wide.getType() == g->getResult(0).getType() &&
+          isContractionResult(wide))
+        found.push_back({g, rounded.getDefiningOp(), wide});
+    });
+    for (RoundTrip &r : found) {
+      r.widen->getResult(0).replaceAllUsesWith(r.wide);
+      r.widen->erase();
+      if (r.round->use_empty())
+        r.round->erase();
+    }
   }
 
   void foldTransposes(func::FuncOp func) {

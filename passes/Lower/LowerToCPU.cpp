@@ -46,7 +46,7 @@ void mlir::loom::buildPartitionPipeline(OpPassManager &pm,
 void mlir::loom::buildPartitionedToLLVMPipeline(
     OpPassManager &pm, const LowerToCPUOptions &options) {
   pm.addPass(createLoomToLinalg());
-  pm.addPass(createLoomFoldIntoContractions());
+  pm.addPass(createLoomFoldIntoContractions({options.allowExcessPrecision}));
   pm.addPass(createLoomCollectivesToRuntime());
   addUpstream(pm, "convert-shard-to-mpi,canonicalize,"
                   "func.func(linalg-fuse-elementwise-ops)");

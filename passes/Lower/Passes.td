@@ -321,8 +321,16 @@ def LoomFoldIntoContractions
       and a contraction into it would copy into the add's place rather
       than compute there.
 
-    Contractions whose result types differ from the sum's (a 16-bit
-    gradient widened before the add) are left alone.
+    Under `allow-excess-precision` (off by default), a 16-bit
+    contraction's result that is rounded only to be widened back (its
+    float32 accumulator truncated, then extended) is read unrounded, as
+    XLA's `xla_allow_excess_precision` allows: a 16-bit weight's gradient
+    then accumulates into its float32 sum with no 16-bit copy between
+    (Megatron's gradient-accumulation fusion into `main_grad`), and a
+    float32 normalization of a matmul's output reads it before rounding.
+    This changes results (one rounding fewer), which is why it is asked
+    for. Without it, contractions whose result types differ from the
+    sum's (a 16-bit gradient widened before the add) are left alone.
 
     Before:
     ```mlir
@@ -337,6 +345,11 @@ def LoomFoldIntoContractions
            ins(%dy, %w : tensor<2x8xf32>, tensor<4x8xf32>) outs(%sum : tensor<2x4xf32>) -> tensor<2x4xf32>
     ```
   }];
+  let options = [
+    Option<"allowExcessPrecision", "allow-excess-precision", "bool", "false",
+           "Read a 16-bit contraction's float32 accumulator where its rounded "
+           "result is only widened again">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 

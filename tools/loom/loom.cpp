@@ -89,6 +89,12 @@ static cl::opt<std::string>
                 cl::sub(compileCmd));
 static cl::opt<std::string> compileEntry("entry", cl::desc("Entry function"),
                                          cl::init("main"), cl::sub(compileCmd));
+static cl::opt<bool> compileExcessPrecision(
+    "allow-excess-precision",
+    cl::desc("Read a 16-bit contraction's float32 accumulator where its "
+             "rounded result is only widened again (a 16-bit gradient "
+             "into its float32 sum): one rounding fewer, other results"),
+    cl::sub(compileCmd));
 static cl::opt<unsigned> compileOptLevel("O", cl::desc("LLVM optimization level"),
                                          cl::init(2), cl::Prefix,
                                          cl::sub(compileCmd));
@@ -231,6 +237,7 @@ static int runCompile(MLIRContext &ctx) {
   options.outputDir = outputPath;
   options.entry = compileEntry;
   options.optLevel = compileOptLevel;
+  options.allowExcessPrecision = compileExcessPrecision;
   options.dumpLLVMDialect = compileDumpLLVM;
   SmallString<256> dir(modelPath.getValue());
   sys::path::remove_filename(dir);

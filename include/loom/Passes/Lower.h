@@ -34,6 +34,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
   PassOptions::Option<std::string> entry{*this, "entry",
                                          llvm::cl::desc("The entry function"),
                                          llvm::cl::init("main")};
+  PassOptions::Option<bool> allowExcessPrecision{
+      *this, "allow-excess-precision",
+      llvm::cl::desc("loom-fold-into-contractions' option: read a 16-bit "
+                     "contraction's float32 accumulator where its rounded "
+                     "result is only widened again"),
+      llvm::cl::init(false)};
 };
 
 /// The functions the runtime calls for each micro-batch: `entry` itself

@@ -22,6 +22,9 @@ struct CPUArtifactOptions {
   std::string outputDir;
   /// The entry function.
   std::string entry = "main";
+  /// loom-fold-into-contractions' allow-excess-precision: a 16-bit
+  /// contraction's float32 result is not rounded only to be widened again.
+  bool allowExcessPrecision = false;
   /// Relative weight files are resolved against this directory (the model's).
   std::string weightsDir = ".";
   /// LLVM optimization level 0-3.

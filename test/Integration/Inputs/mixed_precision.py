@@ -88,27 +88,68 @@ def broadcast(elt, micro_batches=1, dp=1):
     return mlir, {"w": (8,), "b": (8,)}, (8, 8), (8, 8), lambda x, p: x * p["w"] + p["b"]
 
 
+def matmul16(a, b):
+    """a @ b of 16-bit tensors accumulated in float32 and rounded once, as
+    Loom's lowering and PyTorch's bf16 matmul do (PyTorch has no float16
+    matmul on CPUs)."""
+    return (a.float() @ b.float()).to(a.dtype)
+
+
+class UnroundedWeightGradient(torch.autograd.Function):
+    """a @ w, whose backward adds w's gradient into `sums[name]` in
+    float32, unrounded (as `loom compile --allow-excess-precision` sums a
+    16-bit weight's gradient straight from its matmul's accumulator), and
+    gives autograd none for w."""
+
+    @staticmethod
+    def forward(ctx, a, w, sums, name):
+        ctx.save_for_backward(a, w)
+        ctx.sums, ctx.name = sums, name
+        return matmul16(a, w)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, w = ctx.saved_tensors
+        ctx.sums[ctx.name] += a.float().T @ g.float()
+        return matmul16(g, w.T), None, None, None
+
+
 def mlp(elt, micro_batches=1, dp=1):
-    """y = relu(x @ w0) @ w1, x [16, 128], w0 and w1 [128, 128]: every
-    product sums 128 terms (the weight gradients 16), which the 16-bit
-    matmuls accumulate in float32 and round once, as PyTorch's do."""
+    """y = relu(x @ w0) @ w1, x [16, 128] (in `micro_batches` calls), w0 and
+    w1 [128, 128]: every product sums 128 terms (the weight gradients 16),
+    which the 16-bit matmuls accumulate in float32 and round once, as
+    PyTorch's do. The reference takes `sums` to add the weight gradients
+    into unrounded."""
     T = lambda shape: tensor(shape, elt)
-    mlir = f"""func.func @main(%x: {T([16, 128])} {{loom.name = "x"}}) -> ({T([16, 128])} {{loom.name = "y"}}) {{
+    rows = 16 // micro_batches
+    batch = " loom.batch_dim = 0 : i64," if micro_batches > 1 else ""
+    attrs = (f" attributes {{loom.micro_batches = {micro_batches} : i64}}"
+             if micro_batches > 1 else "")
+    mlir = f"""func.func @main(%x: {T([rows, 128])} {{{batch} loom.name = "x"}}) -> ({T([rows, 128])} {{{batch} loom.name = "y"}}){attrs} {{
   %w0 = loom.weight parameter "w0" from "model.bin"[@w0@] : {T([128, 128])}
   %w1 = loom.weight parameter "w1" from "model.bin"[@w1@] : {T([128, 128])}
-  %h = loom.matmul %x, %w0 : {T([16, 128])}, {T([128, 128])}
-  %r = loom.unary relu %h : {T([16, 128])}
-  %y = loom.matmul %r, %w1 : {T([16, 128])}, {T([128, 128])}
-  return %y : {T([16, 128])}
+  %h = loom.matmul %x, %w0 : {T([rows, 128])}, {T([128, 128])}
+  %r = loom.unary relu %h : {T([rows, 128])}
+  %y = loom.matmul %r, %w1 : {T([rows, 128])}, {T([128, 128])}
+  return %y : {T([rows, 128])}
 }}
 """
-    return (mlir, {"w0": (128, 128), "w1": (128, 128)}, (16, 128), (16, 128),
-            lambda x, p: torch.relu(x @ p["w0"]) @ p["w1"])
+
+    def forward(x, p, sums=None):
+        mm = ((lambda a, n: matmul16(a, p[n])) if sums is None else
+              (lambda a, n: UnroundedWeightGradient.apply(a, p[n], sums, n)))
+        h = mm(x, "w0")
+        # (relu by `where`: PyTorch has no float16 clamp on CPUs.)
+        return mm(torch.where(h > 0, h, torch.zeros_like(h)), "w1")
+
+    return mlir, {"w0": (128, 128), "w1": (128, 128)}, (16, 128), (16, 128), forward
 
 
 # name: (model, element type, loom options, torch optimizer and options,
 #        steps, micro-batches, data-parallel ranks, ulps allowed, whether
-#        plain 16-bit training must differ). A kept gradient of several
+#        plain 16-bit training must differ[, extras]). The extras: `place`,
+#        --loom-place-memory's options; `compile`, more `loom compile`
+#        flags; `scale`, what x and the cotangent are multiplied by. A kept gradient of several
 #        micro-batches is their float32 sum rounded once (loom-run sums
 #        them so); the data-parallel cases keep none, since a kept gradient
 #        is reduced every call, and they test the once-a-step reduction.
@@ -128,16 +169,28 @@ CASES = {
     # shard down rounded to bf16 for the CPU's update.
     "adamw_dp_micro_batches_host_zero1_bf16": (
         broadcast, "bf16", ADAMW[0], ADAMW[1], 16, 2, 2, 1, True,
-        "cluster=dgx-a100-80g mode=train memory-fraction=2e-8 parameters=device "
-        "optimizer-split=false zero=1"),
+        dict(place="cluster=dgx-a100-80g mode=train memory-fraction=2e-8 "
+             "parameters=device optimizer-split=false zero=1")),
     # Parameters streamed from the host over two micro-batches: each
     # micro-batch's bf16 gradients go down and the host sums them in
     # float32, which the CPU's update reads unrounded (this case's
     # tolerance does not tell that from a rounded sum).
     "adamw_micro_batches_streamed_bf16": (
         broadcast, "bf16", ADAMW[0], ADAMW[1], 16, 2, 1, 1, True,
-        "cluster=dgx-a100-80g mode=train memory-fraction=1e-4 parameters=host "
-        "optimizer-split=false"),
+        dict(place="cluster=dgx-a100-80g mode=train memory-fraction=1e-4 "
+             "parameters=host optimizer-split=false")),
+    # Compiled with --allow-excess-precision: each micro-batch's weight
+    # gradients go from their matmuls' float32 accumulators into the sums
+    # unrounded (the reference sums them so too). x and the cotangent are
+    # scaled so that about half the weight gradients exceed float16's
+    # 65504 (47% of the sums, up to 5.5e5 in the first step): rounded
+    # to float16 they would be infinite (the step compiled without the
+    # flag, like plain 16-bit training, ends in NaN), while their float32
+    # sums are finite, the reason Megatron keeps `main_grad` in float32.
+    "sgd_mlp_micro_batches_excess_precision_f16": (
+        mlp, "f16", "kind=sgd lr=1e-7 momentum=0.9", ("sgd", dict(lr=1e-7, momentum=0.9)),
+        4, 2, 1, 1, True,
+        dict(compile=["--allow-excess-precision"], scale=64)),
 }
 
 
@@ -159,12 +212,13 @@ def from_proto(path):
 
 
 def train(forward, weights, x, cot, kind, options, steps, micro_batches, master,
-          rounded_sums=False):
+          rounded_sums=False, unrounded_gradients=False):
     """The outputs of the `steps`-th step: y (over its micro-batches) and
     each weight's gradient (over its micro-batches: the sum, rounded to the
     weight's type). With `rounded_sums` the float32 sums are rounded to the
-    weights' type before the update (as they go down to a CPU
-    optimizer)."""
+    weights' type before the update (as they go down to a CPU optimizer);
+    with `unrounded_gradients` the forward adds each micro-batch's weight
+    gradients into them unrounded."""
     params = {n: w.clone().requires_grad_() for n, w in weights.items()}
     copies = ({n: w.float().clone().requires_grad_() for n, w in weights.items()}
               if master else params)
@@ -187,11 +241,13 @@ def train(forward, weights, x, cot, kind, options, steps, micro_batches, master,
         for k in range(micro_batches):
             for p in params.values():
                 p.grad = None
-            y = forward(x[k * rows:(k + 1) * rows], params)
+            xk = x[k * rows:(k + 1) * rows]
+            y = forward(xk, params, sums) if unrounded_gradients else forward(xk, params)
             y.backward(cot[k * rows:(k + 1) * rows])
             ys.append(y.detach())
-            for n, p in params.items():
-                sums[n] += p.grad.to(sums[n].dtype)
+            if not unrounded_gradients:
+                for n, p in params.items():
+                    sums[n] += p.grad.to(sums[n].dtype)
         if not master:
             for n, p in params.items():
                 p.grad = sums[n]
@@ -206,12 +262,16 @@ def differs(got, want, ulp, ulps):
     rounded differently is off by units of its terms, not of itself)."""
     scale = np.maximum(np.abs(want), np.mean(np.abs(want)))
     unit = 2.0 ** (np.floor(np.log2(scale)) - ulp)
-    return np.abs(got - want) > ulps * unit
+    # (Written so that a NaN differs, and an infinity differs from any
+    # other value.)
+    return ~((got == want) | (np.abs(got - want) <= ulps * unit))
 
 
 def run_case(outdir, name, case):
     model, elt, flags, (kind, options), steps, micro, dp, ulps, must_differ = case[:9]
-    place = case[9] if len(case) > 9 else None
+    extras = case[9] if len(case) > 9 else {}
+    place = extras.get("place")
+    compile_flags = extras.get("compile", [])
     d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
     dtype, code = DTYPES[elt]
@@ -232,8 +292,9 @@ def run_case(outdir, name, case):
         for n, at in offsets.items():
             mlir = mlir.replace(f"@{n}@", str(at))
         f.write(mlir)
-    x = torch.randn(x_shape, generator=g).to(dtype)
-    cot = torch.randn(y_shape, generator=g).to(dtype)
+    scale = extras.get("scale", 1)
+    x = (scale * torch.randn(x_shape, generator=g)).to(dtype)
+    cot = (scale * torch.randn(y_shape, generator=g)).to(dtype)
     for n, t in (("x", x), ("cot", cot)):
         with open(os.path.join(d, n + ".pb"), "wb") as f:
             f.write(to_proto(n, t, code).SerializeToString())
@@ -249,7 +310,7 @@ def run_case(outdir, name, case):
     commands += [
         ["loom-opt", "model.mlir", "--loom-autodiff",
          f"--loom-optimizer-step={flags}", "-o", "step.mlir"],
-        ["loom", "compile", "step.mlir", "-o", "art", "-O", "0"],
+        ["loom", "compile", "step.mlir", "-o", "art", "-O", "0"] + compile_flags,
         mpirun + ["loom-run", "art", "--inputs", "x.pb,cot.pb", "--steps", str(steps),
                   "--warmup", "0", "--quiet", "--outputs", ",".join(n + ".pb" for n in names)],
     ]
@@ -261,7 +322,8 @@ def run_case(outdir, name, case):
     # update; a streamed weight's the host keeps.)
     want = train(forward, weights, x, cot, kind, dict(options), steps, micro, master=True,
                  rounded_sums=place is not None and micro > 1
-                 and "parameters=host" not in place)
+                 and "parameters=host" not in place,
+                 unrounded_gradients="--allow-excess-precision" in compile_flags)
     plain = train(forward, weights, x, cot, kind, dict(options), steps, micro, master=False)
     plain_off = 0
     for n in names:
