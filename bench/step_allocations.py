@@ -9,9 +9,11 @@ passes in. Results become out-parameters the runtime allocates, so they
 are not counted.
 
     bench/step_allocations.py STEP.mlir [--without loom-fold-into-contractions]
+        [--with 'loom-fold-into-contractions{allow-excess-precision=1}']
 
 `--without PASS` drops one of our passes from the pipeline, to measure
-what it saves. PASSES mirrors passes/Lower/LowerToCPU.cpp's steps up to
+what it saves; `--with 'PASS{OPTIONS}'` runs it with those options (as
+`loom compile`'s flags would). PASSES mirrors passes/Lower/LowerToCPU.cpp's steps up to
 bufferization; change both together.
 """
 import argparse
@@ -24,7 +26,7 @@ PASSES = [
     "loom-split-stages", "loom-weights-to-arguments", "loom-partition",
     "loom-stage-transfers", "loom-arena-buffers", "loom-to-linalg",
     "loom-fold-into-contractions", "loom-collectives-to-runtime",
-    "convert-shard-to-mpi", "canonicalize",
+    "convert-shard-to-mpi", "canonicalize", "loom-clone-casts-for-fusion",
     "func.func(linalg-fuse-elementwise-ops)", "loom-write-back-updates",
     "eliminate-empty-tensors",
     "one-shot-bufferize{bufferize-function-boundaries=1 "
@@ -42,14 +44,20 @@ def main():
     p.add_argument("step")
     p.add_argument("--without", action="append", default=[],
                    help="a pass of the pipeline to leave out")
+    p.add_argument("--with", dest="options", action="append", default=[],
+                   help="a pass of the pipeline with options: 'PASS{OPTIONS}'")
     args = p.parse_args()
-    unknown = [x for x in args.without if x not in PASSES]
+    options = {x.split("{", 1)[0]: x for x in args.options}
+    unknown = [x for x in args.without + list(options) if x not in PASSES]
     if unknown:
         sys.exit(f"step_allocations.py: no pass {unknown[0]!r} in the pipeline")
-    pipeline = ",".join(x for x in PASSES if x not in args.without)
-    run = subprocess.run(["loom-opt", args.step,
-                          f"--pass-pipeline=builtin.module({pipeline})"],
-                         capture_output=True, text=True)
+    pipeline = ",".join(options.get(x, x) for x in PASSES if x not in args.without)
+    try:
+        run = subprocess.run(["loom-opt", args.step,
+                              f"--pass-pipeline=builtin.module({pipeline})"],
+                             capture_output=True, text=True)
+    except FileNotFoundError:
+        sys.exit("step_allocations.py: no loom-opt on PATH (build/bin)")
     if run.returncode:
         sys.exit(f"step_allocations.py: loom-opt failed on {args.step}:\n"
                  + run.stderr[-4000:])

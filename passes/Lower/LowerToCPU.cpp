@@ -12,6 +12,7 @@
 //      folded into the contractions that read or make them;
 //   4. collectives: ours (all-gather, reduce-scatter, all-to-all) to loomrt
 //      calls, then upstream convert-shard-to-mpi for all-reduce and indices;
+//      elementwise fusion, each reader of a cast given a copy to fuse;
 //   5. updated weights written back into their arguments; bufferization
 //      with identity layouts at function boundaries, results as
 //      out-parameters, ownership-based deallocation;
@@ -48,8 +49,9 @@ void mlir::loom::buildPartitionedToLLVMPipeline(
   pm.addPass(createLoomToLinalg());
   pm.addPass(createLoomFoldIntoContractions({options.allowExcessPrecision}));
   pm.addPass(createLoomCollectivesToRuntime());
-  addUpstream(pm, "convert-shard-to-mpi,canonicalize,"
-                  "func.func(linalg-fuse-elementwise-ops)");
+  addUpstream(pm, "convert-shard-to-mpi,canonicalize");
+  pm.addPass(createLoomCloneCastsForFusion());
+  addUpstream(pm, "func.func(linalg-fuse-elementwise-ops)");
   // After the last greedy rewrite, which would erase its unused results.
   pm.addPass(createLoomWriteBackUpdates({options.entry}));
   addUpstream(pm, "eliminate-empty-tensors,"

@@ -353,6 +353,40 @@ def LoomFoldIntoContractions
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def LoomCloneCastsForFusion
+    : Pass<"loom-clone-casts-for-fusion", "::mlir::ModuleOp"> {
+  let summary = "Give each reader of an elementwise cast its own copy, for fusion to fold in";
+  let description = [{
+    Runs just before `linalg-fuse-elementwise-ops`, whose default control
+    fuses a producer only into its one reader. An elementwise
+    `linalg.generic` that only casts its input (a widening `arith.extf`, a
+    rounding `arith.truncf`, an integer conversion) and has several
+    readers is replaced by a copy just before each reader, where every reader
+    is a `linalg.generic` that elementwise fusion accepts for it: fusion
+    then folds each copy into its reader's loop, and the cast's result is
+    no longer a buffer. Where some reader would not fuse, nothing is
+    cloned (the cast stays a buffer for it, and copies beside it would cost
+    memory). The buffers this removes are outside every arena: a 16-bit
+    gradient widened for the update of both of Adam's moments (on the
+    device, or on the host from its spilled copy), 4 bytes a parameter.
+
+    Before:
+    ```mlir
+    %w = linalg.generic {...} ins(%g : tensor<4xbf16>) outs(%e : tensor<4xf32>) { extf }
+    %m = linalg.generic {...} ins(%m0, %w : ...) { m * b1 + w * (1 - b1) }
+    %v = linalg.generic {...} ins(%v0, %w : ...) { v * b2 + w * w * (1 - b2) }
+    ```
+    After:
+    ```mlir
+    %w1 = linalg.generic {...} ins(%g : tensor<4xbf16>) outs(%e : tensor<4xf32>) { extf }
+    %m = linalg.generic {...} ins(%m0, %w1 : ...) { ... }
+    %w2 = linalg.generic {...} ins(%g : tensor<4xbf16>) outs(%e : tensor<4xf32>) { extf }
+    %v = linalg.generic {...} ins(%v0, %w2 : ...) { ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def LoomStridedCopiesToLinalg
     : Pass<"loom-strided-copies-to-linalg", "::mlir::ModuleOp"> {
   let summary = "Turn memref.copy between non-contiguous buffers into linalg.copy";
