@@ -25,7 +25,8 @@ from collections import defaultdict
 PASSES = [
     "loom-split-stages", "loom-weights-to-arguments", "loom-partition",
     "loom-stage-transfers", "loom-arena-buffers", "loom-to-linalg",
-    "loom-fold-into-contractions", "loom-collectives-to-runtime",
+    "loom-fold-into-contractions", "loom-tile-narrow-contractions",
+    "loom-collectives-to-runtime",
     "convert-shard-to-mpi", "canonicalize", "loom-clone-casts-for-fusion",
     "func.func(linalg-fuse-elementwise-ops)", "loom-write-back-updates",
     "eliminate-empty-tensors",

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgMatchers.h"
 #include "loom/Passes/Lower.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -29,12 +30,6 @@ using namespace mlir;
 using namespace mlir::loom;
 
 namespace {
-
-/// The contractions rewritten here: both accept indexing maps that
-/// transpose an operand's last two dims, and accumulate into their init.
-bool isContraction(Operation *op) {
-  return isa_and_nonnull<linalg::MatmulOp, linalg::BatchMatmulOp>(op);
-}
 
 /// `map` with its last two results swapped.
 AffineMap swapLastTwoResults(AffineMap map) {
@@ -89,24 +84,6 @@ SmallVector<Operation *> foldTransposedInputs(linalg::LinalgOp op) {
   return folded;
 }
 
-/// The one op `g` computes, of type `Op`, where `g` is elementwise over
-/// `inputs` inputs (identity maps, all parallel, one result) and yields
-/// that op's result; null otherwise.
-template <typename Op>
-Op elementwiseBody(linalg::GenericOp g, unsigned inputs) {
-  if (g.getNumDpsInputs() != inputs || g.getNumDpsInits() != 1 ||
-      g->getNumResults() != 1 || g.getNumParallelLoops() != g.getNumLoops() ||
-      !llvm::all_of(g.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
-    return nullptr;
-  Block &body = g.getRegion().front();
-  auto op = dyn_cast<Op>(body.front());
-  if (body.getOperations().size() != 2 || !op ||
-      body.back().getOperand(0) != op->getResult(0))
-    return nullptr;
-  return op;
-}
-
 /// Whether `g` is an elementwise add of its two inputs, in either order.
 bool isPlainAdd(linalg::GenericOp g) {
   auto add = elementwiseBody<arith::AddFOp>(g, 2);
@@ -135,24 +112,16 @@ linalg::LinalgOp zeroInitContraction(Value v) {
   return op;
 }
 
-/// The input of `v`'s defining op where that is an elementwise float
-/// conversion of kind `Cast` (arith::ExtFOp or arith::TruncFOp) and
-/// nothing else, as convertFloatElements and loom.cast's lowering write it.
-template <typename Cast> Value floatConversionInput(Value v) {
-  auto g = v.getDefiningOp<linalg::GenericOp>();
-  Cast cast = g ? elementwiseBody<Cast>(g, 1) : nullptr;
-  if (!cast || cast->getOperand(0) != g.getRegion().front().getArgument(0))
-    return nullptr;
-  return g.getDpsInputOperand(0)->get();
-}
-
-/// Whether `v` is a contraction's result, or a reshape of one (the
-/// lowering collapses a batched matmul's rows and expands them back).
-bool isContractionResult(Value v) {
-  while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-      v.getDefiningOp()))
-    v = v.getDefiningOp()->getOperand(0);
-  return isContraction(v.getDefiningOp());
+/// `reshape` made again of `source` (of another element type).
+Value reshapeLike(OpBuilder &b, Operation *reshape, Value source) {
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape))
+    return tensor::ExpandShapeOp::create(
+        b, expand.getLoc(),
+        expand.getResultType().clone(getElementTypeOrSelf(source.getType())),
+        source, expand.getReassociationIndices());
+  auto collapse = cast<tensor::CollapseShapeOp>(reshape);
+  return tensor::CollapseShapeOp::create(b, collapse.getLoc(), source,
+                                         collapse.getReassociationIndices());
 }
 
 struct FoldIntoContractionsPass
@@ -170,24 +139,45 @@ struct FoldIntoContractionsPass
 
   /// `widen(round(C))`, C a contraction's wide accumulator and the widened
   /// type C's, reads C itself: one rounding fewer, and no narrow copy
-  /// (and, once nothing else reads it, no rounding) in between.
+  /// (and, once nothing else reads it, no rounding) in between. Reshapes
+  /// between the two (a batched product is rounded, then expanded) are
+  /// made again of C.
   void readAccumulatorsUnrounded(func::FuncOp func) {
     struct RoundTrip {
-      Operation *widen, *round;
+      linalg::GenericOp widen;
+      Operation *round;
       Value wide;
+      SmallVector<Operation *> reshapes; // outermost first
     };
     SmallVector<RoundTrip> found;
     func.walk([&](linalg::GenericOp g) {
+      RoundTrip r{g, nullptr, nullptr, {}};
       Value rounded = floatConversionInput<arith::ExtFOp>(g->getResult(0));
-      Value wide =
+      while (rounded &&
+             isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+                 rounded.getDefiningOp())) {
+        r.reshapes.push_back(rounded.getDefiningOp());
+        rounded = rounded.getDefiningOp()->getOperand(0);
+      }
+      r.wide =
           rounded ? floatConversionInput<arith::TruncFOp>(rounded) : Value();
-      if (wide && wide.getType() == g->getResult(0).getType() &&
-          isContractionResult(wide))
-        found.push_back({g, rounded.getDefiningOp(), wide});
+      if (r.wide && isContraction(r.wide.getDefiningOp()) &&
+          getElementTypeOrSelf(r.wide.getType()) ==
+              getElementTypeOrSelf(g->getResult(0).getType())) {
+        r.round = rounded.getDefiningOp();
+        found.push_back(std::move(r));
+      }
     });
     for (RoundTrip &r : found) {
-      r.widen->getResult(0).replaceAllUsesWith(r.wide);
+      OpBuilder b(r.widen);
+      Value wide = r.wide;
+      for (Operation *reshape : llvm::reverse(r.reshapes))
+        wide = reshapeLike(b, reshape, wide);
+      r.widen->getResult(0).replaceAllUsesWith(wide);
       r.widen->erase();
+      for (Operation *op : r.reshapes)
+        if (op->use_empty())
+          op->erase();
       if (r.round->use_empty())
         r.round->erase();
     }

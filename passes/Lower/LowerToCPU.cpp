@@ -9,7 +9,8 @@
 //      stage boundaries become shard.send / shard.recv; a static memory
 //      plan's buffers move into one arena the runtime passes in;
 //   3. loom -> linalg/tensor/arith/math; transposed operands and sums
-//      folded into the contractions that read or make them;
+//      folded into the contractions that read or make them; a 16-bit
+//      contraction computed and rounded a tile of rows at a time;
 //   4. collectives: ours (all-gather, reduce-scatter, all-to-all) to loomrt
 //      calls, then upstream convert-shard-to-mpi for all-reduce and indices;
 //      elementwise fusion, each reader of a cast given a copy to fuse;
@@ -48,6 +49,7 @@ void mlir::loom::buildPartitionedToLLVMPipeline(
     OpPassManager &pm, const LowerToCPUOptions &options) {
   pm.addPass(createLoomToLinalg());
   pm.addPass(createLoomFoldIntoContractions({options.allowExcessPrecision}));
+  pm.addPass(createLoomTileNarrowContractions());
   pm.addPass(createLoomCollectivesToRuntime());
   addUpstream(pm, "convert-shard-to-mpi,canonicalize");
   pm.addPass(createLoomCloneCastsForFusion());

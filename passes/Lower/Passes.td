@@ -353,6 +353,48 @@ def LoomFoldIntoContractions
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def LoomTileNarrowContractions
+    : Pass<"loom-tile-narrow-contractions", "::mlir::ModuleOp"> {
+  let summary = "Round a 16-bit contraction's float32 accumulator tile by tile";
+  let description = [{
+    Runs after loom-fold-into-contractions. loom-to-linalg computes a bf16
+    or f16 `linalg.matmul` or `linalg.batch_matmul` into a float32
+    accumulator filled with zeros and rounds it once (an elementwise
+    `arith.truncf` generic), so the whole accumulator is a buffer, twice
+    the result's bytes, beside the result's planned place and outside
+    every arena. Where nothing else reads the accumulator or its fill,
+    the rounding is tiled over its batch (one at a time) and its rows (as
+    many as keep a tile's accumulator within 64 KiB), with the contraction
+    and its fill fused into the tile loop (upstream's
+    `tileConsumerAndFuseProducersUsingSCF`; no other producer comes in):
+    each tile is computed into an accumulator of one tile and rounded into
+    the result, which the result's place (an arena view, once
+    `eliminate-empty-tensors` has run) receives directly. Each element is
+    still the sum of its products in float32, rounded once.
+
+    Before:
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<512x512xf32>) -> tensor<512x512xf32>
+    %acc = linalg.matmul ins(%a, %b : tensor<512x64xbf16>, tensor<64x512xbf16>) outs(%z : tensor<512x512xf32>) -> tensor<512x512xf32>
+    %r = linalg.generic {...} ins(%acc : tensor<512x512xf32>) outs(%e2 : tensor<512x512xbf16>) { truncf }
+    ```
+    After:
+    ```mlir
+    %r = scf.for %i = %c0 to %c512 step %c32 iter_args(%out = %e2) -> (tensor<512x512xbf16>) {
+      %z = linalg.fill ins(%zero : f32) outs(%tile : tensor<32x512xf32>) -> tensor<32x512xf32>
+      %acc = linalg.matmul ins(%a_rows, %b : tensor<32x64xbf16>, tensor<64x512xbf16>) outs(%z : ...) -> tensor<32x512xf32>
+      %t = linalg.generic {...} ins(%acc : tensor<32x512xf32>) outs(%out_rows : tensor<32x512xbf16>) { truncf }
+      %next = tensor.insert_slice %t into %out[%i, 0] [32, 512] [1, 1]
+      scf.yield %next : tensor<512x512xbf16>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def LoomCloneCastsForFusion
     : Pass<"loom-clone-casts-for-fusion", "::mlir::ModuleOp"> {
   let summary = "Give each reader of an elementwise cast its own copy, for fusion to fold in";

@@ -88,14 +88,16 @@ func.func @kept_narrow_gradient(%sum: tensor<4x8xf32>, %x: tensor<4x2xbf16>, %dy
 
 // -----
 
+#id = affine_map<(d0, d1) -> (d0, d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 
-// A batched matmul's rows are collapsed for the contraction and expanded
-// back before the rounding (the lowering of [B, S, K] x [K, N]): the
-// widened reader takes the expanded accumulator.
+// A batched matmul's rows are collapsed for the contraction, rounded, and
+// expanded back (the lowering of [B, S, K] x [K, N]): the widened reader
+// takes the accumulator expanded the same way.
 // CHECK-LABEL: func @expanded_accumulator
 // CHECK: %[[ACC:.+]] = linalg.matmul
-// CHECK: %[[X:.+]] = tensor.expand_shape %[[ACC]]
+// CHECK-NOT: linalg.generic
+// CHECK: %[[X:.+]] = tensor.expand_shape %[[ACC]] {{\[\[}}0, 1], [2]] output_shape [2, 3, 8] : tensor<6x8xf32> into tensor<2x3x8xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: return %[[X]]
 func.func @expanded_accumulator(%x: tensor<6x2xbf16>, %w: tensor<2x8xbf16>) -> tensor<2x3x8xf32> {
@@ -103,15 +105,15 @@ func.func @expanded_accumulator(%x: tensor<6x2xbf16>, %w: tensor<2x8xbf16>) -> t
   %e = tensor.empty() : tensor<6x8xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<6x8xf32>) -> tensor<6x8xf32>
   %acc = linalg.matmul ins(%x, %w : tensor<6x2xbf16>, tensor<2x8xbf16>) outs(%z : tensor<6x8xf32>) -> tensor<6x8xf32>
-  %x3 = tensor.expand_shape %acc [[0, 1], [2]] output_shape [2, 3, 8] : tensor<6x8xf32> into tensor<2x3x8xf32>
-  %en = tensor.empty() : tensor<2x3x8xbf16>
-  %g = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x3 : tensor<2x3x8xf32>) outs(%en : tensor<2x3x8xbf16>) {
+  %en = tensor.empty() : tensor<6x8xbf16>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%acc : tensor<6x8xf32>) outs(%en : tensor<6x8xbf16>) {
   ^bb0(%a: f32, %o: bf16):
     %t = arith.truncf %a : f32 to bf16
     linalg.yield %t : bf16
-  } -> tensor<2x3x8xbf16>
+  } -> tensor<6x8xbf16>
+  %g3 = tensor.expand_shape %g [[0, 1], [2]] output_shape [2, 3, 8] : tensor<6x8xbf16> into tensor<2x3x8xbf16>
   %ew = tensor.empty() : tensor<2x3x8xf32>
-  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%g : tensor<2x3x8xbf16>) outs(%ew : tensor<2x3x8xf32>) {
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%g3 : tensor<2x3x8xbf16>) outs(%ew : tensor<2x3x8xf32>) {
   ^bb0(%a: bf16, %o: f32):
     %t = arith.extf %a : bf16 to f32
     linalg.yield %t : f32

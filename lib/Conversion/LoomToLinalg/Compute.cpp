@@ -132,6 +132,17 @@ struct MatmulLowering : RankedResultConversion<MatmulOp> {
       rewriter.replaceOp(op, convertFloatElements(rewriter, loc, sum, elem));
       return success();
     };
+    // A batched product is rounded before its batch is expanded again, so
+    // that the rounding reads the contraction itself (which
+    // loom-tile-narrow-contractions then rounds tile by tile).
+    auto replaceExpanded = [&](Value sum,
+                               ArrayRef<ReassociationIndices> groups) {
+      rewriter.replaceOp(
+          op, createExpandShape(rewriter, loc,
+                                convertFloatElements(rewriter, loc, sum, elem),
+                                out, groups));
+      return success();
+    };
 
     // Named ops; their i1 bodies would be add/mul, so i1 takes the generic.
     if (!elem.isInteger(1)) {
@@ -154,8 +165,7 @@ struct MatmulLowering : RankedResultConversion<MatmulOp> {
             linalg::MatmulOp::create(rewriter, loc, TypeRange{flatType},
                                      ValueRange{flat, rhs}, ValueRange{init})
                 .getResult(0);
-        return replace(createExpandShape(rewriter, loc, mm, out,
-                                         mergeLeading(rank - 1, rank)));
+        return replaceExpanded(mm, mergeLeading(rank - 1, rank));
       }
       if (lt.getShape().drop_back(2) == batch &&
           rt.getShape().drop_back(2) == batch) {
@@ -167,7 +177,7 @@ struct MatmulLowering : RankedResultConversion<MatmulOp> {
         Value r3 = createCollapseShape(rewriter, loc, rhs, groups);
         Value bmm = createBatchMatmul(
             rewriter, loc, l3, r3, RankedTensorType::get({b, m, n}, acc), zero);
-        return replace(createExpandShape(rewriter, loc, bmm, out, groups));
+        return replaceExpanded(bmm, groups);
       }
     }
 

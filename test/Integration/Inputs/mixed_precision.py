@@ -26,6 +26,7 @@ match"; exits 1 if any does not. loom-opt, loom and loom-run are found on
 PATH.
 """
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -114,24 +115,24 @@ class UnroundedWeightGradient(torch.autograd.Function):
         return matmul16(g, w.T), None, None, None
 
 
-def mlp(elt, micro_batches=1, dp=1):
-    """y = relu(x @ w0) @ w1, x [16, 128] (in `micro_batches` calls), w0 and
-    w1 [128, 128]: every product sums 128 terms (the weight gradients 16),
-    which the 16-bit matmuls accumulate in float32 and round once, as
-    PyTorch's do. The reference takes `sums` to add the weight gradients
-    into unrounded."""
+def mlp(elt, micro_batches=1, dp=1, width=128):
+    """y = relu(x @ w0) @ w1, x [16, width] (in `micro_batches` calls), w0
+    and w1 [width, width]: every product sums `width` terms (the weight
+    gradients 16), which the 16-bit matmuls accumulate in float32 and round
+    once, as PyTorch's do. The reference takes `sums` to add the weight
+    gradients into unrounded."""
     T = lambda shape: tensor(shape, elt)
-    rows = 16 // micro_batches
+    rows, w = 16 // micro_batches, width
     batch = " loom.batch_dim = 0 : i64," if micro_batches > 1 else ""
     attrs = (f" attributes {{loom.micro_batches = {micro_batches} : i64}}"
              if micro_batches > 1 else "")
-    mlir = f"""func.func @main(%x: {T([rows, 128])} {{{batch} loom.name = "x"}}) -> ({T([rows, 128])} {{{batch} loom.name = "y"}}){attrs} {{
-  %w0 = loom.weight parameter "w0" from "model.bin"[@w0@] : {T([128, 128])}
-  %w1 = loom.weight parameter "w1" from "model.bin"[@w1@] : {T([128, 128])}
-  %h = loom.matmul %x, %w0 : {T([rows, 128])}, {T([128, 128])}
-  %r = loom.unary relu %h : {T([rows, 128])}
-  %y = loom.matmul %r, %w1 : {T([rows, 128])}, {T([128, 128])}
-  return %y : {T([rows, 128])}
+    mlir = f"""func.func @main(%x: {T([rows, w])} {{{batch} loom.name = "x"}}) -> ({T([rows, w])} {{{batch} loom.name = "y"}}){attrs} {{
+  %w0 = loom.weight parameter "w0" from "model.bin"[@w0@] : {T([w, w])}
+  %w1 = loom.weight parameter "w1" from "model.bin"[@w1@] : {T([w, w])}
+  %h = loom.matmul %x, %w0 : {T([rows, w])}, {T([w, w])}
+  %r = loom.unary relu %h : {T([rows, w])}
+  %y = loom.matmul %r, %w1 : {T([rows, w])}, {T([w, w])}
+  return %y : {T([rows, w])}
 }}
 """
 
@@ -142,7 +143,7 @@ def mlp(elt, micro_batches=1, dp=1):
         # (relu by `where`: PyTorch has no float16 clamp on CPUs.)
         return mm(torch.where(h > 0, h, torch.zeros_like(h)), "w1")
 
-    return mlir, {"w0": (128, 128), "w1": (128, 128)}, (16, 128), (16, 128), forward
+    return mlir, {"w0": (w, w), "w1": (w, w)}, (16, w), (16, w), forward
 
 
 # name: (model, element type, loom options, torch optimizer and options,
@@ -161,6 +162,10 @@ CASES = {
                                      ("sgd", dict(lr=0.0005, momentum=0.9)), 12, 1, 1, 1, True),
     "adamw_mlp_bf16": (mlp, "bf16", ADAMW[0] + " keep-gradients=true", ADAMW[1],
                        8, 1, 1, 1, True),
+    # 512 wide: each kept 512 x 512 weight gradient's float32 accumulator
+    # (1 MiB) is rounded 32 rows at a time (loom-tile-narrow-contractions).
+    "adamw_mlp512_bf16": (functools.partial(mlp, width=512), "bf16",
+                          ADAMW[0] + " keep-gradients=true", ADAMW[1], 4, 1, 1, 1, True),
     "adamw_micro_batches_bf16": (broadcast, "bf16", ADAMW[0] + " keep-gradients=true", ADAMW[1],
                                  16, 2, 1, 1, True),
     "adamw_dp_micro_batches_bf16": (broadcast, "bf16", ADAMW[0], ADAMW[1], 16, 2, 2, 1, True),

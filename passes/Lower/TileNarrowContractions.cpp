@@ -1,0 +1,138 @@
+//===- TileNarrowContractions.cpp - round a contraction tile by tile ------===//
+//
+// Implements --loom-tile-narrow-contractions (Passes.td). loom-to-linalg
+// computes a 16-bit matmul into a float32 accumulator and rounds it once,
+// so the whole accumulator is a buffer: twice the result's bytes, beside
+// the result's planned place and outside every arena. Tiling the rounding
+// over the result's rows, with the contraction and its zero fill fused
+// into the tile loop, leaves an accumulator of one tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LinalgMatchers.h"
+#include "loom/Passes/Lower.h"
+
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_LOOMTILENARROWCONTRACTIONS
+#include "passes/Lower/Passes.h.inc"
+} // namespace mlir::loom
+
+using namespace mlir;
+using namespace mlir::loom;
+
+namespace {
+
+/// The accumulator of one tile holds at most this many bytes (and at
+/// least one row).
+constexpr int64_t kTileBytes = 64 * 1024;
+
+/// The contraction `g` rounds, where `g` only rounds a float32
+/// accumulator nothing else reads, filled with zeros nothing else reads.
+linalg::LinalgOp roundedContraction(linalg::GenericOp g) {
+  Value acc = floatConversionInput<arith::TruncFOp>(g->getResult(0));
+  if (!acc || !acc.hasOneUse() || !isContraction(acc.getDefiningOp()))
+    return nullptr;
+  auto c = cast<linalg::LinalgOp>(acc.getDefiningOp());
+  auto fill = c.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill->hasOneUse() ||
+      !matchPattern(fill.value(), m_AnyZeroFloat()))
+    return nullptr;
+  return c;
+}
+
+/// The tile sizes of `g`'s loops (batch..., rows, columns): one batch
+/// entry and as many rows as keep the accumulator's tile within
+/// kTileBytes; empty where one tile would be the whole.
+SmallVector<OpFoldResult> tileSizes(OpBuilder &b, linalg::GenericOp g,
+                                    Type accumulator) {
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(g->getResult(0).getType()).getShape();
+  int64_t rank = shape.size();
+  int64_t rowBytes = shape.back() * (accumulator.getIntOrFloatBitWidth() / 8);
+  int64_t rows = std::max<int64_t>(1, kTileBytes / rowBytes);
+  bool batched =
+      llvm::any_of(shape.drop_back(2), [](int64_t d) { return d > 1; });
+  if (rows >= shape[rank - 2] && !batched)
+    return {};
+  SmallVector<OpFoldResult> sizes(rank - 2, b.getIndexAttr(1));
+  sizes.push_back(b.getIndexAttr(rows >= shape[rank - 2] ? 0 : rows));
+  sizes.push_back(b.getIndexAttr(0));
+  return sizes;
+}
+
+struct TileNarrowContractionsPass
+    : mlir::loom::impl::LoomTileNarrowContractionsBase<
+          TileNarrowContractionsPass> {
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::GenericOp, linalg::LinalgOp>> roundings;
+    getOperation().walk([&](linalg::GenericOp g) {
+      if (linalg::LinalgOp c = roundedContraction(g))
+        roundings.push_back({g, c});
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto [g, c] : roundings)
+      if (failed(tileRounding(rewriter, g, c)))
+        return signalPassFailure();
+  }
+
+  LogicalResult tileRounding(IRRewriter &rewriter, linalg::GenericOp g,
+                             linalg::LinalgOp c) {
+    Operation *fill = c.getDpsInitOperand(0)->get().getDefiningOp();
+    SmallVector<OpFoldResult> sizes =
+        tileSizes(rewriter, g, getElementTypeOrSelf(c->getResult(0)));
+    if (sizes.empty())
+      return success();
+    scf::SCFTileAndFuseOptions options;
+    options.tilingOptions.setTileSizes(sizes);
+    // Only the contraction and its fill come into the loop: a producer of
+    // the contraction's operands would be recomputed, the whole of it in
+    // every tile for the right operand.
+    options.setFusionControlFn(
+        [&](tensor::ExtractSliceOp, OpResult producer, bool)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          if (producer.getOwner() == c.getOperation() ||
+              producer.getOwner() == fill)
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          return std::nullopt;
+        });
+    rewriter.setInsertionPoint(g);
+    FailureOr<scf::SCFTileAndFuseResult> tiled =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(g.getOperation()), options);
+    if (failed(tiled))
+      return g.emitError("loom-tile-narrow-contractions: cannot tile the "
+                         "rounding of this contraction");
+    for (auto [value, replacement] : tiled->replacements)
+      rewriter.replaceAllUsesWith(value, replacement);
+    // The tile's fill writes a slice of the whole accumulator's
+    // tensor.empty, which bufferization would allocate whole: it writes a
+    // tensor.empty of the tile instead.
+    for (Operation *op : tiled->tiledAndFusedOps) {
+      auto tileFill = dyn_cast<linalg::FillOp>(op);
+      auto slice = tileFill ? tileFill.getDpsInitOperand(0)
+                                  ->get()
+                                  .getDefiningOp<tensor::ExtractSliceOp>()
+                            : nullptr;
+      if (!slice || !slice.getSource().getDefiningOp<tensor::EmptyOp>())
+        continue;
+      rewriter.setInsertionPoint(slice);
+      rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
+          slice, slice.getType().getShape(), slice.getType().getElementType());
+    }
+    // The fusion leaves the slices it fused along in the loop, unread.
+    for (Operation *op : {g.getOperation(), c.getOperation(), fill}) {
+      for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
+        if (isa<tensor::ExtractSliceOp>(user) && user->use_empty())
+          rewriter.eraseOp(user);
+      if (op->use_empty())
+        rewriter.eraseOp(op);
+    }
+    return success();
+  }
+};
+
+} // namespace
