@@ -52,6 +52,9 @@ def main():
     unknown = [x for x in args.without + list(options) if x not in PASSES]
     if unknown:
         sys.exit(f"step_allocations.py: no pass {unknown[0]!r} in the pipeline")
+    both = [x for x in options if x in args.without]
+    if both:
+        sys.exit(f"step_allocations.py: {both[0]!r} is both left out and given options")
     pipeline = ",".join(options.get(x, x) for x in PASSES if x not in args.without)
     try:
         run = subprocess.run(["loom-opt", args.step,

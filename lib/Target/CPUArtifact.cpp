@@ -238,22 +238,37 @@ describeFunction(func::FuncOp func, const CPUArtifactOptions &options) {
 }
 
 /// The `update` record of a step's update function (run once a step after
-/// the micro-batches): its entry and the weights it reads and writes back,
-/// which are the step's where they share a name. It takes nothing else.
+/// the micro-batches): its entry, the weights it reads and writes back,
+/// which are the step's where they share a name, and the step's arenas
+/// where it moves something into them (`arena_bytes`, `host_arena_bytes`,
+/// the step's own sizes: the same arenas). It takes nothing else.
 static FailureOr<llvm::json::Object>
-describeUpdate(func::FuncOp update, const CPUArtifactOptions &options) {
+describeUpdate(func::FuncOp update, const llvm::json::Object &step,
+               const CPUArtifactOptions &options) {
   FailureOr<llvm::json::Object> d = describeFunction(update, options);
   if (failed(d))
     return failure();
   if (!d->getArray("inputs")->empty() || !d->getArray("outputs")->empty() ||
-      d->get("arena_bytes"))
+      d->get("micro_batch_places"))
     return update.emitOpError("'")
            << update.getSymName()
-           << "' is a step's update, which must take only weights (no inputs, "
-              "outputs or arenas)";
-  return llvm::json::Object{
+           << "' is a step's update, which must take only weights and the "
+              "step's arenas (no inputs, outputs or micro-batch places)";
+  llvm::json::Object record{
       {"entry", updateEntrySymbol(pipelineStageOf(update))},
       {"weights", std::move(*d->getArray("weights"))}};
+  for (llvm::StringRef key : {"arena_bytes", "host_arena_bytes"}) {
+    std::optional<int64_t> bytes = d->getInteger(key);
+    if (!bytes)
+      continue;
+    if (step.getInteger(key) != bytes)
+      return update.emitOpError("'")
+             << update.getSymName() << "' takes a " << key << " of " << *bytes
+             << ", but its step's arena is not that size: an update runs in "
+                "the step's arenas";
+    record[key] = *bytes;
+  }
+  return record;
 }
 
 /// The manifest of the partitioned entry function, or of its pipeline
@@ -297,7 +312,7 @@ describeEntry(ModuleOp module, ArrayRef<func::FuncOp> functions,
       return failure();
     if (!updates.empty()) {
       FailureOr<llvm::json::Object> update =
-          describeUpdate(updates[k], options);
+          describeUpdate(updates[k], *d, options);
       if (failed(update))
         return failure();
       (*d)["update"] = std::move(*update);

@@ -694,7 +694,8 @@ struct ArenaBuffersPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    for (func::FuncOp func : entryFunctions(module, entry)) {
+    SmallVector<func::FuncOp> updates = updateFunctions(module, entry);
+    for (func::FuncOp func : programFunctions(module, entry)) {
       // A plan of several pipeline devices has their arenas; a stage
       // function of a one-device pipeline reads the program's plan.
       OffsetSource source;
@@ -714,10 +715,15 @@ struct ArenaBuffersPass
       }
       if (func.isExternal())
         continue;
+      // An update function takes the step's arenas only where it moves
+      // something to a place in them (a host-updated sum spilled at its
+      // gradient_offset); its weights at their places come in as their
+      // own pointers into the arenas.
       SmallVector<WeightPlace> weights = weightPlaces(module, func);
-      if (!hasPlacedBuffers(func, source) &&
-          !holdsWeights(weights, Tier::Device) &&
-          !holdsWeights(weights, Tier::Host))
+      bool placed = hasPlacedBuffers(func, source);
+      if (!placed && (llvm::is_contained(updates, func) ||
+                      (!holdsWeights(weights, Tier::Device) &&
+                       !holdsWeights(weights, Tier::Host))))
         continue;
       DictionaryAttr arenas = planArenas(module, source.pipelineDevice);
       std::optional<int64_t> bytes = arenaBytes(arenas);
@@ -867,9 +873,26 @@ struct ArenaBuffersPass
         continue; // its operand, where it is (the lowering's identity)
       if (movement) {
         // The copy lands where the plan put it; its readers read the copy.
-        b.setInsertionPoint(op);
+        // A value made just before its spill and read only there, with no
+        // place of its own (a sum rounded to go down, not an activation
+        // the plan holds on the device too), is made in the spill's
+        // place: its view comes
+        // before it, which adds no bytes' lifetime (the op between writes
+        // only its own result, and reads nothing of the host arena, whose
+        // bytes only spills write), and elimination of the empty tensor
+        // then computes it there rather than in a buffer copied over.
+        Operation *source = op->getOperand(0).getDefiningOp();
+        bool madeInPlace =
+            isa<SpillOp>(op) && source && source->getNextNode() == op &&
+            !isa<bufferization::MaterializeInDestinationOp>(source) &&
+            op->getOperand(0).hasOneUse() &&
+            llvm::none_of(source->getOperands(), [](Value v) {
+              return isa_and_nonnull<SpillOp>(v.getDefiningOp());
+            });
+        b.setInsertionPoint(madeInPlace ? source : op);
         Value dest = arenaTensor(b, loc, arena, p.value.getType(),
                                  byMicroBatch.shift(b, loc, p));
+        b.setInsertionPoint(op);
         auto copy = bufferization::MaterializeInDestinationOp::create(
             b, loc, op->getOperand(0), dest);
         op->getResult(0).replaceAllUsesWith(copy.getResult());

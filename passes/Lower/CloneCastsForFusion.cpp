@@ -27,17 +27,23 @@ using namespace mlir::loom;
 
 namespace {
 
-/// Whether `g` computes one cast of its one input, element by element,
-/// over at least one dim (a scalar's buffer is not worth a second loop).
-bool isElementwiseCast(linalg::GenericOp g) {
+/// Whether `g` computes one widening cast of its one input, element by
+/// element, over at least one dim (a scalar's buffer is not worth a second
+/// loop). Only a widening: a copy of a narrowing before each reader would
+/// keep its wider input alive until the last of them instead.
+bool isElementwiseWidening(linalg::GenericOp g) {
   if (g.getNumDpsInputs() != 1 || g->getNumResults() != 1 ||
       g.getNumLoops() == 0 || g.getNumParallelLoops() != g.getNumLoops())
     return false;
   Block &body = g.getRegion().front();
   Operation &op = body.front();
-  return body.getOperations().size() == 2 && isa<CastOpInterface>(op) &&
-         op.getNumOperands() == 1 && op.getOperand(0) == body.getArgument(0) &&
-         body.back().getOperand(0) == op.getResult(0);
+  if (body.getOperations().size() != 2 || !isa<CastOpInterface>(op) ||
+      op.getNumOperands() != 1 || op.getOperand(0) != body.getArgument(0) ||
+      body.back().getOperand(0) != op.getResult(0))
+    return false;
+  Type from = op.getOperand(0).getType(), to = op.getResult(0).getType();
+  return from.isIntOrFloat() && to.isIntOrFloat() &&
+         to.getIntOrFloatBitWidth() >= from.getIntOrFloatBitWidth();
 }
 
 struct CloneCastsForFusionPass
@@ -45,10 +51,15 @@ struct CloneCastsForFusionPass
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> casts;
     getOperation().walk([&](linalg::GenericOp g) {
-      if (isElementwiseCast(g) && !g->getResult(0).hasOneUse())
+      if (isElementwiseWidening(g))
         casts.push_back(g);
     });
-    for (linalg::GenericOp cast : casts) {
+    // Last first: a cast that reads another gives each of its copies to
+    // its readers before the one it reads counts its own readers (then
+    // those copies, one each).
+    for (linalg::GenericOp cast : llvm::reverse(casts)) {
+      if (cast->getResult(0).use_empty() || cast->getResult(0).hasOneUse())
+        continue;
       // Only where every reader would fuse its copy: a reader that would
       // not keeps one copy whatever happens, and further copies beside it
       // would cost memory rather than save it.

@@ -7,7 +7,10 @@
 // the `linalg.generic` our lowering makes of `loom.binary add`. Both
 // matter to the static memory plan: the plan holds neither a transposed
 // copy of a weight or activation nor a weight gradient beside its sum, so
-// each is memory the step would allocate outside its arenas.
+// each is memory the step would allocate outside its arenas. Under
+// allow-excess-precision a 16-bit contraction's accumulator is also read
+// where its rounding is only widened again, so that a 16-bit gradient
+// folds into its float32 sum too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -151,19 +154,32 @@ struct FoldIntoContractionsPass
     };
     SmallVector<RoundTrip> found;
     func.walk([&](linalg::GenericOp g) {
+      if (g->getNumResults() != 1)
+        return;
       RoundTrip r{g, nullptr, nullptr, {}};
       Value rounded = floatConversionInput<arith::ExtFOp>(g->getResult(0));
-      while (rounded &&
+      // Only what the widening alone reads: a rounded value read elsewhere
+      // too (a gradient also returned) keeps its rounding, and the
+      // accumulator, read twice, would then be left whole beside it.
+      while (rounded && rounded.hasOneUse() &&
              isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
                  rounded.getDefiningOp())) {
         r.reshapes.push_back(rounded.getDefiningOp());
         rounded = rounded.getDefiningOp()->getOperand(0);
       }
-      r.wide =
-          rounded ? floatConversionInput<arith::TruncFOp>(rounded) : Value();
-      if (r.wide && isContraction(r.wide.getDefiningOp()) &&
+      r.wide = rounded && rounded.hasOneUse()
+                   ? floatConversionInput<arith::TruncFOp>(rounded)
+                   : Value();
+      // (A contraction of the rounded type's operands: a float32 product
+      // rounded on purpose, say to model quantization, is the program's.)
+      auto c = r.wide ? r.wide.getDefiningOp<linalg::LinalgOp>() : nullptr;
+      if (c && isContraction(c) &&
           getElementTypeOrSelf(r.wide.getType()) ==
-              getElementTypeOrSelf(g->getResult(0).getType())) {
+              getElementTypeOrSelf(g->getResult(0).getType()) &&
+          llvm::all_of(c.getDpsInputs(), [&](Value in) {
+            return getElementTypeOrSelf(in.getType()) ==
+                   getElementTypeOrSelf(rounded.getType());
+          })) {
         r.round = rounded.getDefiningOp();
         found.push_back(std::move(r));
       }

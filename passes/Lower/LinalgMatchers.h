@@ -1,9 +1,7 @@
-//===- LinalgMatchers.h - shapes of linalg ops the lowering rewrites -*- C++
-//-*-===//
+//===- LinalgMatchers.h - linalg ops our lowering rewrites ------*- C++ -*-===//
 //
-// Small matchers shared by the passes that rewrite what loom-to-linalg
-// made (loom-fold-into-contractions, loom-tile-narrow-contractions,
-// loom-clone-casts-for-fusion).
+// Small matchers shared by loom-fold-into-contractions and
+// loom-tile-narrow-contractions, which rewrite what loom-to-linalg made.
 //
 //===----------------------------------------------------------------------===//
 

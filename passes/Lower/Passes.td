@@ -370,7 +370,9 @@ def LoomTileNarrowContractions
     each tile is computed into an accumulator of one tile and rounded into
     the result, which the result's place (an arena view, once
     `eliminate-empty-tensors` has run) receives directly. Each element is
-    still the sum of its products in float32, rounded once.
+    still the sum of its products in float32, rounded once. The rows of
+    a tile divide the result's, so that every tile has one static shape (a
+    prime number of rows takes one row a tile).
 
     Before:
     ```mlir
@@ -390,6 +392,7 @@ def LoomTileNarrowContractions
     ```
   }];
   let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];
@@ -401,14 +404,16 @@ def LoomCloneCastsForFusion
   let description = [{
     Runs just before `linalg-fuse-elementwise-ops`, whose default control
     fuses a producer only into its one reader. An elementwise
-    `linalg.generic` that only casts its input (a widening `arith.extf`, a
-    rounding `arith.truncf`, an integer conversion) and has several
+    `linalg.generic` that only widens its input (`arith.extf`, an integer
+    extension or conversion to as many bits or more) and has several
     readers is replaced by a copy just before each reader, where every reader
     is a `linalg.generic` that elementwise fusion accepts for it: fusion
     then folds each copy into its reader's loop, and the cast's result is
     no longer a buffer. Where some reader would not fuse, nothing is
     cloned (the cast stays a buffer for it, and copies beside it would cost
-    memory). The buffers this removes are outside every arena: a 16-bit
+    memory), nor is a narrowing (its copies would keep the wider input
+    alive until the last reader). The buffers this removes are outside
+    every arena: a 16-bit
     gradient widened for the update of both of Adam's moments (on the
     device, or on the host from its spilled copy), 4 bytes a parameter.
 

@@ -31,10 +31,15 @@ namespace {
 constexpr int64_t kTileBytes = 64 * 1024;
 
 /// The contraction `g` rounds, where `g` only rounds a float32
-/// accumulator nothing else reads, filled with zeros nothing else reads.
+/// accumulator of static shape nothing else reads, filled with zeros
+/// nothing else reads.
 linalg::LinalgOp roundedContraction(linalg::GenericOp g) {
+  if (g->getNumResults() != 1)
+    return nullptr;
   Value acc = floatConversionInput<arith::TruncFOp>(g->getResult(0));
-  if (!acc || !acc.hasOneUse() || !isContraction(acc.getDefiningOp()))
+  auto type = acc ? dyn_cast<RankedTensorType>(acc.getType()) : nullptr;
+  if (!type || !type.hasStaticShape() || type.getNumElements() == 0 ||
+      !acc.hasOneUse() || !isContraction(acc.getDefiningOp()))
     return nullptr;
   auto c = cast<linalg::LinalgOp>(acc.getDefiningOp());
   auto fill = c.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
@@ -46,20 +51,24 @@ linalg::LinalgOp roundedContraction(linalg::GenericOp g) {
 
 /// The tile sizes of `g`'s loops (batch..., rows, columns): one batch
 /// entry and as many rows as keep the accumulator's tile within
-/// kTileBytes; empty where one tile would be the whole.
+/// kTileBytes and divide the rows (every tile the same static shape);
+/// empty where one tile would be the whole.
 SmallVector<OpFoldResult> tileSizes(OpBuilder &b, linalg::GenericOp g,
                                     Type accumulator) {
   ArrayRef<int64_t> shape =
       cast<RankedTensorType>(g->getResult(0).getType()).getShape();
   int64_t rank = shape.size();
   int64_t rowBytes = shape.back() * (accumulator.getIntOrFloatBitWidth() / 8);
-  int64_t rows = std::max<int64_t>(1, kTileBytes / rowBytes);
+  int64_t m = shape[rank - 2];
+  int64_t rows = std::clamp<int64_t>(kTileBytes / rowBytes, 1, m);
+  while (m % rows)
+    --rows;
   bool batched =
       llvm::any_of(shape.drop_back(2), [](int64_t d) { return d > 1; });
-  if (rows >= shape[rank - 2] && !batched)
+  if (rows == m && !batched)
     return {};
   SmallVector<OpFoldResult> sizes(rank - 2, b.getIndexAttr(1));
-  sizes.push_back(b.getIndexAttr(rows >= shape[rank - 2] ? 0 : rows));
+  sizes.push_back(b.getIndexAttr(rows == m ? 0 : rows));
   sizes.push_back(b.getIndexAttr(0));
   return sizes;
 }
@@ -82,6 +91,8 @@ struct TileNarrowContractionsPass
   LogicalResult tileRounding(IRRewriter &rewriter, linalg::GenericOp g,
                              linalg::LinalgOp c) {
     Operation *fill = c.getDpsInitOperand(0)->get().getDefiningOp();
+    Operation *wholeAccumulator =
+        fill->getOperand(1).getDefiningOp<tensor::EmptyOp>();
     SmallVector<OpFoldResult> sizes =
         tileSizes(rewriter, g, getElementTypeOrSelf(c->getResult(0)));
     if (sizes.empty())
@@ -121,10 +132,14 @@ struct TileNarrowContractionsPass
         continue;
       rewriter.setInsertionPoint(slice);
       rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
-          slice, slice.getType().getShape(), slice.getType().getElementType());
+          slice, slice.getMixedSizes(), slice.getType().getElementType());
     }
-    // The fusion leaves the slices it fused along in the loop, unread.
-    for (Operation *op : {g.getOperation(), c.getOperation(), fill}) {
+    // The fusion leaves the slices it fused along in the loop, unread, and
+    // the whole accumulator's tensor.empty.
+    for (Operation *op :
+         {g.getOperation(), c.getOperation(), fill, wholeAccumulator}) {
+      if (!op)
+        continue;
       for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
         if (isa<tensor::ExtractSliceOp>(user) && user->use_empty())
           rewriter.eraseOp(user);

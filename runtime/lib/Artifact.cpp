@@ -71,6 +71,9 @@ struct StageDesc {
   std::string updateEntry;
   std::vector<TensorDesc> updateWeights;
   std::vector<int64_t> updateStepWeight;
+  /// Whether the update takes the step's device and host arenas (after
+  /// its weights): it moves something to a place in them.
+  bool updateTakesArena[2] = {false, false};
 };
 
 const char *kindName(int kind) {
@@ -530,6 +533,24 @@ loomrt_status parseManifest(loomrt_artifact &a) {
     if (!u.contains("weights") || !u["weights"].is_array())
       return bad(at + "missing array 'weights'");
     stage.updateEntry = u["entry"].get<std::string>();
+    // The step's arenas, where the update moves something into them: the
+    // same sizes, since they are the same buffers.
+    const int64_t stageArenas[2] = {stage.arenaBytes, stage.hostArenaBytes};
+    const char *arenaKeys[2] = {"arena_bytes", "host_arena_bytes"};
+    for (int k = 0; k < 2; ++k) {
+      if (!u.contains(arenaKeys[k]))
+        continue;
+      if (!u[arenaKeys[k]].is_number_integer() ||
+          u[arenaKeys[k]].get<int64_t>() != stageArenas[k] ||
+          stageArenas[k] <= 0)
+        return bad(format("%s%s must be the step's %s (%lld): the update "
+                          "runs in the step's arenas",
+                          at.c_str(), arenaKeys[k], arenaKeys[k],
+                          (long long)stageArenas[k]));
+      stage.updateTakesArena[k] = true;
+    }
+    if (stage.updateTakesArena[1] && !stage.updateTakesArena[0])
+      return bad(at + "'host_arena_bytes' without 'arena_bytes'");
     for (size_t i = 0; i < u["weights"].size(); ++i) {
       TensorDesc t;
       if (loomrt_status s =
@@ -1021,6 +1042,11 @@ loomrt_status loomrt_artifact_load(loomrt_artifact *a){LOOMRT_GUARD({
       a->updateOwnBuffers.push_back(b);
       a->updatePointers.push_back(b->data);
     }
+    // The arenas follow the weights, the device's first (the update's
+    // argument order).
+    for (int k = 0; k < 2; ++k)
+      if (stage.updateTakesArena[k])
+        a->updatePointers.push_back(a->arena[k]);
   }
   return ok();
 })}

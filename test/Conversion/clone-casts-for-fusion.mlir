@@ -116,3 +116,71 @@ func.func @scalar(%s: tensor<f64>, %m: tensor<f32>) -> (tensor<f32>, tensor<f32>
   } -> tensor<f32>
   return %m1, %m2 : tensor<f32>, tensor<f32>
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A narrowing read twice is left alone: a copy before each reader would
+// keep its wider input alive until the last of them.
+// CHECK-LABEL: func @narrowing
+// CHECK-COUNT-1: arith.truncf
+// CHECK-NOT: arith.truncf
+func.func @narrowing(%g: tensor<8xf32>, %m: tensor<8xbf16>) -> (tensor<8xbf16>, tensor<8xbf16>) {
+  %e = tensor.empty() : tensor<8xbf16>
+  %w = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%g : tensor<8xf32>) outs(%e : tensor<8xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %x = arith.truncf %a : f32 to bf16
+    linalg.yield %x : bf16
+  } -> tensor<8xbf16>
+  %m1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%m, %w : tensor<8xbf16>, tensor<8xbf16>) outs(%e : tensor<8xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %o: bf16):
+    %x = arith.addf %a, %b : bf16
+    linalg.yield %x : bf16
+  } -> tensor<8xbf16>
+  %m2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%m, %w : tensor<8xbf16>, tensor<8xbf16>) outs(%e : tensor<8xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %o: bf16):
+    %x = arith.subf %a, %b : bf16
+    linalg.yield %x : bf16
+  } -> tensor<8xbf16>
+  return %m1, %m2 : tensor<8xbf16>, tensor<8xbf16>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// Two widenings in a row, the second read twice: the second is copied
+// for each reader, then the first for each copy, and fusion folds both
+// into each reader.
+// CHECK-LABEL: func @chained
+// CHECK-COUNT-2: arith.extf %{{.+}} : f16 to f32
+// FUSED-LABEL: func @chained
+// FUSED-COUNT-2: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<8xf64>, tensor<8xf16>)
+// FUSED-NOT: linalg.generic
+// FUSED: return
+func.func @chained(%g: tensor<8xf16>, %m: tensor<8xf64>) -> (tensor<8xf64>, tensor<8xf64>) {
+  %e32 = tensor.empty() : tensor<8xf32>
+  %e64 = tensor.empty() : tensor<8xf64>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%g : tensor<8xf16>) outs(%e32 : tensor<8xf32>) {
+  ^bb0(%x: f16, %o: f32):
+    %y = arith.extf %x : f16 to f32
+    linalg.yield %y : f32
+  } -> tensor<8xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%a : tensor<8xf32>) outs(%e64 : tensor<8xf64>) {
+  ^bb0(%x: f32, %o: f64):
+    %y = arith.extf %x : f32 to f64
+    linalg.yield %y : f64
+  } -> tensor<8xf64>
+  %m1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%m, %b : tensor<8xf64>, tensor<8xf64>) outs(%e64 : tensor<8xf64>) {
+  ^bb0(%x: f64, %y: f64, %o: f64):
+    %z = arith.addf %x, %y : f64
+    linalg.yield %z : f64
+  } -> tensor<8xf64>
+  %m2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%m, %b : tensor<8xf64>, tensor<8xf64>) outs(%e64 : tensor<8xf64>) {
+  ^bb0(%x: f64, %y: f64, %o: f64):
+    %z = arith.subf %x, %y : f64
+    linalg.yield %z : f64
+  } -> tensor<8xf64>
+  return %m1, %m2 : tensor<8xf64>, tensor<8xf64>
+}

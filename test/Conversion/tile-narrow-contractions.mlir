@@ -8,6 +8,8 @@
 // result. The operands' producers stay outside.
 // CHECK-LABEL: func @rows
 // CHECK-SAME: (%[[A:.+]]: tensor<512x64xbf16>, %[[B:.+]]: tensor<64x512xbf16>)
+// CHECK-NOT: linalg.matmul
+// CHECK-NOT: tensor<512x512xf32>
 // CHECK: %[[OUT:.+]] = tensor.empty() : tensor<512x512xbf16>
 // CHECK: %[[R:.+]] = scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[OUT]]) -> (tensor<512x512xbf16>) {
 // CHECK: %[[AS:.+]] = tensor.extract_slice %[[A]][%[[I]], 0] [32, 64] [1, 1]
@@ -18,7 +20,6 @@
 // CHECK: arith.truncf
 // CHECK: tensor.insert_slice %[[RS]] into %[[ACC]][%[[I]], 0] [32, 512] [1, 1]
 // CHECK: return %[[R]]
-// CHECK-NOT: linalg.matmul
 func.func @rows(%a: tensor<512x64xbf16>, %b: tensor<64x512xbf16>) -> tensor<512x512xbf16> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<512x512xf32>
@@ -31,6 +32,30 @@ func.func @rows(%a: tensor<512x64xbf16>, %b: tensor<64x512xbf16>) -> tensor<512x
     linalg.yield %t : bf16
   } -> tensor<512x512xbf16>
   return %r : tensor<512x512xbf16>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// 100 rows: a tile takes 25 (the most that divide 100 within 64 KiB), so
+// every tile has one static shape.
+// CHECK-LABEL: func @rows_that_divide
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[STEP:.+]] iter_args
+// CHECK: tensor.empty() : tensor<25x512xf32>
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<25x64xbf16>, tensor<64x512xbf16>) outs(%{{.+}} : tensor<25x512xf32>)
+func.func @rows_that_divide(%a: tensor<100x64xbf16>, %b: tensor<64x512xbf16>) -> tensor<100x512xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100x512xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<100x512xf32>) -> tensor<100x512xf32>
+  %acc = linalg.matmul ins(%a, %b : tensor<100x64xbf16>, tensor<64x512xbf16>) outs(%z : tensor<100x512xf32>) -> tensor<100x512xf32>
+  %en = tensor.empty() : tensor<100x512xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%acc : tensor<100x512xf32>) outs(%en : tensor<100x512xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<100x512xbf16>
+  return %r : tensor<100x512xbf16>
 }
 
 // -----

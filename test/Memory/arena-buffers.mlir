@@ -248,3 +248,32 @@ module attributes {loom.memory_plan = {arenas = {device = {bytes = 1024 : i64}}}
     return %g, %b : tensor<8x8xf32>, tensor<2x8xf32>
   }
 }
+
+// -----
+
+// An update function that spills a sum rounded to go down takes the
+// step's arenas after its arguments (the runtime passes the step's own),
+// and the rounding, made just before the spill and read only there, gets
+// the spill's host view before it, so that it computes in its place; the
+// step, which places nothing, takes none. A sum with a device place of its
+// own is copied (above).
+module attributes {loom.memory_plan = {arenas = {device = {bytes = 256 : i64}, host = {bytes = 128 : i64}}}} {
+  func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    return %x : tensor<2x8xf32>
+  }
+  func.func @main_update(%sum: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %r = loom.cast %sum : tensor<2x8xf32> to tensor<2x8xbf16>
+    %h = loom.spill %r at 64 : tensor<2x8xbf16>
+    %w = loom.cast %h {loom.on_host} : tensor<2x8xbf16> to tensor<2x8xf32>
+    return %w : tensor<2x8xf32>
+  }
+}
+// CHECK-LABEL: func.func @main(%{{[a-z0-9]+}}: tensor<2x8xf32>) -> tensor<2x8xf32> {
+// CHECK-LABEL: func.func @main_update(
+// CHECK-SAME: %[[SUM:[a-z0-9]+]]: tensor<2x8xf32>, %{{[a-z0-9]+}}: memref<256xi8> {loom.arena = "device"}, %[[HOST:[a-z0-9]+]]: memref<128xi8> {loom.arena = "host"})
+// CHECK:      %[[VIEW:.*]] = memref.view %[[HOST]][%{{.*}}][] : memref<128xi8> to memref<2x8xbf16>
+// CHECK:      %[[DEST:.*]] = bufferization.to_tensor %[[VIEW]]
+// CHECK:      %[[R:.*]] = loom.cast %[[SUM]]
+// CHECK-NEXT: %[[H:.*]] = bufferization.materialize_in_destination %[[R]] in %[[DEST]]
+// CHECK-NOT:  loom.spill
+// CHECK:      loom.cast %[[H]] {loom.on_host}
