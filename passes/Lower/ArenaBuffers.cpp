@@ -875,12 +875,12 @@ struct ArenaBuffersPass
         // The copy lands where the plan put it; its readers read the copy.
         // A value made just before its spill and read only there, with no
         // place of its own (a sum rounded to go down, not an activation
-        // the plan holds on the device too), is made in the spill's
-        // place: its view comes
-        // before it, which adds no bytes' lifetime (the op between writes
-        // only its own result, and reads nothing of the host arena, whose
-        // bytes only spills write), and elimination of the empty tensor
-        // then computes it there rather than in a buffer copied over.
+        // the plan holds on the device too), is made in the spill's place:
+        // its view comes before it, which adds no bytes' lifetime (the op
+        // between writes only its own result, and reads nothing of the
+        // host arena, whose bytes only spills write), and elimination of
+        // the empty tensor then computes it there rather than in a buffer
+        // copied over.
         Operation *source = op->getOperand(0).getDefiningOp();
         bool madeInPlace =
             isa<SpillOp>(op) && source && source->getNextNode() == op &&

@@ -170,8 +170,9 @@ struct FoldIntoContractionsPass
       r.wide = rounded && rounded.hasOneUse()
                    ? floatConversionInput<arith::TruncFOp>(rounded)
                    : Value();
-      // (A contraction of the rounded type's operands: a float32 product
-      // rounded on purpose, say to model quantization, is the program's.)
+      // Only a contraction whose operands have the rounded type (a 16-bit
+      // matmul): a float32 product rounded on purpose, say to model
+      // quantization, keeps its rounding.
       auto c = r.wide ? r.wide.getDefiningOp<linalg::LinalgOp>() : nullptr;
       if (c && isContraction(c) &&
           getElementTypeOrSelf(r.wide.getType()) ==
