@@ -124,11 +124,16 @@ func.func @expanded_accumulator(%x: tensor<6x2xbf16>, %w: tensor<2x8xbf16>) -> t
 
 // Negatives: a round trip of a value no contraction makes (an argument)
 // is the program's own rounding and stays; so does one that widens to
-// another type than the accumulator's.
+// another type than the accumulator's, and one of a float32 product (its
+// operands are not the rounded type: a rounding on purpose, say to model
+// quantization).
 // CHECK-LABEL: func @not_an_accumulator
 // CHECK: arith.truncf
 // CHECK: arith.extf
 // CHECK-LABEL: func @other_width
+// CHECK: arith.truncf
+// CHECK: arith.extf
+// CHECK-LABEL: func @float32_product
 // CHECK: arith.truncf
 // CHECK: arith.extf
 func.func @not_an_accumulator(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -165,4 +170,24 @@ func.func @other_width(%x: tensor<4x2xbf16>, %dy: tensor<2x8xbf16>) -> tensor<4x
     linalg.yield %t : f64
   } -> tensor<4x8xf64>
   return %w : tensor<4x8xf64>
+}
+
+func.func @float32_product(%x: tensor<4x2xf32>, %dy: tensor<2x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %acc = linalg.matmul ins(%x, %dy : tensor<4x2xf32>, tensor<2x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %en = tensor.empty() : tensor<4x8xbf16>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%acc : tensor<4x8xf32>) outs(%en : tensor<4x8xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  %ew = tensor.empty() : tensor<4x8xf32>
+  %w = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<4x8xbf16>) outs(%ew : tensor<4x8xf32>) {
+  ^bb0(%a: bf16, %o: f32):
+    %t = arith.extf %a : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %w : tensor<4x8xf32>
 }
