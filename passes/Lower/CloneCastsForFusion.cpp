@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgMatchers.h"
 #include "loom/Passes/Lower.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -32,16 +33,11 @@ namespace {
 /// loop). Only a widening: a copy of a narrowing before each reader would
 /// keep its wider input alive until the last of them instead.
 bool isElementwiseWidening(linalg::GenericOp g) {
-  if (g.getNumDpsInputs() != 1 || g->getNumResults() != 1 ||
-      g.getNumLoops() == 0 || g.getNumParallelLoops() != g.getNumLoops())
+  auto cast = elementwiseBody<CastOpInterface>(g, 1);
+  if (!cast || g.getNumLoops() == 0 || cast->getNumOperands() != 1 ||
+      cast->getOperand(0) != g.getRegion().front().getArgument(0))
     return false;
-  Block &body = g.getRegion().front();
-  Operation &op = body.front();
-  if (body.getOperations().size() != 2 || !isa<CastOpInterface>(op) ||
-      op.getNumOperands() != 1 || op.getOperand(0) != body.getArgument(0) ||
-      body.back().getOperand(0) != op.getResult(0))
-    return false;
-  Type from = op.getOperand(0).getType(), to = op.getResult(0).getType();
+  Type from = cast->getOperand(0).getType(), to = cast->getResult(0).getType();
   return from.isIntOrFloat() && to.isIntOrFloat() &&
          to.getIntOrFloatBitWidth() >= from.getIntOrFloatBitWidth();
 }

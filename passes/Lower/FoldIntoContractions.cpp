@@ -98,23 +98,6 @@ bool isPlainAdd(linalg::GenericOp g) {
          (a == body.getArgument(1) && b == body.getArgument(0));
 }
 
-/// The contraction `v` is the result of, where nothing else reads it and
-/// its init is a zero fill nothing else reads: adding it into another
-/// value is then the contraction accumulating into that value. (A
-/// contraction is never one of loom-arena-buffers' private readers, which
-/// would put a copy between: it ends its operands' reads itself.)
-linalg::LinalgOp zeroInitContraction(Value v) {
-  Operation *def = v.getDefiningOp();
-  if (!isContraction(def) || !v.hasOneUse())
-    return nullptr;
-  auto op = cast<linalg::LinalgOp>(def);
-  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-  if (!fill || !fill->hasOneUse() ||
-      !matchPattern(fill.value(), m_AnyZeroFloat()))
-    return nullptr;
-  return op;
-}
-
 /// `reshape` made again of `source` (of another element type).
 Value reshapeLike(OpBuilder &b, Operation *reshape, Value source) {
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape))

@@ -1,7 +1,8 @@
 //===- LinalgMatchers.h - linalg ops our lowering rewrites ------*- C++ -*-===//
 //
-// Small matchers shared by loom-fold-into-contractions and
-// loom-tile-narrow-contractions, which rewrite what loom-to-linalg made.
+// Small matchers shared by loom-fold-into-contractions,
+// loom-tile-narrow-contractions and loom-clone-casts-for-fusion, which
+// rewrite what loom-to-linalg made.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,7 @@
 #define LOOM_PASSES_LOWER_LINALGMATCHERS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::loom {
 
@@ -17,6 +19,24 @@ namespace mlir::loom {
 /// into their init, and tile by the TilingInterface.
 inline bool isContraction(Operation *op) {
   return isa_and_nonnull<linalg::MatmulOp, linalg::BatchMatmulOp>(op);
+}
+
+/// The contraction `v` is the result of, where nothing else reads it and
+/// its init is a zero fill nothing else reads: adding it into another
+/// value is then the contraction accumulating into that value, and its
+/// rounding can compute it a tile at a time. (A
+/// contraction is never one of loom-arena-buffers' private readers, which
+/// would put a copy between: it ends its operands' reads itself.)
+inline linalg::LinalgOp zeroInitContraction(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!isContraction(def) || !v.hasOneUse())
+    return nullptr;
+  auto op = cast<linalg::LinalgOp>(def);
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill->hasOneUse() ||
+      !matchPattern(fill.value(), m_AnyZeroFloat()))
+    return nullptr;
+  return op;
 }
 
 /// The one op `g` computes, of type `Op`, where `g` is elementwise over

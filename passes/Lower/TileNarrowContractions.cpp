@@ -13,7 +13,6 @@
 #include "loom/Passes/Lower.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
 namespace mlir::loom {
@@ -31,22 +30,15 @@ namespace {
 constexpr int64_t kTileBytes = 64 * 1024;
 
 /// The contraction `g` rounds, where `g` only rounds a float32
-/// accumulator of static shape nothing else reads, filled with zeros
-/// nothing else reads.
+/// accumulator of static shape that zeroInitContraction admits.
 linalg::LinalgOp roundedContraction(linalg::GenericOp g) {
   if (g->getNumResults() != 1)
     return nullptr;
   Value acc = floatConversionInput<arith::TruncFOp>(g->getResult(0));
   auto type = acc ? dyn_cast<RankedTensorType>(acc.getType()) : nullptr;
-  if (!type || !type.hasStaticShape() || type.getNumElements() == 0 ||
-      !acc.hasOneUse() || !isContraction(acc.getDefiningOp()))
+  if (!type || !type.hasStaticShape() || type.getNumElements() == 0)
     return nullptr;
-  auto c = cast<linalg::LinalgOp>(acc.getDefiningOp());
-  auto fill = c.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-  if (!fill || !fill->hasOneUse() ||
-      !matchPattern(fill.value(), m_AnyZeroFloat()))
-    return nullptr;
-  return c;
+  return zeroInitContraction(acc);
 }
 
 /// The tile sizes of `g`'s loops (batch..., rows, columns): one batch
